@@ -1,0 +1,63 @@
+package org.raidfive.disk;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+/**
+ * The whole storage contract of one RAID member: a fixed-size array of bytes with positional I/O.
+ *
+ * <p>Thread safety: every implementation accepts concurrent positional reads and writes from many
+ * threads. Two overlapping writes in flight at once leave either one's bytes (the engine never
+ * issues them; it serialises per stripe).
+ *
+ * <p>Buffers: the {@code (buffer, offset, length)} methods address the buffer absolutely and do not
+ * change its position or limit as seen by the caller after return; an implementation may move
+ * them during the call, so a buffer must not be shared with another thread while a call that
+ * uses it is running. A short transfer is never returned: a call either moves every byte or
+ * throws.
+ */
+public interface MemberDisk extends AutoCloseable {
+
+    /** Size in bytes. Fixed for the life of the object. */
+    long size();
+
+    /**
+     * Reads {@code length} bytes at {@code position} into {@code dst[dstOffset, dstOffset+length)}.
+     *
+     * @throws java.io.EOFException if the range ends beyond {@link #size()}
+     * @throws IOException on any device error
+     */
+    void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException;
+
+    /**
+     * Writes {@code src[srcOffset, srcOffset+length)} at {@code position}.
+     *
+     * @throws java.io.EOFException if the range ends beyond {@link #size()}
+     * @throws IOException on any device error
+     */
+    void write(long position, ByteBuffer src, int srcOffset, int length) throws IOException;
+
+    /** Makes every completed write durable (fsync for files, a no-op for memory). */
+    void flush() throws IOException;
+
+    /** A short human name for messages: a path, a URI or {@code memory#3}. */
+    String name();
+
+    /** Releases the storage. Further calls fail. Idempotent. */
+    @Override
+    void close() throws IOException;
+
+    /** Reads {@code dst.remaining()} bytes at {@code position}; advances {@code dst}'s position to its limit. */
+    default void read(long position, ByteBuffer dst) throws IOException {
+        int length = dst.remaining();
+        read(position, dst, dst.position(), length);
+        dst.position(dst.limit());
+    }
+
+    /** Writes {@code src.remaining()} bytes at {@code position}; advances {@code src}'s position to its limit. */
+    default void write(long position, ByteBuffer src) throws IOException {
+        int length = src.remaining();
+        write(position, src, src.position(), length);
+        src.position(src.limit());
+    }
+}

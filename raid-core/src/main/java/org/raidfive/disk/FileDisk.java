@@ -17,8 +17,10 @@ import java.util.List;
  * (pread/pwrite: no shared file position, so concurrent calls are safe).
  *
  * <p>With {@code direct} the file is opened with O_DIRECT: offsets and lengths must be multiples
- * of {@link #DIRECT_ALIGNMENT}, and a direct buffer whose address at the offset is not aligned is
- * copied through an aligned bounce buffer (heap buffers are bounced by the JDK itself).
+ * of {@link #DIRECT_ALIGNMENT}. Heap buffers and direct buffers whose address at the offset is not
+ * aligned are copied through a per-thread aligned bounce buffer. (The JDK 17 bounce for heap
+ * buffers under O_DIRECT frees a sliced buffer and fails with a NullPointerException, so heap
+ * buffers must never reach the channel in this mode.)
  */
 public final class FileDisk implements MemberDisk {
     public static final int DIRECT_ALIGNMENT = 4096;
@@ -27,12 +29,14 @@ public final class FileDisk implements MemberDisk {
     private final FileChannel channel;
     private final long size;
     private final boolean direct;
+    private final ThreadLocal<ByteBuffer> bounce;
 
     private FileDisk(Path path, FileChannel channel, long size, boolean direct) {
         this.path = path;
         this.channel = channel;
         this.size = size;
         this.direct = direct;
+        this.bounce = direct ? ThreadLocal.withInitial(() -> alignedBuffer(1 << 20)) : null;
     }
 
     /** Opens an existing file or block device for reading and writing. */
@@ -129,10 +133,10 @@ public final class FileDisk implements MemberDisk {
         DiskRanges.check(name(), size, position, length);
         if (direct) {
             checkDirectAlignment(position, length);
-            if (dst.isDirect() && dst.alignmentOffset(dstOffset, DIRECT_ALIGNMENT) != 0) {
-                ByteBuffer bounce = alignedBuffer(length);
-                transfer(position, bounce, 0, length, false);
-                dst.put(dstOffset, bounce, 0, length);
+            if (needsBounce(dst, dstOffset)) {
+                ByteBuffer b = bounceBuffer(length);
+                transfer(position, b, 0, length, false);
+                dst.put(dstOffset, b, 0, length);
                 return;
             }
         }
@@ -144,10 +148,10 @@ public final class FileDisk implements MemberDisk {
         DiskRanges.check(name(), size, position, length);
         if (direct) {
             checkDirectAlignment(position, length);
-            if (src.isDirect() && src.alignmentOffset(srcOffset, DIRECT_ALIGNMENT) != 0) {
-                ByteBuffer bounce = alignedBuffer(length);
-                bounce.put(0, src, srcOffset, length);
-                transfer(position, bounce, 0, length, true);
+            if (needsBounce(src, srcOffset)) {
+                ByteBuffer b = bounceBuffer(length);
+                b.put(0, src, srcOffset, length);
+                transfer(position, b, 0, length, true);
                 return;
             }
         }
@@ -180,6 +184,19 @@ public final class FileDisk implements MemberDisk {
             throw new IllegalArgumentException(name() + ": O_DIRECT I/O needs offset and length aligned to "
                     + DIRECT_ALIGNMENT + " bytes, got offset " + position + " length " + length);
         }
+    }
+
+    private static boolean needsBounce(ByteBuffer buffer, int offset) {
+        return !buffer.isDirect() || buffer.alignmentOffset(offset, DIRECT_ALIGNMENT) != 0;
+    }
+
+    private ByteBuffer bounceBuffer(int length) {
+        ByteBuffer b = bounce.get();
+        if (b.capacity() < length) {
+            b = alignedBuffer(length);
+            bounce.set(b);
+        }
+        return b;
     }
 
     private static ByteBuffer alignedBuffer(int length) {

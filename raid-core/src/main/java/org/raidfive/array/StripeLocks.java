@@ -1,0 +1,66 @@
+package org.raidfive.array;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Per-stripe mutual exclusion without an array-wide lock: a fixed table of lock words, a stripe
+ * hashing to one of them. Two stripes that share a word just serialise; since a thread holds at
+ * most one stripe lock at a time, sharing cannot deadlock.
+ *
+ * <p>Each word sits alone in a 128-byte span (16 longs apart) so that threads locking different
+ * stripes never write the same cache line or its adjacent-line prefetch partner. Locking is a CAS
+ * from 0 to 1 (acquire), unlocking a release store of 0; a waiter spins briefly, then yields, then
+ * parks with growing sleeps. Holders keep the lock across member I/O, so waiters must not burn a
+ * core; no wake-up list keeps lock and unlock allocation-free. Not reentrant.
+ */
+final class StripeLocks {
+    private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final int STRIDE_SHIFT = 4; // 16 longs = 128 bytes
+    private static final int SPINS = 128;
+    private static final int YIELDS = 16;
+    private static final long MAX_PARK_NANOS = 200_000;
+
+    private final long[] words;
+    private final int mask;
+
+    StripeLocks(int count) {
+        if (Integer.bitCount(count) != 1) {
+            throw new IllegalArgumentException("stripe lock count must be a power of two: " + count);
+        }
+        mask = count - 1;
+        // One spare stride at each end keeps the first and last words off foreign lines too.
+        words = new long[(count + 2) << STRIDE_SHIFT];
+    }
+
+    private int index(long stripe) {
+        long h = stripe * 0x9E3779B97F4A7C15L;
+        return ((int) (h >>> 40) & mask) + 1 << STRIDE_SHIFT;
+    }
+
+    void lock(long stripe) {
+        int i = index(stripe);
+        if (WORDS.compareAndSet(words, i, 0L, 1L)) {
+            return;
+        }
+        long park = 1_000;
+        for (int attempt = 0; ; attempt++) {
+            if ((long) WORDS.getOpaque(words, i) == 0L && WORDS.compareAndSet(words, i, 0L, 1L)) {
+                return;
+            }
+            if (attempt < SPINS) {
+                Thread.onSpinWait();
+            } else if (attempt < SPINS + YIELDS) {
+                Thread.yield();
+            } else {
+                LockSupport.parkNanos(park);
+                park = Math.min(MAX_PARK_NANOS, park << 1);
+            }
+        }
+    }
+
+    void unlock(long stripe) {
+        WORDS.setRelease(words, index(stripe), 0L);
+    }
+}

@@ -1,0 +1,242 @@
+package org.raidfive.array;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import org.raidfive.layout.Raid5Layout;
+import org.raidfive.parity.Xor;
+
+/**
+ * Writes, one stripe at a time under that stripe's lock.
+ *
+ * <p>Within a stripe the touched chunk-offset columns fall into at most three segments, each
+ * written by a fixed run of data indices; each segment is worked in pieces of at most one scratch
+ * buffer. For each piece the cheaper of md's two parity updates is chosen by the number of member
+ * reads it needs, as md's {@code handle_stripe_dirtying} does:
+ * <ul>
+ *   <li>read-modify-write: read the old data being replaced and the old parity
+ *       ({@code written + 1} reads); new parity = old parity ^ old data ^ new data;</li>
+ *   <li>reconstruct-write: read the data not being written ({@code dataDisks - written} reads);
+ *       new parity = XOR of all data. A full-stripe write is the case with no reads.</li>
+ * </ul>
+ * Ties go to reconstruct-write, as in md. A method that would need to read an unreadable member
+ * is not eligible, which is how degraded writes fall out: a failed data member that is written is
+ * folded into parity by reconstruct-write; a failed one that is not written forces
+ * read-modify-write; a failed parity member means the data is written alone.
+ */
+final class WritePath {
+    private enum Plan { READ_MODIFY_WRITE, RECONSTRUCT_WRITE, DATA_ONLY }
+
+    private final ArrayCore core;
+    private final Raid5Layout layout;
+
+    WritePath(ArrayCore core) {
+        this.core = core;
+        this.layout = core.layout;
+    }
+
+    /** Caller holds the configuration read lock, has checked the range and marked the array dirty. */
+    void write(long offset, ByteBuffer src, int srcOffset, int length) throws IOException {
+        int chunkSize = layout.chunkSize();
+        int shift = layout.chunkShift();
+        long stripeBytes = layout.stripeDataBytes();
+        while (length > 0) {
+            long stripe = offset / stripeBytes;
+            long inStripe = offset - stripe * stripeBytes;
+            int n = (int) Math.min(length, stripeBytes - inStripe);
+            int firstIndex = (int) (inStripe >>> shift);
+            int firstStart = (int) (inStripe & (chunkSize - 1));
+            long endInStripe = inStripe + n;
+            int lastIndex = (int) ((endInStripe - 1) >>> shift);
+            int lastEnd = (int) (endInStripe - ((long) lastIndex << shift));
+            core.locks.lock(stripe);
+            try {
+                core.checkUsable();
+                writeStripe(stripe, firstIndex, firstStart, lastIndex, lastEnd, src, srcOffset);
+            } finally {
+                core.locks.unlock(stripe);
+            }
+            offset += n;
+            srcOffset += n;
+            length -= n;
+        }
+    }
+
+    /**
+     * Data indices {@code first..last} are written: {@code first} from column {@code firstStart},
+     * {@code last} up to column {@code lastEnd}, those between whole. {@code srcBase} is where the
+     * byte for (first, firstStart) sits in {@code src}.
+     */
+    private void writeStripe(long stripe, int first, int firstStart, int last, int lastEnd, ByteBuffer src,
+                             int srcBase) throws IOException {
+        int chunkSize = layout.chunkSize();
+        int a = firstStart;
+        int b = lastEnd;
+        int lo = Math.min(a, b);
+        int hi = Math.max(a, b);
+        writeSegment(stripe, first, firstStart, last, lastEnd, 0, lo, src, srcBase);
+        writeSegment(stripe, first, firstStart, last, lastEnd, lo, hi, src, srcBase);
+        writeSegment(stripe, first, firstStart, last, lastEnd, hi, chunkSize, src, srcBase);
+    }
+
+    private void writeSegment(long stripe, int first, int firstStart, int last, int lastEnd, int from, int to,
+                              ByteBuffer src, int srcBase) throws IOException {
+        if (from >= to) {
+            return;
+        }
+        // Chunk 'first' covers [firstStart, C), chunk 'last' covers [0, lastEnd) (both when first == last).
+        int lowIndex = from >= firstStart ? first : first + 1;
+        int highIndex = to <= lastEnd ? last : last - 1;
+        if (lowIndex > highIndex) {
+            return;
+        }
+        int piece = core.scratch.pieceSize();
+        for (int x = from; x < to; x += piece) {
+            int len = Math.min(piece, to - x);
+            // Offset in src of column x of data index lowIndex.
+            int srcAt = srcBase + (lowIndex - first) * layout.chunkSize() + x - firstStart;
+            writePiece(stripe, lowIndex, highIndex, x, len, src, srcAt);
+        }
+    }
+
+    /**
+     * Writes columns {@code [x, x+len)} of data indices {@code lo..hi}; the new bytes of index
+     * {@code i} are at {@code src[srcAt + (i-lo)*chunk ..)}.
+     */
+    private void writePiece(long stripe, int lo, int hi, int x, int len, ByteBuffer src, int srcAt)
+            throws IOException {
+        int chunkSize = layout.chunkSize();
+        int dataDisks = layout.dataDisks();
+        int paritySlot = layout.paritySlot(stripe);
+        long stripeOffset = layout.memberOffset(stripe);
+        long memberOffset = stripeOffset + x;
+        StripeScratch scratch = core.scratch.borrow();
+        try {
+            Plan plan;
+            Member[] s;
+            while (true) {
+                core.checkUsable();
+                s = core.slots;
+                if (core.unreadableSlots(s, stripeOffset) > 1) {
+                    throw core.stripeLost(stripe);
+                }
+                plan = choosePlan(s, stripe, stripeOffset, lo, hi, paritySlot);
+                if (plan == Plan.DATA_ONLY || readForParity(plan, s, stripe, lo, hi, x, len, paritySlot,
+                        memberOffset, src, srcAt, scratch)) {
+                    break;
+                }
+            }
+            for (int i = lo; i <= hi; i++) {
+                int slot = layout.dataSlot(stripe, i);
+                writeToSlot(s, slot, stripeOffset, memberOffset, src, srcAt + (i - lo) * chunkSize, len);
+            }
+            if (plan != Plan.DATA_ONLY) {
+                writeToSlot(s, paritySlot, stripeOffset, memberOffset, scratch.parity, 0, len);
+            }
+        } finally {
+            core.scratch.giveBack(scratch);
+        }
+    }
+
+    private Plan choosePlan(Member[] s, long stripe, long stripeOffset, int lo, int hi, int paritySlot) {
+        Member parity = s[paritySlot];
+        if (parity == null || !parity.readable(stripeOffset)) {
+            return Plan.DATA_ONLY;
+        }
+        int dataDisks = layout.dataDisks();
+        boolean rmwPossible = true;
+        boolean rcwPossible = true;
+        for (int i = 0; i < dataDisks; i++) {
+            Member m = s[layout.dataSlot(stripe, i)];
+            boolean ok = m != null && m.readable(stripeOffset);
+            if (i >= lo && i <= hi) {
+                rmwPossible &= ok;
+            } else {
+                rcwPossible &= ok;
+            }
+        }
+        int written = hi - lo + 1;
+        int rmwReads = written + 1;
+        int rcwReads = dataDisks - written;
+        if (rmwPossible && (!rcwPossible || rmwReads < rcwReads)) {
+            return Plan.READ_MODIFY_WRITE;
+        }
+        // unreadableSlots <= 1 and parity is readable, so at most one data member is out: if it is
+        // written, reconstruct-write works; if not, read-modify-write was possible above.
+        return Plan.RECONSTRUCT_WRITE;
+    }
+
+    /**
+     * Performs the reads of {@code plan} and leaves the new parity in {@code scratch.parity}.
+     * Returns false if a member read failed: that member is now faulty and the caller re-plans.
+     */
+    private boolean readForParity(Plan plan, Member[] s, long stripe, int lo, int hi, int x, int len,
+                                  int paritySlot, long memberOffset, ByteBuffer src, int srcAt,
+                                  StripeScratch scratch) throws IOException {
+        int chunkSize = layout.chunkSize();
+        ByteBuffer parity = scratch.parity;
+        if (plan == Plan.READ_MODIFY_WRITE) {
+            if (!readInto(s[paritySlot], memberOffset, parity, len)) {
+                return false;
+            }
+            for (int i = lo; i <= hi; i++) {
+                int slot = layout.dataSlot(stripe, i);
+                ByteBuffer old = scratch.buffers[slot];
+                if (!readInto(s[slot], memberOffset, old, len)) {
+                    return false;
+                }
+                Xor.xorInto(parity, 0, old, 0, len);
+                Xor.xorInto(parity, 0, src, srcAt + (i - lo) * chunkSize, len);
+            }
+            return true;
+        }
+        int count = 0;
+        for (int i = 0; i < layout.dataDisks(); i++) {
+            if (i >= lo && i <= hi) {
+                scratch.sources[count] = src;
+                scratch.offsets[count] = srcAt + (i - lo) * chunkSize;
+            } else {
+                int slot = layout.dataSlot(stripe, i);
+                ByteBuffer old = scratch.buffers[slot];
+                if (!readInto(s[slot], memberOffset, old, len)) {
+                    return false;
+                }
+                scratch.sources[count] = old;
+                scratch.offsets[count] = 0;
+            }
+            count++;
+        }
+        Xor.parity(parity, 0, scratch.sources, scratch.offsets, count, len);
+        java.util.Arrays.fill(scratch.sources, null);
+        return true;
+    }
+
+    private boolean readInto(Member m, long memberOffset, ByteBuffer buf, int len) throws IOException {
+        try {
+            m.readData(memberOffset, buf, 0, len);
+            return true;
+        } catch (IOException e) {
+            core.memberFailed(m, e);
+            return false;
+        }
+    }
+
+    /** Writes to the slot's member and to its replacement, each only where it holds valid data. */
+    private void writeToSlot(Member[] s, int slot, long stripeOffset, long memberOffset, ByteBuffer buf, int off,
+                             int len) throws IOException {
+        writeTo(s[slot], stripeOffset, memberOffset, buf, off, len);
+        Member[] r = core.replacements;
+        writeTo(r[slot], stripeOffset, memberOffset, buf, off, len);
+    }
+
+    private void writeTo(Member m, long stripeOffset, long memberOffset, ByteBuffer buf, int off, int len)
+            throws IOException {
+        if (m == null || !m.writable(stripeOffset)) {
+            return;
+        }
+        try {
+            m.writeData(memberOffset, buf, off, len);
+        } catch (IOException e) {
+            core.memberFailed(m, e);
+        }
+    }
+}

@@ -1,0 +1,3 @@
+package org.raidfive.counter;
+
+public enum CounterMode { ATOMIC, PERCPU }

@@ -1,6 +1,7 @@
 package org.raidfive.array;
 
 import java.io.IOException;
+import java.util.concurrent.atomic.LongAdder;
 import org.raidfive.counter.CounterMode;
 import org.raidfive.counter.PercpuRef;
 import org.raidfive.counter.PercpuRwSemaphore;
@@ -29,6 +30,19 @@ final class ArrayCore {
     final PercpuRwSemaphore config = new PercpuRwSemaphore();
     final PercpuRef activeAlignedReads;
     final ArrayHooks hooks;
+
+    /** Foreground operations, counted only while a sync pass runs (it yields to them). */
+    final LongAdder foregroundOps = new LongAdder();
+    volatile boolean syncRunning;
+    /**
+     * Member offset below which parity is known to match the data; all ones when the array is
+     * clean. Writes above it use reconstruct-write so that the stripe they touch becomes
+     * consistent, as md does above {@code recovery_cp}.
+     */
+    volatile long resyncOffset = Long.MAX_VALUE;
+
+    /** Opened read-only: nothing is written, not even superblocks or read-error corrections. */
+    volatile boolean readOnly;
 
     volatile Member[] slots;
     volatile Member[] replacements;

@@ -82,6 +82,9 @@ final class ReadPath {
                 return;
             }
             reconstructFromOthers(s, stripe, slot, inChunk, dst, dstOffset, n);
+            if (core.readOnly) {
+                return;
+            }
             try {
                 m.writeData(stripeOffset + inChunk, dst, dstOffset, n);
             } catch (IOException rewriteError) {

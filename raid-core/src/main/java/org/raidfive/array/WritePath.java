@@ -105,7 +105,6 @@ final class WritePath {
     private void writePiece(long stripe, int lo, int hi, int x, int len, ByteBuffer src, int srcAt)
             throws IOException {
         int chunkSize = layout.chunkSize();
-        int dataDisks = layout.dataDisks();
         int paritySlot = layout.paritySlot(stripe);
         long stripeOffset = layout.memberOffset(stripe);
         long memberOffset = stripeOffset + x;
@@ -157,6 +156,10 @@ final class WritePath {
         int written = hi - lo + 1;
         int rmwReads = written + 1;
         int rcwReads = dataDisks - written;
+        if (rcwPossible && stripeOffset >= core.resyncOffset) {
+            // Parity here may not match yet: recompute it from all data rather than update it.
+            return Plan.RECONSTRUCT_WRITE;
+        }
         if (rmwPossible && (!rcwPossible || rmwReads < rcwReads)) {
             return Plan.READ_MODIFY_WRITE;
         }

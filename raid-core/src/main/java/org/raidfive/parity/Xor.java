@@ -93,6 +93,24 @@ public final class Xor {
         }
     }
 
+    /** True when {@code a[aOff..aOff+len)} and {@code b[bOff..bOff+len)} hold the same bytes. */
+    public static boolean equal(ByteBuffer a, int aOff, ByteBuffer b, int bOff, int len) {
+        checkRange(a, aOff, len);
+        checkRange(b, bOff, len);
+        int i = 0;
+        for (; i + 8 <= len; i += 8) {
+            if ((long) LONGS.get(a, aOff + i) != (long) LONGS.get(b, bOff + i)) {
+                return false;
+            }
+        }
+        for (; i < len; i++) {
+            if (a.get(aOff + i) != b.get(bOff + i)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** True when {@code buf[off..off+len)} is all zero bytes. */
     public static boolean isZero(ByteBuffer buf, int off, int len) {
         checkRange(buf, off, len);

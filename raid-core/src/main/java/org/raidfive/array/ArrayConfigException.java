@@ -1,0 +1,18 @@
+package org.raidfive.array;
+
+/**
+ * The members or settings given cannot make a working array: a bad member list, a corrupt or foreign
+ * superblock, a stale member, too few members, a refused dirty degraded start. The message names the
+ * member and the reason; nothing was written.
+ */
+public final class ArrayConfigException extends java.io.IOException {
+    private static final long serialVersionUID = 1L;
+
+    public ArrayConfigException(String message) {
+        super(message);
+    }
+
+    public ArrayConfigException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

@@ -1,0 +1,252 @@
+package org.raidfive.array;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.raidfive.layout.Raid5Layout;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The array's md metadata: identity, events, clean/dirty, every member's role, and the writing of
+ * superblocks to every live member whenever any of it changes.
+ *
+ * <p>All changes happen under {@code lock} (one per array). Each change bumps {@code events} and
+ * is written to every member that is not faulty before the caller goes on, as md does: a member
+ * whose superblock write fails is marked faulty and the update is written again, so the state on
+ * disk always names the members that were live when it was written. The clean-to-dirty step is
+ * checked without the lock first ({@code dirty} is volatile), so a write to a dirty array pays one
+ * volatile read.
+ */
+final class ArrayMetadata implements ArrayHooks {
+    private static final Logger LOG = LoggerFactory.getLogger(ArrayMetadata.class);
+
+    final Object lock = new Object();
+    final byte[] uuid;
+    final String name;
+    final long ctime;
+    final Raid5Layout layout;
+    /** Every member the array knows: in a slot, replacing one, spare, or faulty and not yet removed. */
+    final List<Member> members = new ArrayList<>();
+
+    private ArrayCore core;
+    private volatile boolean dirty;
+    private long events;
+    private long utime;
+    /** md's recovery_cp in bytes of member data: parity below it is known good; MAX_VALUE when all is. */
+    private long recoveryCp;
+    private volatile long mismatchSectors = -1;
+
+    ArrayMetadata(byte[] uuid, String name, long ctime, Raid5Layout layout, long events, long recoveryCp) {
+        this.uuid = uuid.clone();
+        this.name = name;
+        this.ctime = ctime;
+        this.layout = layout;
+        this.events = events;
+        this.recoveryCp = recoveryCp;
+    }
+
+    void attach(ArrayCore core) {
+        this.core = core;
+        core.resyncOffset = recoveryCp;
+    }
+
+    boolean dirty() {
+        return dirty;
+    }
+
+    long events() {
+        synchronized (lock) {
+            return events;
+        }
+    }
+
+    long utime() {
+        synchronized (lock) {
+            return utime;
+        }
+    }
+
+    long recoveryCp() {
+        synchronized (lock) {
+            return recoveryCp;
+        }
+    }
+
+    long mismatchSectors() {
+        return mismatchSectors;
+    }
+
+    void setMismatchSectors(long sectors) {
+        mismatchSectors = sectors;
+    }
+
+    /** The array was found dirty (or was created without assuming clean): parity must be recomputed. */
+    void needResyncFrom(long offset) {
+        synchronized (lock) {
+            recoveryCp = offset;
+            core.resyncOffset = offset;
+        }
+    }
+
+    /** A resync pass reached {@code offset} (MAX_VALUE when complete). */
+    void resyncedTo(long offset) throws IOException {
+        synchronized (lock) {
+            recoveryCp = offset;
+            core.resyncOffset = offset;
+            writeAllLocked();
+        }
+    }
+
+    @Override
+    public void beforeWrite() throws IOException {
+        if (dirty) {
+            return;
+        }
+        synchronized (lock) {
+            if (!dirty) {
+                core.checkUsable();
+                dirty = true;
+                writeAllLocked();
+            }
+        }
+    }
+
+    /** Marks the array clean on disk (after every member is flushed): resync_offset = recovery_cp. */
+    void markClean() throws IOException {
+        synchronized (lock) {
+            dirty = false;
+            writeAllLocked();
+        }
+    }
+
+    /** Writes the current state to every live member; used after any change made under {@link #lock}. */
+    void writeAll() throws IOException {
+        synchronized (lock) {
+            writeAllLocked();
+        }
+    }
+
+    @Override
+    public void memberFailed(Member member, IOException cause) throws IOException {
+        synchronized (lock) {
+            if (member.state == MemberState.FAULTY) {
+                core.checkUsable();
+                return;
+            }
+            LOG.warn("{}: member {} failed ({}); marking it faulty", name, member.name(),
+                    cause == null ? "no cause" : cause.getMessage());
+            member.state = MemberState.FAULTY;
+            updateFailureLocked();
+            writeAllLocked();
+        }
+        core.checkUsable();
+    }
+
+    /**
+     * Decides whether the array can still serve: RAID-5 needs every slot but one in sync (a slot
+     * being rebuilt does not count, as in md).
+     */
+    void updateFailureLocked() {
+        Member[] s = core.slots;
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < s.length; i++) {
+            Member m = s[i];
+            if (m == null) {
+                out.add("slot " + i + " missing");
+            } else if (m.state != MemberState.IN_SYNC) {
+                out.add(m.name() + " (slot " + i + ") " + m.state.name().toLowerCase(java.util.Locale.ROOT));
+            }
+        }
+        if (out.size() > 1 && core.failure == null) {
+            core.failure = "more than one member is out: " + String.join(", ", out);
+            LOG.error("{}: array failed: {}", name, core.failure);
+        }
+    }
+
+    private void writeAllLocked() throws IOException {
+        if (core.readOnly) {
+            return;
+        }
+        // A failing superblock write fails that member, which changes what must be written: repeat.
+        for (int round = 0; round <= members.size(); round++) {
+            events++;
+            utime = System.currentTimeMillis() / 1000;
+            boolean lostOne = false;
+            for (Member m : members) {
+                if (m.state == MemberState.FAULTY) {
+                    continue;
+                }
+                try {
+                    SuperblockIo.write(this, m);
+                } catch (IOException e) {
+                    LOG.warn("{}: superblock write to {} failed ({}); marking it faulty", name, m.name(), e.getMessage());
+                    m.state = MemberState.FAULTY;
+                    lostOne = true;
+                }
+            }
+            if (!lostOne) {
+                return;
+            }
+            updateFailureLocked();
+        }
+        throw new ArrayFailedException(name + ": no member accepts superblock writes");
+    }
+
+    /** Role table indexed by dev_number, as md's super_1_sync fills it. */
+    int[] rolesLocked() {
+        int max = 0;
+        for (Member m : members) {
+            max = Math.max(max, m.devNumber + 1);
+        }
+        int[] roles = new int[max];
+        java.util.Arrays.fill(roles, SuperblockIo.ROLE_FAULTY);
+        for (Member m : members) {
+            roles[m.devNumber] = roleOf(m);
+        }
+        return roles;
+    }
+
+    static int roleOf(Member m) {
+        switch (m.state) {
+            case FAULTY:
+                return SuperblockIo.ROLE_FAULTY;
+            case SPARE:
+                return SuperblockIo.ROLE_SPARE;
+            default:
+                return m.slot;
+        }
+    }
+
+    /** resync_offset as md writes it: 0 while dirty, else recovery_cp. */
+    long resyncOffsetForDisk() {
+        return dirty ? 0 : recoveryCp;
+    }
+
+    long eventsLocked() {
+        return events;
+    }
+
+    long utimeLocked() {
+        return utime;
+    }
+
+    boolean isReplacement(Member m) {
+        Member[] r = core.replacements;
+        return m.slot >= 0 && m.slot < r.length && r[m.slot] == m;
+    }
+
+    int nextDevNumber() {
+        boolean[] used = new boolean[members.size() + 1];
+        for (Member m : members) {
+            if (m.devNumber < used.length) {
+                used[m.devNumber] = true;
+            }
+        }
+        int i = 0;
+        while (used[i]) {
+            i++;
+        }
+        return i;
+    }
+}

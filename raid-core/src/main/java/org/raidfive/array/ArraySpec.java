@@ -1,0 +1,149 @@
+package org.raidfive.array;
+
+import java.util.Objects;
+import org.raidfive.counter.CounterMode;
+import org.raidfive.layout.Raid5Algorithm;
+import org.raidfive.layout.Raid5Layout;
+
+/**
+ * Everything {@link Raid5Array#create} needs to know, validated once by {@link Builder#build()}
+ * (in the manner of Aeron's {@code Context.conclude()}): a bad value is refused with a message that
+ * names the value and the rule.
+ */
+public final class ArraySpec {
+    /** mdadm's default chunk: 512 KiB. */
+    public static final int DEFAULT_CHUNK = 512 * 1024;
+    private static final int MAX_NAME = 32;
+
+    private final int chunkSize;
+    private final Raid5Algorithm algorithm;
+    private final String name;
+    private final long memberDataBytes;
+    private final boolean assumeClean;
+    private final CounterMode counterMode;
+    private final SyncLimits syncLimits;
+    private final byte[] uuid;
+
+    private ArraySpec(Builder b) {
+        this.chunkSize = b.chunkSize;
+        this.algorithm = b.algorithm;
+        this.name = b.name;
+        this.memberDataBytes = b.memberDataBytes;
+        this.assumeClean = b.assumeClean;
+        this.counterMode = b.counterMode;
+        this.syncLimits = b.syncLimits;
+        this.uuid = b.uuid == null ? null : b.uuid.clone();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public int chunkSize() {
+        return chunkSize;
+    }
+
+    public Raid5Algorithm algorithm() {
+        return algorithm;
+    }
+
+    /** md's set_name (at most 32 bytes), conventionally {@code host:name}. */
+    public String name() {
+        return name;
+    }
+
+    /** Bytes of each member to use for data, or 0 for "as much as the smallest member allows". */
+    public long memberDataBytes() {
+        return memberDataBytes;
+    }
+
+    /** Skip the initial parity pass: only correct when every member reads as zeros (or parity already matches). */
+    public boolean assumeClean() {
+        return assumeClean;
+    }
+
+    public CounterMode counterMode() {
+        return counterMode;
+    }
+
+    public SyncLimits syncLimits() {
+        return syncLimits;
+    }
+
+    /** The array UUID to use, or null for a random one. */
+    public byte[] uuid() {
+        return uuid == null ? null : uuid.clone();
+    }
+
+    public static final class Builder {
+        private int chunkSize = DEFAULT_CHUNK;
+        private Raid5Algorithm algorithm = Raid5Algorithm.DEFAULT;
+        private String name = "raidfive:0";
+        private long memberDataBytes;
+        private boolean assumeClean;
+        private CounterMode counterMode = CounterMode.PERCPU;
+        private SyncLimits syncLimits = SyncLimits.MD_DEFAULT;
+        private byte[] uuid;
+
+        public Builder chunkSize(long bytes) {
+            Raid5Layout.checkChunk(bytes);
+            this.chunkSize = (int) bytes;
+            return this;
+        }
+
+        public Builder algorithm(Raid5Algorithm algorithm) {
+            this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
+            return this;
+        }
+
+        public Builder layout(String mdadmName) {
+            return algorithm(Raid5Algorithm.parse(mdadmName));
+        }
+
+        public Builder name(String name) {
+            this.name = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        public Builder memberDataBytes(long bytes) {
+            this.memberDataBytes = bytes;
+            return this;
+        }
+
+        public Builder assumeClean(boolean assumeClean) {
+            this.assumeClean = assumeClean;
+            return this;
+        }
+
+        public Builder counterMode(CounterMode mode) {
+            this.counterMode = Objects.requireNonNull(mode, "counterMode");
+            return this;
+        }
+
+        public Builder syncLimits(SyncLimits limits) {
+            this.syncLimits = Objects.requireNonNull(limits, "syncLimits");
+            return this;
+        }
+
+        public Builder uuid(byte[] uuid) {
+            if (uuid != null && uuid.length != 16) {
+                throw new IllegalArgumentException("array UUID must be 16 bytes, got " + uuid.length);
+            }
+            this.uuid = uuid == null ? null : uuid.clone();
+            return this;
+        }
+
+        public ArraySpec build() {
+            Raid5Layout.checkChunk(chunkSize);
+            if (name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_NAME) {
+                throw new IllegalArgumentException("array name '" + name + "' is longer than md's "
+                        + MAX_NAME + "-byte set_name");
+            }
+            if (memberDataBytes < 0 || (memberDataBytes != 0 && memberDataBytes < chunkSize)) {
+                throw new IllegalArgumentException("member data size " + memberDataBytes
+                        + " bytes must be 0 (use all) or at least one chunk (" + chunkSize + " bytes)");
+            }
+            return new ArraySpec(this);
+        }
+    }
+}

@@ -1,0 +1,42 @@
+package org.raidfive.array;
+
+import java.util.List;
+
+/**
+ * What {@code mdadm --detail} shows, as data.
+ *
+ * @param state clean or active (dirty), with degraded / failed / recovering / resyncing / checking
+ * @param sync the running (or last) background pass, or null
+ */
+public record ArrayStatus(String uuid, String name, int level, String layout, int chunkSize, long arrayBytes,
+                          long memberDataBytes, int raidDisks, long events, boolean clean, boolean degraded,
+                          boolean failed, String state, SyncProgress sync, List<MemberStatus> members) {
+
+    public long activeMembers() {
+        return members.stream().filter(m -> m.slot() >= 0 && !m.replacement()
+                && (m.state() == MemberState.IN_SYNC)).count();
+    }
+
+    public long workingMembers() {
+        return members.stream().filter(m -> m.state() != MemberState.FAULTY).count();
+    }
+
+    public long failedMembers() {
+        return members.stream().filter(m -> m.state() == MemberState.FAULTY).count();
+    }
+
+    public long spareMembers() {
+        return members.stream().filter(m -> m.state() == MemberState.SPARE
+                || m.state() == MemberState.REBUILDING).count();
+    }
+
+    /**
+     * One member as the array sees it.
+     *
+     * @param slot role (raid disk number), or -1 for a spare or a faulty member without a role
+     * @param recoveryOffset bytes of the data area already rebuilt (meaningful while rebuilding)
+     */
+    public record MemberStatus(String name, int devNumber, String deviceUuid, int slot, MemberState state,
+                               boolean replacement, long recoveryOffset, long dataOffset, long diskBytes) {
+    }
+}

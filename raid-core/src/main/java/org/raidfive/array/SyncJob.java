@@ -1,0 +1,311 @@
+package org.raidfive.array;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.raidfive.layout.Raid5Layout;
+import org.raidfive.parity.Xor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One background pass over the stripes (resync, recover, check or repair), run on its own thread
+ * while foreground I/O goes on.
+ *
+ * <p>Each stripe is handled under the configuration read lock and the stripe lock, so it is never
+ * seen half-written by a foreground write, and reconfiguration (which takes the write side) can
+ * happen between two stripes. For recovery the target's {@code recoveryOffset} is advanced under
+ * the stripe lock after the stripe's data is on the target: the volatile store publishes the data
+ * write to any reader that then sees the target as readable for that stripe.
+ */
+final class SyncJob {
+    private static final Logger LOG = LoggerFactory.getLogger(SyncJob.class);
+    private static final long CHECKPOINT_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final int PAGE = 4096;
+
+    /** Persists progress and outcomes; called on the sync thread. */
+    interface Listener {
+        void checkpoint(SyncJob job, long memberOffset) throws IOException;
+
+        void finished(SyncJob job, boolean complete, Throwable error);
+    }
+
+    private final ArrayCore core;
+    private final Raid5Layout layout;
+    private final SyncAction action;
+    private final Member target;
+    private final int targetSlot;
+    private final long startOffset;
+    private final Listener listener;
+    private final CountDownLatch done = new CountDownLatch(1);
+
+    private volatile SyncLimits limits;
+    private volatile boolean stopRequested;
+    private volatile long position;
+    private volatile double rate;
+    private volatile long mismatchSectors;
+    private volatile boolean running = true;
+    private volatile String error;
+    private Thread thread;
+
+    SyncJob(ArrayCore core, SyncAction action, Member target, long startOffset, SyncLimits limits,
+            Listener listener) {
+        this.core = core;
+        this.layout = core.layout;
+        this.action = action;
+        this.target = target;
+        this.targetSlot = target == null ? -1 : target.slot;
+        this.startOffset = Math.min(startOffset, layout.memberBytesUsed());
+        this.position = this.startOffset;
+        this.limits = limits;
+        this.listener = listener;
+    }
+
+    SyncAction action() {
+        return action;
+    }
+
+    Member target() {
+        return target;
+    }
+
+    void start() {
+        thread = new Thread(this::run, "raid-" + action.mdName() + "-" + core.name);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    void setLimits(SyncLimits limits) {
+        this.limits = limits;
+    }
+
+    /** Asks the pass to stop after the stripe in hand; its progress is checkpointed. */
+    void requestStop() {
+        stopRequested = true;
+    }
+
+    boolean await(long timeout, TimeUnit unit) throws InterruptedException {
+        return done.await(timeout, unit);
+    }
+
+    SyncProgress progress() {
+        return new SyncProgress(action, position, layout.memberBytesUsed(), rate, mismatchSectors, running, error);
+    }
+
+    private void run() {
+        boolean complete = false;
+        Throwable failure = null;
+        long chunk = layout.chunkSize();
+        long total = layout.memberBytesUsed();
+        long lastCheckpoint = System.nanoTime();
+        long windowStart = lastCheckpoint;
+        long windowBytes = 0;
+        long rateStart = lastCheckpoint;
+        long rateBytes = 0;
+        long lastForeground = core.foregroundOps.sum();
+        core.syncRunning = true;
+        try {
+            for (long offset = startOffset; offset < total; offset += chunk) {
+                if (stopRequested) {
+                    break;
+                }
+                long stripe = offset / chunk;
+                core.config.readLock();
+                try {
+                    core.checkUsable();
+                    core.locks.lock(stripe);
+                    try {
+                        syncStripe(stripe);
+                    } finally {
+                        core.locks.unlock(stripe);
+                    }
+                } finally {
+                    core.config.readUnlock();
+                }
+                position = offset + chunk;
+                windowBytes += chunk;
+                rateBytes += chunk;
+                long now = System.nanoTime();
+                if (now - rateStart >= 250_000_000L) {
+                    rate = rateBytes * 1e9 / (now - rateStart);
+                    rateStart = now;
+                    rateBytes = 0;
+                }
+                if (now - lastCheckpoint >= CHECKPOINT_NANOS) {
+                    listener.checkpoint(this, position);
+                    lastCheckpoint = now;
+                }
+                long foreground = core.foregroundOps.sum();
+                boolean busy = foreground != lastForeground;
+                lastForeground = foreground;
+                windowStart = throttle(windowStart, windowBytes, busy);
+                if (windowStart == now || now - windowStart > 1_000_000_000L) {
+                    windowStart = System.nanoTime();
+                    windowBytes = 0;
+                }
+            }
+            complete = position >= total;
+            if (!complete) {
+                listener.checkpoint(this, position);
+            }
+        } catch (Throwable t) {
+            failure = t;
+            error = t.getMessage() == null ? t.toString() : t.getMessage();
+            LOG.warn("{} of {} stopped at member offset {}: {}", action, core.name, position, error);
+        } finally {
+            core.syncRunning = false;
+            running = false;
+            try {
+                listener.finished(this, complete && failure == null, failure);
+            } finally {
+                done.countDown();
+            }
+        }
+    }
+
+    /** Sleeps while above max, or above min with foreground I/O going on (md's sync throttle). */
+    private long throttle(long windowStart, long windowBytes, boolean busy) throws InterruptedException {
+        SyncLimits l = limits;
+        long elapsed = Math.max(1, System.nanoTime() - windowStart);
+        double speed = windowBytes * 1e9 / elapsed;
+        long cap = busy ? l.minBytesPerSecond() : l.maxBytesPerSecond();
+        if (speed > cap && cap != Long.MAX_VALUE) {
+            long wantNanos = (long) (windowBytes * 1e9 / cap);
+            long sleep = Math.min(wantNanos - elapsed, 500_000_000L);
+            if (sleep > 0) {
+                TimeUnit.NANOSECONDS.sleep(sleep);
+            }
+        }
+        return windowStart;
+    }
+
+    private void syncStripe(long stripe) throws IOException {
+        long stripeOffset = layout.memberOffset(stripe);
+        Member[] s = core.slots;
+        StripeScratch scratch = core.scratch.borrow();
+        try {
+            int piece = core.scratch.pieceSize();
+            for (int x = 0; x < layout.chunkSize(); x += piece) {
+                int len = Math.min(piece, layout.chunkSize() - x);
+                if (action == SyncAction.RECOVER) {
+                    recoverPiece(s, stripe, stripeOffset + x, len, scratch);
+                } else {
+                    parityPiece(s, stripe, stripeOffset, stripeOffset + x, len, scratch);
+                }
+            }
+            if (action == SyncAction.RECOVER) {
+                target.recoveryOffset = stripeOffset + layout.chunkSize();
+            } else if (action == SyncAction.RESYNC || action == SyncAction.REPAIR) {
+                core.resyncOffset = Math.max(core.resyncOffset, stripeOffset + layout.chunkSize());
+            }
+        } finally {
+            core.scratch.giveBack(scratch);
+        }
+    }
+
+    private void recoverPiece(Member[] s, long stripe, long memberOffset, int len, StripeScratch scratch)
+            throws IOException {
+        if (target.state == MemberState.FAULTY || (s[targetSlot] != target && core.replacements[targetSlot] != target)) {
+            throw new IOException("rebuild target " + target.name() + " left the array");
+        }
+        ByteBuffer out = scratch.parity;
+        Member primary = s[targetSlot];
+        boolean copied = false;
+        if (primary != null && primary != target && primary.readable(memberOffset - memberOffset % layout.chunkSize())) {
+            try {
+                primary.readData(memberOffset, out, 0, len);
+                copied = true;
+            } catch (IOException e) {
+                core.memberFailed(primary, e);
+            }
+        }
+        if (!copied) {
+            int count = 0;
+            for (int j = 0; j < s.length; j++) {
+                if (j == targetSlot) {
+                    continue;
+                }
+                Member m = s[j];
+                long stripeOffset = layout.memberOffset(stripe);
+                if (m == null || !m.readable(stripeOffset)) {
+                    throw core.stripeLost(stripe);
+                }
+                try {
+                    m.readData(memberOffset, scratch.buffers[j], 0, len);
+                } catch (IOException e) {
+                    core.memberFailed(m, e);
+                    throw core.stripeLost(stripe);
+                }
+                scratch.sources[count] = scratch.buffers[j];
+                scratch.offsets[count] = 0;
+                count++;
+            }
+            Xor.parity(out, 0, scratch.sources, scratch.offsets, count, len);
+        }
+        try {
+            target.writeData(memberOffset, out, 0, len);
+        } catch (IOException e) {
+            core.memberFailed(target, e);
+            throw new IOException("rebuild target " + target.name() + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    private void parityPiece(Member[] s, long stripe, long stripeOffset, long memberOffset, int len,
+                             StripeScratch scratch) throws IOException {
+        if (core.unreadableSlots(s, stripeOffset) > 0) {
+            throw new IOException(core.name + " is degraded: " + action + " needs every member");
+        }
+        int paritySlot = layout.paritySlot(stripe);
+        int count = 0;
+        for (int j = 0; j < s.length; j++) {
+            if (j == paritySlot && action == SyncAction.RESYNC) {
+                continue;
+            }
+            try {
+                s[j].readData(memberOffset, scratch.buffers[j], 0, len);
+            } catch (IOException e) {
+                core.memberFailed(s[j], e);
+                throw new IOException(action + " stopped: " + s[j].name() + " failed", e);
+            }
+            if (j != paritySlot) {
+                scratch.sources[count] = scratch.buffers[j];
+                scratch.offsets[count] = 0;
+                count++;
+            }
+        }
+        ByteBuffer computed = scratch.parity;
+        Xor.parity(computed, 0, scratch.sources, scratch.offsets, count, len);
+        boolean write = action == SyncAction.RESYNC;
+        if (action != SyncAction.RESYNC) {
+            ByteBuffer stored = scratch.buffers[paritySlot];
+            long found = 0;
+            for (int p = 0; p < len; p += PAGE) {
+                int n = Math.min(PAGE, len - p);
+                if (!Xor.equal(stored, p, computed, p, n)) {
+                    found += PAGE / 512;
+                }
+            }
+            if (found > 0) {
+                mismatchSectors += found;
+                write = action == SyncAction.REPAIR;
+            }
+        }
+        if (write) {
+            try {
+                s[paritySlot].writeData(memberOffset, computed, 0, len);
+            } catch (IOException e) {
+                core.memberFailed(s[paritySlot], e);
+                throw new IOException(action + " stopped: " + s[paritySlot].name() + " failed", e);
+            }
+            Member replacement = core.replacements[paritySlot];
+            if (replacement != null && replacement.writable(stripeOffset)) {
+                try {
+                    replacement.writeData(memberOffset, computed, 0, len);
+                } catch (IOException e) {
+                    core.memberFailed(replacement, e);
+                }
+            }
+        }
+    }
+}

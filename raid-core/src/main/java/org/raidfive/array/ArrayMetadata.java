@@ -36,6 +36,7 @@ final class ArrayMetadata implements ArrayHooks {
     /** md's recovery_cp in bytes of member data: parity below it is known good; MAX_VALUE when all is. */
     private long recoveryCp;
     private volatile long mismatchSectors = -1;
+    private Runnable failureListener = () -> { };
 
     ArrayMetadata(byte[] uuid, String name, long ctime, Raid5Layout layout, long events, long recoveryCp) {
         this.uuid = uuid.clone();
@@ -44,6 +45,10 @@ final class ArrayMetadata implements ArrayHooks {
         this.layout = layout;
         this.events = events;
         this.recoveryCp = recoveryCp;
+    }
+
+    void onMemberFailed(Runnable listener) {
+        failureListener = listener;
     }
 
     void attach(ArrayCore core) {
@@ -138,7 +143,11 @@ final class ArrayMetadata implements ArrayHooks {
                     cause == null ? "no cause" : cause.getMessage());
             member.state = MemberState.FAULTY;
             updateFailureLocked();
-            writeAllLocked();
+            try {
+                writeAllLocked();
+            } finally {
+                failureListener.run();
+            }
         }
         core.checkUsable();
     }

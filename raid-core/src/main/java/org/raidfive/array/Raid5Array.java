@@ -26,6 +26,10 @@ import org.slf4j.LoggerFactory;
  * {@link #close}) quiesces the array by taking the write side, which waits for I/O in flight and
  * holds new I/O back. Writes serialise per stripe. A member failure found by I/O does not quiesce:
  * the member's state changes and the superblocks are written before that I/O returns.
+ *
+ * <p>Lock order, outermost first: {@code syncLock} (which pass runs), the configuration write side
+ * (quiesce), {@code meta.lock} (metadata). Nothing holding a later one takes an earlier one; the
+ * I/O path holds only the configuration read side and, on failure, {@code meta.lock}.
  */
 public final class Raid5Array implements MemberDisk {
     private static final Logger LOG = LoggerFactory.getLogger(Raid5Array.class);
@@ -40,6 +44,8 @@ public final class Raid5Array implements MemberDisk {
     private SyncProgress lastSync;
     private volatile SyncLimits syncLimits;
     private final boolean readOnly;
+    /** md's per-array thread: reacts to failures (starts recovery onto a spare) off the I/O path. */
+    private final java.util.concurrent.ExecutorService daemon;
     private volatile boolean closed;
 
     Raid5Array(ArrayCore core, ArrayMetadata meta, SyncLimits syncLimits, boolean readOnly) {
@@ -49,6 +55,32 @@ public final class Raid5Array implements MemberDisk {
         this.reads = new ReadPath(core);
         this.writes = new WritePath(core);
         this.syncLimits = syncLimits;
+        this.daemon = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "raid-daemon-" + core.name);
+            t.setDaemon(true);
+            return t;
+        });
+        meta.onMemberFailed(this::memberFailedAsync);
+    }
+
+    /** Called under the metadata lock by whichever thread saw the failure: only schedules. */
+    private void memberFailedAsync() {
+        if (closed || readOnly) {
+            return;
+        }
+        try {
+            daemon.execute(() -> {
+                try {
+                    if (!closed && !isFailed()) {
+                        startSync();
+                    }
+                } catch (IOException | RuntimeException e) {
+                    LOG.warn("{}: could not start recovery after a failure: {}", core.name, e.getMessage());
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            // closing: nothing to start
+        }
     }
 
     /**
@@ -205,6 +237,7 @@ public final class Raid5Array implements MemberDisk {
 
     /** What {@code mdadm --detail} would show. */
     public ArrayStatus status() {
+        SyncProgress progress = syncProgress();
         synchronized (meta.lock) {
             List<ArrayStatus.MemberStatus> list = new ArrayList<>();
             for (Member m : meta.members) {
@@ -214,7 +247,6 @@ public final class Raid5Array implements MemberDisk {
             }
             list.sort((a, b) -> Integer.compare(a.slot() < 0 ? Integer.MAX_VALUE : a.slot(),
                     b.slot() < 0 ? Integer.MAX_VALUE : b.slot()));
-            SyncProgress progress = syncProgress();
             boolean degraded = isDegraded();
             boolean failed = isFailed();
             boolean clean = !meta.dirty();
@@ -274,12 +306,12 @@ public final class Raid5Array implements MemberDisk {
      */
     public void remove(MemberDisk disk) throws IOException {
         Member m = find(disk);
+        stopSyncTargeting(m);
         quiesce(() -> {
             if (m.state != MemberState.FAULTY && m.state != MemberState.SPARE) {
                 throw new IllegalStateException(m.name() + " is " + m.state.name().toLowerCase(java.util.Locale.ROOT)
                         + " in " + core.name + "; only a faulty or spare member can be removed (fail it first)");
             }
-            stopSyncTargeting(m);
             detach(m);
         });
         m.disk.close();
@@ -510,6 +542,11 @@ public final class Raid5Array implements MemberDisk {
     }
 
     private Member takeSpareIntoMissingSlot() throws IOException {
+        synchronized (meta.lock) {
+            if (meta.members.stream().noneMatch(m -> m.state == MemberState.SPARE) || !isDegraded()) {
+                return null;
+            }
+        }
         Member[] chosen = new Member[1];
         quiesce(() -> {
             Member spare = null;
@@ -666,6 +703,13 @@ public final class Raid5Array implements MemberDisk {
             return;
         }
         try {
+            stopSync();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        daemon.shutdown();
+        try {
+            daemon.awaitTermination(DRAIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
             stopSync();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

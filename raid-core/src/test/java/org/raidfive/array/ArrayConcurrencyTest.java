@@ -20,7 +20,7 @@ import org.raidfive.layout.Raid5Algorithm;
  * writes from different threads interleave within stripes (exercising the stripe locks and the
  * parity updates) while the expected final content stays well defined.
  */
-@Timeout(180)
+@Timeout(value = 180, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ArrayConcurrencyTest {
 
     @ParameterizedTest(name = "{0}")

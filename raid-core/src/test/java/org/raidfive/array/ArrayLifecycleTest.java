@@ -24,7 +24,7 @@ import org.raidfive.disk.MemoryDisk;
 import org.raidfive.md.Superblock;
 
 /** Create, close, reassemble, dirty/clean, and every refusal at assembly and at the I/O boundary. */
-@Timeout(120)
+@Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ArrayLifecycleTest {
     private static final int CHUNK = 64 * 1024;
     private static final long MEMBER = (4L << 20);

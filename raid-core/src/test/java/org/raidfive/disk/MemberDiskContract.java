@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Timeout;
  * The {@link MemberDisk} contract, run over every implementation (one subclass each), in the way
  * JCTools runs one QueueSanityTest over every queue. The oracle is a flat byte[] image.
  */
-@Timeout(120)
+@Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 public abstract class MemberDiskContract {
     protected static final int SIZE = 8 * 1024 * 1024;
     private final List<MemberDisk> opened = new ArrayList<>();

@@ -2,11 +2,11 @@ package org.raidfive.md;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.util.Arrays;
 import java.util.Objects;
 
-import static org.raidfive.md.SuperblockFormat.*;
+import static org.raidfive.md.SuperblockFormat.SET_NAME_LENGTH;
+import static org.raidfive.md.SuperblockFormat.span;
 
 /**
  * One member's md v1.2 superblock: every field of Linux's
@@ -102,38 +102,39 @@ public final class Superblock
     /** {@code max_dev} mdadm writes for a new array of up to 128 devices (see {@link #mdadmMaxDev}). */
     public static final int DEFAULT_MAX_DEV = 128;
 
-    private int featureMap;
-    private final byte[] setUuid = new byte[MdUuid.LENGTH];
-    private final byte[] setName = new byte[SET_NAME_LENGTH];
-    private long ctime;
-    private int level = LEVEL_RAID5;
-    private int layout = MdLayout.DEFAULT.number();
-    private long size;
-    private int chunkSectors;
-    private int raidDisks;
-    private int bitmapOffset;
-    private int newLevel;
-    private long reshapePosition;
-    private int deltaDisks;
-    private int newLayout;
-    private int newChunk;
-    private int newOffset;
-    private long dataOffset;
-    private long dataSize;
-    private long superOffset = SUPERBLOCK_OFFSET_SECTORS;
-    private long recoveryOffset;
-    private int devNumber;
-    private int cntCorrectedRead;
-    private final byte[] deviceUuid = new byte[MdUuid.LENGTH];
-    private int devflags;
-    private int bblogShift;
-    private int bblogSize;
-    private int bblogOffset;
-    private long utime;
-    private long events;
-    private long resyncOffset;
-    private int sbCsum;
-    private int[] devRoles;
+    // package-private: SuperblockCodec reads and writes them raw
+    int featureMap;
+    final byte[] setUuid = new byte[MdUuid.LENGTH];
+    final byte[] setName = new byte[SET_NAME_LENGTH];
+    long ctime;
+    int level = LEVEL_RAID5;
+    int layout = MdLayout.DEFAULT.number();
+    long size;
+    int chunkSectors;
+    int raidDisks;
+    int bitmapOffset;
+    int newLevel;
+    long reshapePosition;
+    int deltaDisks;
+    int newLayout;
+    int newChunk;
+    int newOffset;
+    long dataOffset;
+    long dataSize;
+    long superOffset = SUPERBLOCK_OFFSET_SECTORS;
+    long recoveryOffset;
+    int devNumber;
+    int cntCorrectedRead;
+    final byte[] deviceUuid = new byte[MdUuid.LENGTH];
+    int devflags;
+    int bblogShift;
+    int bblogSize;
+    int bblogOffset;
+    long utime;
+    long events;
+    long resyncOffset;
+    int sbCsum;
+    int[] devRoles;
 
     /**
      * An empty raid5 superblock: level 5, layout left-symmetric, {@code super_offset} 8,
@@ -202,81 +203,19 @@ public final class Superblock
      */
     public void encode(final ByteBuffer dst)
     {
-        if (Integer.compareUnsigned(devNumber, MAX_DEV_LIMIT) < 0 && devNumber >= devRoles.length)
-        {
-            maxDev(devNumber + 1);
-        }
-        try
-        {
-            SuperblockValidator.check(this, SUPERBLOCK_OFFSET_SECTORS, "superblock");
-        }
-        catch (final SuperblockException ex)
-        {
-            throw new IllegalStateException("refusing to encode an invalid superblock: " + ex.problem(), ex);
-        }
-        final int length = encodedLength();
-        if (dst.remaining() < length)
-        {
-            throw new IllegalArgumentException(
-                "superblock needs " + length + " bytes, buffer has " + dst.remaining());
-        }
-        final ByteBuffer b = littleEndian(dst);
-        final int o = dst.position();
-        b.putInt(o + MAGIC, MD_SB_MAGIC);
-        b.putInt(o + MAJOR_VERSION, MAJOR_VERSION_1);
-        b.putInt(o + FEATURE_MAP, featureMap);
-        b.putInt(o + PAD0, 0);
-        b.put(o + SET_UUID, setUuid);
-        b.put(o + SET_NAME, setName);
-        b.putLong(o + CTIME, ctime);
-        b.putInt(o + LEVEL, level);
-        b.putInt(o + LAYOUT, layout);
-        b.putLong(o + SIZE, size);
-        b.putInt(o + CHUNKSIZE, chunkSectors);
-        b.putInt(o + RAID_DISKS, raidDisks);
-        b.putInt(o + BITMAP_OFFSET, bitmapOffset);
-        b.putInt(o + NEW_LEVEL, newLevel);
-        b.putLong(o + RESHAPE_POSITION, reshapePosition);
-        b.putInt(o + DELTA_DISKS, deltaDisks);
-        b.putInt(o + NEW_LAYOUT, newLayout);
-        b.putInt(o + NEW_CHUNK, newChunk);
-        b.putInt(o + NEW_OFFSET, newOffset);
-        b.putLong(o + DATA_OFFSET, dataOffset);
-        b.putLong(o + DATA_SIZE, dataSize);
-        b.putLong(o + SUPER_OFFSET, superOffset);
-        b.putLong(o + RECOVERY_OFFSET, recoveryOffset);
-        b.putInt(o + DEV_NUMBER, devNumber);
-        b.putInt(o + CNT_CORRECTED_READ, cntCorrectedRead);
-        b.put(o + DEVICE_UUID, deviceUuid);
-        b.put(o + DEVFLAGS, (byte)devflags);
-        b.put(o + BBLOG_SHIFT, (byte)bblogShift);
-        b.putShort(o + BBLOG_SIZE, (short)bblogSize);
-        b.putInt(o + BBLOG_OFFSET, bblogOffset);
-        b.putLong(o + UTIME, utime);
-        b.putLong(o + EVENTS, events);
-        b.putLong(o + RESYNC_OFFSET, resyncOffset);
-        b.putInt(o + SB_CSUM, 0);
-        b.putInt(o + MAX_DEV, devRoles.length);
-        b.put(o + PAD3, new byte[PAD3_LENGTH]);
-        for (int i = 0; i < devRoles.length; i++)
-        {
-            b.putShort(o + DEV_ROLES + 2 * i, (short)devRoles[i]);
-        }
-        sbCsum = SuperblockFormat.checksum(b, o, devRoles.length);
-        b.putInt(o + SB_CSUM, sbCsum);
-        dst.position(o + length);
+        SuperblockCodec.encode(this, dst);
     }
 
     /** {@code decode(src, memberName, SUPERBLOCK_OFFSET_SECTORS)}: the bytes were read at 4 KiB. */
     public static Superblock decode(final ByteBuffer src, final String memberName) throws SuperblockException
     {
-        return decode(src, memberName, SUPERBLOCK_OFFSET_SECTORS);
+        return SuperblockCodec.decode(src, memberName, SUPERBLOCK_OFFSET_SECTORS);
     }
 
     /**
      * Reads and validates a superblock starting at {@code src}'s position; on
      * success advances the position past it ({@code 256 + 2 * max_dev} bytes).
-     * Bytes after that span are not looked at.
+     * Bytes after that span are not looked at. The buffer's byte order does not matter.
      *
      * @param memberName names the member in every error message.
      * @param readAtSector where the bytes came from; {@code super_offset} must say the same.
@@ -286,101 +225,7 @@ public final class Superblock
     public static Superblock decode(final ByteBuffer src, final String memberName, final long readAtSector)
         throws SuperblockException
     {
-        final ByteBuffer b = littleEndian(src);
-        final int o = src.position();
-        final int available = src.remaining();
-        if (available < HEADER_BYTES)
-        {
-            throw new SuperblockException(memberName,
-                "not an md member: only " + available + " bytes where a superblock needs at least " + HEADER_BYTES);
-        }
-        final int magic = b.getInt(o + MAGIC);
-        if (magic != MD_SB_MAGIC)
-        {
-            throw new SuperblockException(memberName,
-                String.format("not an md member (magic 0x%08x, expected 0x%08x)", magic, MD_SB_MAGIC));
-        }
-        final int major = b.getInt(o + MAJOR_VERSION);
-        if (major != MAJOR_VERSION_1)
-        {
-            throw new SuperblockException(memberName,
-                "unsupported superblock major version " + Integer.toUnsignedString(major) + " (only 1 is supported)");
-        }
-        final int maxDev = b.getInt(o + MAX_DEV);
-        if (Integer.compareUnsigned(maxDev, MAX_DEV_LIMIT) > 0)
-        {
-            throw new CorruptSuperblockException(memberName,
-                "max_dev " + Integer.toUnsignedString(maxDev) + " out of range (0.." + MAX_DEV_LIMIT + ")");
-        }
-        final int span = span(maxDev);
-        if (available < span)
-        {
-            throw new CorruptSuperblockException(memberName,
-                "truncated superblock: max_dev " + maxDev + " needs " + span + " bytes, only " + available + " read");
-        }
-        final int found = b.getInt(o + SB_CSUM);
-        final int expected = SuperblockFormat.checksum(b, o, maxDev);
-        if (found != expected)
-        {
-            throw new CorruptSuperblockException(memberName,
-                String.format("bad superblock checksum: expected 0x%08x, found 0x%08x", expected, found));
-        }
-        final int pad0 = b.getInt(o + PAD0);
-        if (pad0 != 0)
-        {
-            throw new CorruptSuperblockException(memberName,
-                String.format("reserved field pad0 is 0x%08x, must be zero", pad0));
-        }
-        for (int i = 0; i < PAD3_LENGTH; i++)
-        {
-            final int v = b.get(o + PAD3 + i) & 0xff;
-            if (v != 0)
-            {
-                throw new CorruptSuperblockException(memberName,
-                    String.format("reserved field pad3[%d] is 0x%02x, must be zero", i, v));
-            }
-        }
-
-        final Superblock sb = new Superblock();
-        sb.featureMap = b.getInt(o + FEATURE_MAP);
-        b.get(o + SET_UUID, sb.setUuid);
-        b.get(o + SET_NAME, sb.setName);
-        sb.ctime = b.getLong(o + CTIME);
-        sb.level = b.getInt(o + LEVEL);
-        sb.layout = b.getInt(o + LAYOUT);
-        sb.size = b.getLong(o + SIZE);
-        sb.chunkSectors = b.getInt(o + CHUNKSIZE);
-        sb.raidDisks = b.getInt(o + RAID_DISKS);
-        sb.bitmapOffset = b.getInt(o + BITMAP_OFFSET);
-        sb.newLevel = b.getInt(o + NEW_LEVEL);
-        sb.reshapePosition = b.getLong(o + RESHAPE_POSITION);
-        sb.deltaDisks = b.getInt(o + DELTA_DISKS);
-        sb.newLayout = b.getInt(o + NEW_LAYOUT);
-        sb.newChunk = b.getInt(o + NEW_CHUNK);
-        sb.newOffset = b.getInt(o + NEW_OFFSET);
-        sb.dataOffset = b.getLong(o + DATA_OFFSET);
-        sb.dataSize = b.getLong(o + DATA_SIZE);
-        sb.superOffset = b.getLong(o + SUPER_OFFSET);
-        sb.recoveryOffset = b.getLong(o + RECOVERY_OFFSET);
-        sb.devNumber = b.getInt(o + DEV_NUMBER);
-        sb.cntCorrectedRead = b.getInt(o + CNT_CORRECTED_READ);
-        b.get(o + DEVICE_UUID, sb.deviceUuid);
-        sb.devflags = b.get(o + DEVFLAGS) & 0xff;
-        sb.bblogShift = b.get(o + BBLOG_SHIFT) & 0xff;
-        sb.bblogSize = b.getShort(o + BBLOG_SIZE) & 0xffff;
-        sb.bblogOffset = b.getInt(o + BBLOG_OFFSET);
-        sb.utime = b.getLong(o + UTIME);
-        sb.events = b.getLong(o + EVENTS);
-        sb.resyncOffset = b.getLong(o + RESYNC_OFFSET);
-        sb.sbCsum = found;
-        sb.devRoles = new int[maxDev];
-        for (int i = 0; i < maxDev; i++)
-        {
-            sb.devRoles[i] = b.getShort(o + DEV_ROLES + 2 * i) & 0xffff;
-        }
-        SuperblockValidator.check(sb, readAtSector, memberName);
-        src.position(o + span);
-        return sb;
+        return SuperblockCodec.decode(src, memberName, readAtSector);
     }
 
     /**
@@ -392,19 +237,7 @@ public final class Superblock
      */
     public static int checksum(final ByteBuffer sb)
     {
-        final ByteBuffer b = littleEndian(sb);
-        final int o = sb.position();
-        if (sb.remaining() < HEADER_BYTES)
-        {
-            throw new IllegalArgumentException("need " + HEADER_BYTES + " bytes, have " + sb.remaining());
-        }
-        final int maxDev = b.getInt(o + MAX_DEV);
-        if (Integer.compareUnsigned(maxDev, MAX_DEV_LIMIT) > 0 || sb.remaining() < span(maxDev))
-        {
-            throw new IllegalArgumentException("max_dev " + Integer.toUnsignedString(maxDev)
-                + " out of range or past the " + sb.remaining() + " bytes given");
-        }
-        return SuperblockFormat.checksum(b, o, maxDev);
+        return SuperblockCodec.checksum(sb);
     }
 
     /** Bytes {@link #encode} writes: {@code 256 + 2 * max_dev} (after growing max_dev to cover dev_number). */
@@ -431,49 +264,6 @@ public final class Superblock
         final int rounded = (bytes + SECTOR_BYTES - 1) / SECTOR_BYTES * SECTOR_BYTES;
         return (rounded - HEADER_BYTES) / 2;
     }
-
-    // ------------------------------------------------------------------ time
-
-    /** md's time encoding: low 40 bits seconds since the epoch, high 24 bits microseconds. */
-    public static long mdTime(final long epochSeconds, final int micros)
-    {
-        if (epochSeconds < 0 || epochSeconds > MD_TIME_SECONDS_MASK)
-        {
-            throw new IllegalArgumentException("seconds " + epochSeconds + " do not fit md's 40 bits");
-        }
-        if (micros < 0 || micros >= 1_000_000)
-        {
-            throw new IllegalArgumentException("microseconds " + micros + " out of range (0..999999)");
-        }
-        return epochSeconds | ((long)micros << 40);
-    }
-
-    /** md's encoding of {@code instant} (microsecond precision). */
-    public static long mdTime(final Instant instant)
-    {
-        return mdTime(instant.getEpochSecond(), instant.getNano() / 1000);
-    }
-
-    /** Seconds part of an md time ({@code MD_SUPERBLOCK_1_TIME_SEC_MASK}). */
-    public static long mdTimeSeconds(final long mdTime)
-    {
-        return mdTime & MD_TIME_SECONDS_MASK;
-    }
-
-    /** Microseconds part of an md time (top 24 bits). */
-    public static int mdTimeMicros(final long mdTime)
-    {
-        return (int)(mdTime >>> 40);
-    }
-
-    /** The instant an md time stands for. */
-    public static Instant toInstant(final long mdTime)
-    {
-        return Instant.ofEpochSecond(mdTimeSeconds(mdTime), mdTimeMicros(mdTime) * 1000L);
-    }
-
-    /** Low 40 bits of an md time hold the seconds. */
-    public static final long MD_TIME_SECONDS_MASK = (1L << 40) - 1;
 
     // ------------------------------------------------------------------ fields
 
@@ -572,7 +362,7 @@ public final class Superblock
         return this;
     }
 
-    /** Creation time, md-encoded (see {@link #mdTime(long, int)}). */
+    /** Creation time, md-encoded (see {@link MdTime}). */
     public long ctime()
     {
         return ctime;
@@ -878,7 +668,7 @@ public final class Superblock
         return this;
     }
 
-    /** Last update time, md-encoded. */
+    /** Last update time, md-encoded (see {@link MdTime}). */
     public long utime()
     {
         return utime;

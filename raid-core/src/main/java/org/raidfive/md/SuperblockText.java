@@ -63,7 +63,7 @@ final class SuperblockText
         {
             return "0";
         }
-        final Instant instant = Superblock.toInstant(mdTime);
+        final Instant instant = MdTime.toInstant(mdTime);
         return mdTime + " (" + instant + ")";
     }
 

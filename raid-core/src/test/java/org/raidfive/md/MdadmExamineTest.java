@@ -73,7 +73,7 @@ class MdadmExamineTest
         assertEquals(Samples.ARRAY_UUID, e.get("MD_UUID"), e.toString());
         assertEquals(MdUuid.format(Samples.deviceUuid(2)), e.get("MD_DEV_UUID"), e.toString());
         assertEquals("42", e.get("MD_EVENTS"), e.toString());
-        assertEquals(Long.toString(Superblock.mdTimeSeconds(Samples.UTIME)), e.get("MD_UPDATE_TIME"), e.toString());
+        assertEquals(Long.toString(MdTime.seconds(Samples.UTIME)), e.get("MD_UPDATE_TIME"), e.toString());
     }
 
     @Test

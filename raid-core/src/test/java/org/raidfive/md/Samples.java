@@ -9,8 +9,8 @@ final class Samples
     static final long MEMBER_BYTES = 64L << 20;
     static final long MEMBER_SECTORS = MEMBER_BYTES / 512;
     static final int CHUNK_SECTORS = 1024; // 512 KiB, mdadm's default
-    static final long CTIME = Superblock.mdTime(1_700_000_000L, 0);
-    static final long UTIME = Superblock.mdTime(1_700_000_123L, 456_789);
+    static final long CTIME = MdTime.of(1_700_000_000L, 0);
+    static final long UTIME = MdTime.of(1_700_000_123L, 456_789);
 
     private Samples()
     {

@@ -255,14 +255,14 @@ class SuperblockDecodeTest
     @Test
     void mdTimeSplitsSecondsAndMicros()
     {
-        final long t = Superblock.mdTime(1_700_000_123L, 456_789);
-        assertEquals(1_700_000_123L, Superblock.mdTimeSeconds(t));
-        assertEquals(456_789, Superblock.mdTimeMicros(t));
+        final long t = MdTime.of(1_700_000_123L, 456_789);
+        assertEquals(1_700_000_123L, MdTime.seconds(t));
+        assertEquals(456_789, MdTime.micros(t));
         assertEquals(1_700_000_123L | (456_789L << 40), t);
-        assertEquals(java.time.Instant.ofEpochSecond(1_700_000_123L, 456_789_000L), Superblock.toInstant(t));
-        assertEquals(t, Superblock.mdTime(Superblock.toInstant(t)));
-        assertThrows(IllegalArgumentException.class, () -> Superblock.mdTime(1L << 40, 0));
-        assertThrows(IllegalArgumentException.class, () -> Superblock.mdTime(0, 1_000_000));
+        assertEquals(java.time.Instant.ofEpochSecond(1_700_000_123L, 456_789_000L), MdTime.toInstant(t));
+        assertEquals(t, MdTime.of(MdTime.toInstant(t)));
+        assertThrows(IllegalArgumentException.class, () -> MdTime.of(1L << 40, 0));
+        assertThrows(IllegalArgumentException.class, () -> MdTime.of(0, 1_000_000));
     }
 
     @Test

@@ -17,6 +17,8 @@
  *       a new member.</li>
  *   <li>{@link org.raidfive.md.MdUuid}: 16-byte UUIDs in mdadm's
  *       {@code xxxxxxxx:xxxxxxxx:xxxxxxxx:xxxxxxxx} notation.</li>
+ *   <li>{@link org.raidfive.md.MdTime}: md's 40-bit-seconds / 24-bit-microseconds
+ *       time stamps.</li>
  * </ul>
  *
  * <p>Reading never trusts the disk: {@code Superblock.decode} checks what

@@ -63,7 +63,7 @@ final class Assembler {
             }
         }
         byte[] uuid = spec.uuid() != null ? spec.uuid() : MdUuid.random();
-        long ctime = Superblock.mdTime(java.time.Instant.now());
+        long ctime = org.raidfive.md.MdTime.of(java.time.Instant.now());
         ArrayMetadata meta = new ArrayMetadata(uuid, spec.name(), ctime, layout, 0,
                 spec.assumeClean() ? Long.MAX_VALUE : 0);
         Member[] slots = new Member[disks.size()];

@@ -499,7 +499,7 @@ public final class Raid5Array implements MemberDisk {
         }
     }
 
-    private void stopSyncTargeting(Member m) throws InterruptedException {
+    private void stopSyncTargeting(Member m) {
         SyncJob job;
         synchronized (syncLock) {
             job = sync;

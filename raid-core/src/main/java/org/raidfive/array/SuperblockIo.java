@@ -47,7 +47,7 @@ final class SuperblockIo {
                 .devNumber(m.devNumber)
                 .deviceUuid(m.deviceUuid)
                 .cntCorrectedRead(m.correctedReadErrors.get())
-                .utime(Superblock.mdTime(meta.utimeLocked(), 0))
+                .utime(org.raidfive.md.MdTime.of(meta.utimeLocked(), 0))
                 .events(meta.eventsLocked())
                 .resyncOffset(toSectors(meta.resyncOffsetForDisk()));
         int[] roles = meta.rolesLocked();

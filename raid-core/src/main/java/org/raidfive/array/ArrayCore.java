@@ -48,6 +48,28 @@ final class ArrayCore {
     volatile Member[] replacements;
     volatile String failure;
 
+    /** Set by writers, cleared by safemode's check; see {@link #noteWrite()}. */
+    private volatile boolean wroteSinceCheck;
+
+    /**
+     * Records that a write started. Only the first writer after a check stores (a plain volatile
+     * read otherwise), so writers do not bounce the flag's cache line between cores.
+     */
+    void noteWrite() {
+        if (!wroteSinceCheck) {
+            wroteSinceCheck = true;
+        }
+    }
+
+    /** True if a write started since the last call; clears the note. */
+    boolean takeWriteNote() {
+        if (wroteSinceCheck) {
+            wroteSinceCheck = false;
+            return true;
+        }
+        return false;
+    }
+
     ArrayCore(String name, Raid5Layout layout, Member[] slots, CounterMode counterMode, ArrayHooks hooks) {
         this.name = name;
         this.layout = layout;

@@ -44,8 +44,13 @@ public final class Raid5Array implements MemberDisk {
     private SyncProgress lastSync;
     private volatile SyncLimits syncLimits;
     private final boolean readOnly;
-    /** md's per-array thread: reacts to failures (starts recovery onto a spare) off the I/O path. */
-    private final java.util.concurrent.ExecutorService daemon;
+    /** md's safemode_delay: an array with no write for this long is marked clean on disk. */
+    static final long SAFEMODE_DELAY_MILLIS = 200;
+    /**
+     * md's per-array thread: reacts to failures (starts recovery onto a spare) and runs safemode,
+     * both off the I/O path.
+     */
+    private final java.util.concurrent.ScheduledExecutorService daemon;
     private volatile boolean closed;
 
     Raid5Array(ArrayCore core, ArrayMetadata meta, SyncLimits syncLimits, boolean readOnly) {
@@ -55,12 +60,47 @@ public final class Raid5Array implements MemberDisk {
         this.reads = new ReadPath(core);
         this.writes = new WritePath(core);
         this.syncLimits = syncLimits;
-        this.daemon = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+        this.daemon = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "raid-daemon-" + core.name);
             t.setDaemon(true);
             return t;
         });
         meta.onMemberFailed(this::memberFailedAsync);
+        if (!readOnly) {
+            daemon.scheduleWithFixedDelay(this::safemodeTick, SAFEMODE_DELAY_MILLIS, SAFEMODE_DELAY_MILLIS,
+                    TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /**
+     * md's safemode: if no write started during the last period, flush every member and mark the
+     * array clean, so that a crash while idle needs no resync. Writers announce themselves with
+     * {@link ArrayCore#noteWrite()} while holding the configuration read side; the check runs
+     * quiesced, so no write is in flight and none can start until the clean state is on disk.
+     */
+    private void safemodeTick() {
+        try {
+            if (core.takeWriteNote() || !meta.dirty() || closed || isFailed()) {
+                return;
+            }
+            quiesce(() -> {
+                if (core.takeWriteNote() || !meta.dirty() || closed || isFailed()) {
+                    return;
+                }
+                for (Member m : liveMembers()) {
+                    try {
+                        m.disk.flush();
+                    } catch (IOException e) {
+                        core.hooks.memberFailed(m, e);
+                    }
+                }
+                if (!isFailed()) {
+                    meta.markClean();
+                }
+            });
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("{}: safemode could not mark the array clean: {}", core.name, e.getMessage());
+        }
     }
 
     /** Called under the metadata lock by whichever thread saw the failure: only schedules. */
@@ -148,6 +188,7 @@ public final class Raid5Array implements MemberDisk {
             if (core.syncRunning) {
                 core.foregroundOps.increment();
             }
+            core.noteWrite();
             meta.beforeWrite();
             writes.write(offset, src, srcOffset, length);
         } finally {

@@ -85,19 +85,51 @@ class ArrayLifecycleTest {
 
     @Test
     void arrayIsDirtyOnDiskWhileWritingAndCleanAfterClose() throws Exception {
-        List<MemberDisk> disks = files("d", 3);
+        List<MemberDisk> files = files("d", 3);
+        List<org.raidfive.disk.FaultyDisk> disks = new ArrayList<>();
+        for (MemberDisk f : files) {
+            disks.add(new org.raidfive.disk.FaultyDisk(f));
+        }
         Raid5Array array = Raid5Array.create(spec(), disks);
-        Superblock before = SuperblockIo.read(disks.get(0));
+        Superblock before = SuperblockIo.read(files.get(0));
         assertTrue(before.isClean(), "clean after create with assumeClean");
-        array.write(0, ByteBuffer.allocate(4096), 0, 4096);
-        Superblock during = SuperblockIo.read(disks.get(1));
-        assertEquals(0, during.resyncOffset(), "dirty: resync_offset 0 before the first write goes out");
+        disks.get(2).latency(500, java.util.concurrent.TimeUnit.MILLISECONDS);
+        Thread writer = new Thread(() -> {
+            try {
+                array.write(0, ByteBuffer.allocate(3 * CHUNK), 0, 3 * CHUNK);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        writer.start();
+        Thread.sleep(200);
+        Superblock during = SuperblockIo.read(files.get(1));
+        assertEquals(0, during.resyncOffset(), "dirty: resync_offset 0 while a write is in flight");
         assertTrue(during.events() > before.events(), "events bumped");
+        writer.join();
+        disks.get(2).latency(0, java.util.concurrent.TimeUnit.MILLISECONDS);
         array.close();
         try (FileDisk d = FileDisk.open(dir.resolve("d2.img"))) {
             Superblock after = SuperblockIo.read(d);
             assertTrue(after.isClean());
             assertTrue(after.events() > during.events());
+        }
+    }
+
+    @Test
+    void safemodeMarksAnIdleArrayCleanWithoutClosing() throws Exception {
+        List<MemberDisk> disks = files("q", 3);
+        try (Raid5Array array = Raid5Array.create(spec(), disks)) {
+            array.write(0, ByteBuffer.allocate(4096), 0, 4096);
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (!SuperblockIo.read(disks.get(0)).isClean()) {
+                assertTrue(System.nanoTime() < deadline, "idle array marked clean by safemode");
+                Thread.sleep(20);
+            }
+            assertTrue(array.status().clean());
+            array.write(4096, ByteBuffer.allocate(4096), 0, 4096);
+            // The write's note keeps the next safemode tick from cleaning, so this read is in time.
+            assertEquals(0, SuperblockIo.read(disks.get(1)).resyncOffset(), "dirty again as soon as a write arrives");
         }
     }
 

@@ -104,6 +104,7 @@ public final class BenchConfig {
     private final long size;
     private final Duration runtime;
     private final Duration ramp;
+    private final Duration warmup;
     private final Backend backend;
     private final Path dir;
     private final boolean direct;
@@ -126,6 +127,7 @@ public final class BenchConfig {
         size = b.size;
         runtime = b.runtime;
         ramp = b.ramp;
+        warmup = b.warmup;
         backend = b.backend;
         dir = b.dir;
         direct = b.direct;
@@ -156,6 +158,7 @@ public final class BenchConfig {
         b.size = size;
         b.runtime = runtime;
         b.ramp = ramp;
+        b.warmup = warmup;
         b.backend = backend;
         b.dir = dir;
         b.direct = direct;
@@ -181,6 +184,8 @@ public final class BenchConfig {
     public long size() { return size; }
     public Duration runtime() { return runtime; }
     public Duration ramp() { return ramp; }
+    /** One unmeasured run of every variant before the first round (JIT warm-up; not in fio). */
+    public Duration warmup() { return warmup; }
     public Backend backend() { return backend; }
     public Path dir() { return dir; }
     public boolean direct() { return direct; }
@@ -208,6 +213,7 @@ public final class BenchConfig {
         sb.append(" bs=").append(Sizes.format(bs)).append(" iodepth=").append(iodepth)
                 .append(" numjobs=").append(numjobs).append(" size=").append(Sizes.format(size))
                 .append(" runtime=").append(seconds(runtime)).append(" ramp=").append(seconds(ramp))
+                .append(" warmup=").append(seconds(warmup))
                 .append(" target=").append(joined(targets)).append(" backend=").append(backend);
         if (backend == Backend.FILE) {
             sb.append(" dir=").append(dir).append(direct ? " direct=1" : "");
@@ -260,6 +266,7 @@ public final class BenchConfig {
         private long size = 1L << 30;
         private Duration runtime = Duration.ofSeconds(5);
         private Duration ramp = Duration.ofSeconds(1);
+        private Duration warmup = Duration.ofSeconds(2);
         private Backend backend = Backend.MEMORY;
         private Path dir;
         private boolean direct;
@@ -281,6 +288,7 @@ public final class BenchConfig {
         public Builder size(long v) { size = v; return this; }
         public Builder runtime(Duration v) { runtime = Objects.requireNonNull(v, "runtime"); return this; }
         public Builder ramp(Duration v) { ramp = Objects.requireNonNull(v, "ramp"); return this; }
+        public Builder warmup(Duration v) { warmup = Objects.requireNonNull(v, "warmup"); return this; }
         public Builder backend(Backend v) { backend = Objects.requireNonNull(v, "backend"); return this; }
         public Builder dir(Path v) { dir = v; return this; }
         public Builder direct(boolean v) { direct = v; return this; }
@@ -306,6 +314,7 @@ public final class BenchConfig {
                     + "at least one --bs block (" + bs + " bytes) per job (" + numjobs + " jobs)");
             require(!runtime.isNegative() && !runtime.isZero(), "--runtime " + runtime + " must be positive");
             require(!ramp.isNegative(), "--ramp " + ramp + " must not be negative");
+            require(!warmup.isNegative(), "--warmup " + warmup + " must not be negative");
             require(disks >= Raid5Layout.MIN_DISKS && disks <= 64, "--disks " + disks + " must be 3..64");
             require(repeat >= 1 && repeat <= 1000, "--repeat " + repeat + " must be 1..1000");
             require(workers >= 0 && workers <= 1024, "--workers " + workers + " must be 0 (auto) to 1024");

@@ -14,7 +14,8 @@ import org.raidfive.disk.MemberDisk;
  * in the same order (A B A B ...: with {@code --counters both} or several targets the variants are
  * interleaved, so slow drift of the machine hits them alike and per-round ratios stay honest).
  *
- * <p>A run: jobs start together, run {@code ramp} unmeasured, then {@code runtime} measured; an
+ * <p>Before the first round every variant runs once for {@code warmup}, unmeasured (JIT). A run:
+ * jobs start together, run {@code ramp} unmeasured, then {@code runtime} measured; an
  * I/O counts when it completes inside the measured window. CPU is the process's CPU time over the
  * window.
  */
@@ -35,6 +36,16 @@ public final class IopsRunner {
         List<Variant> variants = Variant.of(config);
         List<RunResult> results = new ArrayList<>();
         try (TargetSet targets = new TargetSet(config)) {
+            if (!config.warmup().isZero()) {
+                // The JIT compiles the paths while these run; a short run on a busy machine otherwise
+                // measures the interpreter in the first round.
+                BenchConfig warm = config.toBuilder().runtime(config.warmup()).ramp(java.time.Duration.ZERO).build();
+                for (Variant v : variants) {
+                    try (TargetSet.Opened target = targets.open(v)) {
+                        runOnce(warm, v, -1, target.disk());
+                    }
+                }
+            }
             for (int round = 0; round < config.repeat(); round++) {
                 for (Variant v : variants) {
                     RunResult r;

@@ -16,7 +16,7 @@ class IopsRunnerSmokeTest {
 
     private static BenchConfig.Builder small() {
         return BenchConfig.builder().size(8L << 20).chunk(64 * 1024).disks(4).numjobs(2)
-                .runtime(Duration.ofMillis(200)).ramp(Duration.ofMillis(50));
+                .runtime(Duration.ofMillis(200)).ramp(Duration.ofMillis(50)).warmup(Duration.ofMillis(50));
     }
 
     @Test

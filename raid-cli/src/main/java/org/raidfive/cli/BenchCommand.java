@@ -74,6 +74,11 @@ public final class BenchCommand implements Callable<Integer> {
             defaultValue = "1s")
     String ramp;
 
+    @Option(names = "--warmup", paramLabel = "TIME",
+            description = "one unmeasured run of every variant before the first round, for the JIT (default: ${DEFAULT-VALUE})",
+            defaultValue = "2s")
+    String warmup;
+
     @Option(names = "--backend", paramLabel = "KIND", description = "memory or file (default: ${DEFAULT-VALUE})",
             defaultValue = "memory")
     String backend;
@@ -178,6 +183,7 @@ public final class BenchCommand implements Callable<Integer> {
         BenchConfig.Builder b = BenchConfig.builder()
                 .rw(RwMode.parse(rw)).rwmixread(rwmixread).bs(Sizes.parse(bs)).iodepth(iodepth).numjobs(numjobs)
                 .size(Sizes.parse(size)).runtime(duration("--runtime", runtime)).ramp(duration("--ramp", ramp))
+                .warmup(duration("--warmup", warmup))
                 .backend(BenchConfig.Backend.parse(backend)).dir(dir).direct(direct).disks(disks)
                 .chunk(Sizes.parse(chunk)).layout(Raid5Algorithm.parse(layout))
                 .counters(BenchConfig.Counters.parse(counters)).degraded(degraded).repeat(repeat).targets(t)

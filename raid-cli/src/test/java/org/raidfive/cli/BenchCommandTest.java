@@ -39,11 +39,11 @@ class BenchCommandTest {
         Path json = tmp.resolve("r.json");
         Path chart = tmp.resolve("r.svg");
         int code = run("--rw", "randread", "--size", "8m", "--chunk", "64k", "--numjobs", "2", "--runtime", "200ms",
-                "--ramp", "50ms", "--target", "raw,array", "--counters", "both", "--json", json.toString(),
+                "--ramp", "50ms", "--warmup", "0", "--target", "raw,array", "--counters", "both", "--json", json.toString(),
                 "--chart", chart.toString());
         assertEquals(0, code, err.toString());
         String text = out.toString();
-        assertTrue(text.startsWith("raid bench: rw=randread bs=4k iodepth=1 numjobs=2 size=8m"), text);
+        assertTrue(text.startsWith("raid bench: rw=randread bs=4k iodepth=1 numjobs=2 size=8m runtime=200ms ramp=50ms warmup=0s"), text);
         assertTrue(text.contains("array atomic   run 1/1: read: IOPS="), text);
         assertTrue(text.contains("ratio array percpu / raw: median"), text);
         assertTrue(Files.readString(json).contains("\"summaries\""));

@@ -219,10 +219,19 @@ class Results:
 
 
 def profile_section(out, name):
-    path = os.path.join(out, name + ".samples.json")
-    data = load_json(path)
+    """Summary of a JFR recording; kept in NAME.profile.md so the page can be rendered again later."""
+    saved = os.path.join(out, name + ".profile.md")
+    data = load_json(os.path.join(out, name + ".samples.json"))
     if not data:
-        return []
+        text = read_text(saved)
+        return text.splitlines() if text else []
+    lines = profile_lines(out, name, data)
+    with open(saved, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return lines
+
+
+def profile_lines(out, name, data):
     events = data.get("recording", {}).get("events", [])
     self_count, incl_count, total = Counter(), Counter(), 0
     for e in events:

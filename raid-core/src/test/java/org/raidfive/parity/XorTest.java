@@ -100,6 +100,36 @@ class XorTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("buffers")
+    void readOnlySourcesTakeThePortablePathWithTheSameResult(String label, IntFunction<ByteBuffer> dstKind,
+                                                             IntFunction<ByteBuffer> srcKind) {
+        Random random = new Random(SEED + 2);
+        int len = 4096 * 3 + 13;
+        byte[][] data = new byte[5][len];
+        ByteBuffer[] srcs = new ByteBuffer[5];
+        byte[] expected = new byte[len];
+        for (int s = 0; s < 5; s++) {
+            random.nextBytes(data[s]);
+            srcs[s] = fill(srcKind, data[s]).asReadOnlyBuffer();
+            for (int i = 0; i < len; i++) {
+                expected[i] ^= data[s][i];
+            }
+        }
+        ByteBuffer dst = dstKind.apply(len);
+        Xor.parity(dst, 0, srcs, new int[5], 5, len);
+        byte[] got = new byte[len];
+        dst.get(0, got);
+        assertArrayEquals(expected, got, label + " parity of read-only sources");
+        Xor.xorInto(dst, 0, srcs[4], 0, len);
+        Xor.xor(dst, 0, dst, 0, srcs[3], 0, len);
+        for (int i = 0; i < len; i++) {
+            expected[i] ^= data[4][i] ^ data[3][i];
+        }
+        dst.get(0, got);
+        assertArrayEquals(expected, got, label + " xorInto/xor with read-only sources");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("buffers")
     void isZeroFindsAnySetByte(String label, IntFunction<ByteBuffer> kind, IntFunction<ByteBuffer> unused) {
         ByteBuffer b = kind.apply(9000);
         assertTrue(Xor.isZero(b, 0, 9000));

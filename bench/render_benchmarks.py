@@ -1,0 +1,491 @@
+#!/usr/bin/env python3
+"""Writes BENCHMARKS.md (to stdout) from the raw results bench/run-benchmarks left in a directory.
+
+    render_benchmarks.py OUT          the whole page
+    render_benchmarks.py --check OUT  names of the IOPS targets missed, one per line (for profiling)
+"""
+import glob
+import json
+import os
+import statistics
+import sys
+from collections import Counter
+
+# (goal, what) for every target: the ratio must be at least the goal.
+GOALS = {
+    "randread_raw": 0.85,
+    "randread_fio": 3.5,
+    "randwrite": 0.8,
+    "seqwrite": 0.6,
+    "xor": 0.5,
+    "foundation": 0.8,
+}
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def load_lines(path):
+    rows = []
+    try:
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("{"):
+                    rows.append(json.loads(line))
+    except OSError:
+        pass
+    return rows
+
+
+def read_text(path, default=""):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return default
+
+
+def spread(values):
+    values = sorted(values)
+    med = statistics.median(values)
+    cv = statistics.stdev(values) / statistics.mean(values) if len(values) > 1 and statistics.mean(values) else 0.0
+    return {"min": values[0], "median": med, "max": values[-1], "cv": cv, "n": len(values)}
+
+
+def per_round_ratio(report, num, den, scale=1.0, key="iops"):
+    """Median and min/max of num/den over rounds where both ran (pairs run back to back)."""
+    if not report:
+        return None
+    by = {}
+    for r in report["runs"]:
+        by.setdefault(r["variant"], {})[r["round"]] = r[key]
+    a, b = by.get(num, {}), by.get(den, {})
+    ratios = [a[k] / (b[k] * scale) for k in sorted(a) if k in b and b[k]]
+    return spread(ratios) if ratios else None
+
+
+def summary(report, variant):
+    if not report:
+        return None
+    for s in report["summaries"]:
+        if s["variant"] == variant:
+            return s
+    return None
+
+
+def fmt_count(v):
+    if v is None:
+        return "n/a"
+    if v >= 1e6:
+        return "%.2fM" % (v / 1e6)
+    if v >= 1e3:
+        return "%.0fk" % (v / 1e3)
+    return "%.0f" % v
+
+
+def fmt_bw(v):
+    return "%.2f GiB/s" % (v / 2**30) if v >= 2**30 else "%.0f MiB/s" % (v / 2**20)
+
+
+def fmt_us(ns):
+    u = ns / 1000.0
+    return "%.2f" % u if u < 10 else "%.1f" % u if u < 1000 else "%.0f" % u
+
+
+def verdict(ratio, goal):
+    if ratio is None:
+        return "not measured"
+    return "**PASS**" if ratio >= goal else "**MISS** (%.0f%% short)" % (100 * (goal - ratio) / goal)
+
+
+def isal_median(rows, disks):
+    vals = [r["data_GBps"] for r in rows if r.get("peer") == "isal_xor_gen" and r.get("disks") == disks]
+    return spread(vals) if vals else None
+
+
+def jmh_entries(path):
+    data = load_json(path)
+    return data if isinstance(data, list) else []
+
+
+def jmh_secondary(entry, name_part):
+    for k, v in entry.get("secondaryMetrics", {}).items():
+        if name_part in k:
+            return v
+    return None
+
+
+def raw_scores(metric):
+    vals = []
+    for fork in metric.get("rawData", []):
+        vals.extend(fork)
+    return vals
+
+
+def xor_figure(out, members, chunk):
+    for e in jmh_entries(os.path.join(out, "xor.json")):
+        p = e.get("params", {})
+        if e["benchmark"].endswith(".parity") and p.get("members") == str(members) and p.get("chunk") == str(chunk):
+            b = jmh_secondary(e, "bytes")
+            if b:
+                return spread([x / 1e9 for x in raw_scores(b)]), jmh_secondary(e, "alloc.rate.norm")
+    return None, None
+
+
+class Results:
+    def __init__(self, out):
+        self.out = out
+        self.reports = {os.path.basename(p)[:-5]: load_json(p) for p in glob.glob(os.path.join(out, "*.json"))}
+        self.peers = {os.path.basename(p)[:-6]: load_lines(p) for p in glob.glob(os.path.join(out, "*.jsonl"))}
+        self.machine = dict(line.split("=", 1) for line in read_text(os.path.join(out, "machine.txt")).splitlines()
+                            if "=" in line)
+
+    def cmd(self, name):
+        return read_text(os.path.join(self.out, name + ".cmd"), "(not run)")
+
+    def targets(self):
+        """Rows: key, title, figure text, reference text, ratio spread, goal."""
+        rows = []
+        rr = self.reports.get("randread")
+        ratio = per_round_ratio(rr, "array percpu", "raw")
+        s, raw = summary(rr, "array percpu"), summary(rr, "raw")
+        rows.append(("randread", "4 KiB random reads, 4 memory members, 2 jobs, vs the same job on one raw MemoryDisk",
+                     s and "%s IOPS" % fmt_count(s["iops"]["median"]), raw and "%s IOPS" % fmt_count(raw["iops"]["median"]),
+                     ratio, GOALS["randread_raw"]))
+        rows.append(("foundation", "(foundation issue) the same, >= 0.8x raw",
+                     s and "%s IOPS" % fmt_count(s["iops"]["median"]), raw and "%s IOPS" % fmt_count(raw["iops"]["median"]),
+                     ratio, GOALS["foundation"]))
+        fio = [r["iops"] for r in self.peers.get("fio_randread", [])]
+        fio_ratio = None
+        if s and fio:
+            fio_ratio = {"median": s["iops"]["median"] / statistics.median(fio),
+                         "min": s["iops"]["min"] / max(fio), "max": s["iops"]["max"] / min(fio), "n": len(fio)}
+        rows.append(("randread", "the same reads vs fio psync on tmpfs (peer `fio-tmpfs randread 4k 2`)",
+                     s and "%s IOPS" % fmt_count(s["iops"]["median"]),
+                     fio and "%s IOPS (median of %d)" % (fmt_count(statistics.median(fio)), len(fio)),
+                     fio_ratio, GOALS["randread_fio"]))
+        rw = self.reports.get("randwrite")
+        wratio = per_round_ratio(rw, "array percpu", "raw", scale=0.25)
+        ws, wraw = summary(rw, "array percpu"), summary(rw, "raw")
+        rows.append(("randwrite", "4 KiB random writes (read-modify-write) vs a quarter of raw MemoryDisk 4 KiB writes",
+                     ws and "%s IOPS" % fmt_count(ws["iops"]["median"]),
+                     wraw and "%s IOPS / 4 = %s" % (fmt_count(wraw["iops"]["median"]), fmt_count(wraw["iops"]["median"] / 4)),
+                     wratio, GOALS["randwrite"]))
+        sq = self.reports.get("seqwrite")
+        n = sq["config"]["disks"] if sq else 4
+        sratio = per_round_ratio(sq, "array percpu", "raw-members", scale=(n - 1) / n, key="bw_bytes")
+        ss, sraw = summary(sq, "array percpu"), summary(sq, "raw-members")
+        rows.append(("seqwrite", "full-stripe sequential writes (bs 1536k = 3 x 512k chunks) vs raw aggregate member "
+                                 "bandwidth x (n-1)/n",
+                     ss and fmt_bw(ss["bw_bytes"]["median"]),
+                     sraw and "%s x %d/%d = %s" % (fmt_bw(sraw["bw_bytes"]["median"]), n - 1, n,
+                                                  fmt_bw(sraw["bw_bytes"]["median"] * (n - 1) / n)),
+                     sratio, GOALS["seqwrite"]))
+        java, _ = xor_figure(self.out, 4, 65536)
+        isal = isal_median(self.peers.get("isal4", []), 4)
+        xratio = None
+        if java and isal:
+            xratio = {"median": java["median"] / isal["median"], "min": java["min"] / isal["max"],
+                      "max": java["max"] / isal["min"], "n": java["n"]}
+        rows.append(("xor", "XOR parity on 4 x 64 KiB (3 sources) vs ISA-L `xor_gen` (peer `xor-isal 4 65536`)",
+                     java and "%.1f GB/s" % java["median"], isal and "%.1f GB/s (median of %d)" % (isal["median"], isal["n"]),
+                     xratio, GOALS["xor"]))
+        return rows
+
+    def counter_rows(self):
+        rows = []
+        for name in ("randread", "randwrite"):
+            rep = self.reports.get(name)
+            ratio = per_round_ratio(rep, "array percpu", "array atomic")
+            a, p = summary(rep, "array atomic"), summary(rep, "array percpu")
+            if ratio and a and p:
+                noise = max(a["iops"]["cv"], p["iops"]["cv"])
+                ok = ratio["median"] >= 1 - noise
+                rows.append((name, a, p, ratio, noise, ok))
+        return rows
+
+    def missed(self):
+        names = []
+        for key, _, _, _, ratio, goal in self.targets():
+            if key in ("randread", "randwrite", "seqwrite") and ratio and ratio["median"] < goal and key not in names:
+                names.append(key)
+        return names
+
+
+def profile_section(out, name):
+    """Summary of a JFR recording; kept in NAME.profile.md so the page can be rendered again later."""
+    saved = os.path.join(out, name + ".profile.md")
+    data = load_json(os.path.join(out, name + ".samples.json"))
+    if not data:
+        text = read_text(saved)
+        return text.splitlines() if text else []
+    lines = profile_lines(out, name, data)
+    with open(saved, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return lines
+
+
+def profile_lines(out, name, data):
+    events = data.get("recording", {}).get("events", [])
+    self_count, incl_count, total = Counter(), Counter(), 0
+    for e in events:
+        v = e.get("values", {})
+        thread = (v.get("sampledThread") or {}).get("javaName") or ""
+        if not (thread.startswith("bench-job") or thread.startswith("asyncio")):
+            continue
+        frames = (v.get("stackTrace") or {}).get("frames") or []
+        if not frames:
+            continue
+        total += 1
+        names = []
+        for f in frames:
+            m = f.get("method", {})
+            cls = (m.get("type") or {}).get("name", "?").replace("/", ".").split(".")[-1].replace("$", ".")
+            names.append("%s.%s" % (cls, m.get("name", "?")))
+        self_count[names[0]] += 1
+        for n in set(names):
+            incl_count[n] += 1
+    if not total:
+        return []
+    lines = ["%d execution samples on the job threads (`%s`)." % (total, read_text(os.path.join(out, name + ".profile.cmd"))),
+             "", "| self (top of stack) | % | | inclusive (on the stack) | % |", "|---|---:|---|---|---:|"]
+    top_self = self_count.most_common(10)
+    top_incl = [x for x in incl_count.most_common(40) if not x[0].endswith(".run")][:10]
+    for i in range(max(len(top_self), len(top_incl))):
+        a = top_self[i] if i < len(top_self) else ("", 0)
+        b = top_incl[i] if i < len(top_incl) else ("", 0)
+        lines.append("| `%s` | %s | | `%s` | %s |" % (a[0], "%.1f" % (100.0 * a[1] / total) if a[0] else "",
+                                                   b[0], "%.1f" % (100.0 * b[1] / total) if b[0] else ""))
+    return lines
+
+
+def report_table(rep):
+    lines = ["| variant | IOPS min / median / max | CV | BW (median) | clat p50 / p99 / p99.9 / max (us) | CPU % |",
+             "|---|---|---:|---|---|---:|"]
+    for s in rep["summaries"]:
+        i, c = s["iops"], s["clat_ns"]
+        lines.append("| %s | %s / %s / %s | %.1f%%%s | %s | %s / %s / %s / %s | %.0f |" % (
+            s["variant"], fmt_count(i["min"]), fmt_count(i["median"]), fmt_count(i["max"]), 100 * i["cv"],
+            " (!)" if s["spread_warning"] else "", fmt_bw(s["bw_bytes"]["median"]),
+            fmt_us(c["p50"]), fmt_us(c["p99"]), fmt_us(c["p99_9"]), fmt_us(c["max"]), s["cpu_pct"]["median"]))
+    for s in rep["summaries"]:
+        if s["spread_warning"]:
+            lines.append("")
+            lines.append("> WARNING: %s IOPS spread is CV %.1f%% (> 5%%): differences smaller than that are noise here." % (
+                s["variant"], 100 * s["iops"]["cv"]))
+    return lines
+
+
+def render(out):
+    R = Results(out)
+    m = R.machine
+    L = []
+    w = L.append
+    w("# raidfive benchmarks")
+    w("")
+    w("Generated by `bench/run-benchmarks` (do not edit by hand: run the script again). Every figure below comes from")
+    w("one run of that script on one machine, ours and the peers' in the same run; only ratios taken in the same run")
+    w("mean anything, and each comes with its spread over repeats.")
+    w("")
+    w("## Machine and run")
+    w("")
+    w("| | |")
+    w("|---|---|")
+    for k, label in (("cpu", "CPU (lscpu model)"), ("cores", "cores"), ("memory", "memory"), ("jdk", "JDK"),
+                     ("kernel", "kernel"), ("commit", "commit"), ("date", "date"),
+                     ("loadavg_start", "load average at start"), ("loadavg_end", "load average at end")):
+        w("| %s | %s |" % (label, m.get(k, "?")))
+    w("| repeats x runtime | %s rounds x %s s measured (+%s s ramp) per configuration, after one %s s warm-up run "
+      "per variant; peers %s times each |" % (m.get("repeat", "?"), m.get("runtime", "?"), m.get("ramp", "?"),
+                                               m.get("warmup", "?"), m.get("repeat", "?")))
+    w("| script time | %s s |" % m.get("elapsed", "?"))
+    w("")
+    try:
+        load = float(m.get("loadavg_start", "0").split()[0])
+        cores = int(m.get("cores", "2"))
+        if load > cores * 0.5:
+            w("> The load average at the start (%s on %d cores) shows other work on the machine during this run: "
+              "the spread columns say how much that moved the figures." % (m.get("loadavg_start"), cores))
+            w("")
+    except ValueError:
+        pass
+    w("## Targets")
+    w("")
+    w("Ratios are medians of per-round ratios (the two sides run back to back in each round), with the per-round")
+    w("min and max; for the peers (run separately) the range pairs our min with their max and vice versa.")
+    w("")
+    w("| target | raidfive | reference | ratio median (min-max) | goal | verdict |")
+    w("|---|---|---|---|---:|---|")
+    for key, title, fig, ref, ratio, goal in R.targets():
+        w("| %s | %s | %s | %s | >= %.2fx | %s |" % (
+            title, fig or "n/a", ref or "n/a",
+            "%.2fx (%.2f-%.2f)" % (ratio["median"], ratio["min"], ratio["max"]) if ratio else "n/a",
+            goal, verdict(ratio and ratio["median"], goal)))
+    crow = R.counter_rows()
+    for name, a, p, ratio, noise, ok in crow:
+        w("| percpu counters never slower than atomic beyond the spread (%s) | percpu %s IOPS | atomic %s IOPS | "
+          "%.3fx (%.3f-%.3f) | >= %.3fx (1 - max CV) | %s |" % (
+              name, fmt_count(p["iops"]["median"]), fmt_count(a["iops"]["median"]), ratio["median"], ratio["min"],
+              ratio["max"], 1 - noise, "**PASS**" if ok else "**MISS**"))
+    w("")
+    if m.get("counters") == "interim":
+        w("> Counters: this build's `org.raidfive.counter.PercpuRef` is still the interim atomic-only stand-in (the")
+        w("> striped implementation is on its way from the counter branch), so `atomic` and `percpu` run the same")
+        w("> code here: the percpu/atomic rows measure the noise floor of an A/B on this machine, not the change.")
+        w("")
+
+    missed = [(k, t, r, g) for k, t, _, _, r, g in R.targets() if r and r["median"] < g]
+    if missed:
+        w("## Misses: by how much, and what the profile shows")
+        w("")
+        seen = set()
+        for key, title, ratio, goal in missed:
+            w("- %s: %.2fx against a goal of %.2fx, %.0f%% short." % (title, ratio["median"], goal,
+                                                                      100 * (goal - ratio["median"]) / goal))
+        for key, title, ratio, goal in missed:
+            if key in seen:
+                continue
+            seen.add(key)
+            lines = profile_section(out, key)
+            if lines:
+                w("")
+                w("### Profile: %s" % key)
+                w("")
+                L.extend(lines)
+        notes = read_text("bench/NOTES.md")
+        if notes:
+            w("")
+            L.extend(notes.splitlines())
+        w("")
+
+    w("## raid bench runs")
+    w("")
+    for name, title in (("randread", "4 KiB random reads"), ("randwrite", "4 KiB random writes"),
+                        ("seqwrite", "Full-stripe sequential writes"),
+                        ("randread_qd8", "4 KiB random reads at iodepth 8 (AsyncIo)"),
+                        ("randread_degraded", "4 KiB random reads, degraded (one member failed)")):
+        rep = R.reports.get(name)
+        if not rep:
+            continue
+        w("### %s" % title)
+        w("")
+        w("    %s" % R.cmd(name))
+        w("")
+        w("`%s`" % rep["config"]["describe"])
+        w("")
+        L.extend(report_table(rep))
+        for r in rep.get("ratios", []):
+            st = r["ratio"]
+            w("")
+            w("Ratio %s / %s: median %.3f (per-round %.3f-%.3f, %d rounds)." % (
+                r["numerator"], r["denominator"], st["median"], st["min"], st["max"], st["n"]))
+        if os.path.exists(os.path.join(out, name + ".svg")):
+            w("")
+            w("![%s](%s)" % (title, os.path.join(out, name + ".svg")))
+        w("")
+
+    w("## Peers (same run)")
+    w("")
+    w("| command | figure, each repeat | median |")
+    w("|---|---|---|")
+    for name, key, unit in (("isal4", "data_GBps", "GB/s"), ("isal8", "data_GBps", "GB/s"),
+                            ("fio_randread", "iops", "IOPS"), ("fio_randwrite", "iops", "IOPS")):
+        rows = [r for r in R.peers.get(name, []) if key in r]
+        if rows:
+            vals = [r[key] for r in rows]
+            w("| `%s` | %s | %s %s |" % (R.cmd(name), ", ".join(str(v) for v in vals),
+                                         fmt_count(statistics.median(vals)) if unit == "IOPS" else
+                                         "%.1f" % statistics.median(vals), unit))
+    w("")
+    w("`fio-tmpfs` is fio's psync engine on a 1 GiB file in /dev/shm (the kernel's page-cache path, one syscall per")
+    w("I/O); `xor-isal` is ISA-L's AVX2/AVX-512 `xor_gen` over DISKS buffers (data_GBps counts the DISKS-1 sources).")
+    w("")
+
+    w("## JMH suites")
+    w("")
+    w("### XOR kernel (`Xor.parity`, sources of members-1 chunks; GB/s of sources)")
+    w("")
+    w("    %s" % R.cmd("xor"))
+    w("")
+    w("| members | chunk | GB/s median (min-max over iterations) | alloc B/op | ISA-L xor_gen GB/s (same DISKS, 64 KiB) |")
+    w("|---:|---:|---|---:|---|")
+    for e in jmh_entries(os.path.join(out, "xor.json")):
+        p = e.get("params", {})
+        b = jmh_secondary(e, "bytes")
+        if not b:
+            continue
+        s = spread([x / 1e9 for x in raw_scores(b)])
+        alloc = jmh_secondary(e, "alloc.rate.norm")
+        isal = isal_median(R.peers.get("isal%s" % p.get("members"), []), int(p.get("members", 0)))
+        w("| %s | %s | %.1f (%.1f-%.1f) | %s | %s |" % (
+            p.get("members"), p.get("chunk"), s["median"], s["min"], s["max"],
+            "%.3f" % alloc["score"] if alloc else "n/a",
+            "%.1f" % isal["median"] if isal and p.get("chunk") == "65536" else ""))
+    w("")
+    for name, title in (("arrayio", "Whole-array 4 KiB random I/O, 2 threads (`ArrayIoBench`)"),
+                        ("layout", "Layout mapping (`LayoutBench`)"), ("counter", "Counters (`CounterBench`)")):
+        entries = jmh_entries(os.path.join(out, name + ".json"))
+        if not entries:
+            if name == "counter":
+                w("### %s" % title)
+                w("")
+                w("`CounterBench` was not in the tree when this ran; the script runs it when it is:")
+                w("")
+                w("    java -jar raid-bench/target/benchmarks.jar CounterBench -wi 1 -w 1 -i 3 -r 1 -f 1")
+                w("")
+            continue
+        w("### %s" % title)
+        w("")
+        w("    %s" % R.cmd(name))
+        w("")
+        w("| benchmark | params | score | error | unit | alloc B/op |")
+        w("|---|---|---:|---:|---|---:|")
+        for e in entries:
+            pm = e["primaryMetric"]
+            alloc = jmh_secondary(e, "alloc.rate.norm")
+            params = ", ".join("%s=%s" % kv for kv in sorted(e.get("params", {}).items()))
+            w("| %s | %s | %.4g | %.2g | %s | %s |" % (e["benchmark"].split(".")[-2] + "." + e["benchmark"].split(".")[-1],
+                                                    params, pm["score"], pm.get("scoreError") or 0, pm["scoreUnit"],
+                                                    "%.3f" % alloc["score"] if alloc else ""))
+        w("")
+
+    w("## NBD (placeholder)")
+    w("")
+    w("To be filled by the NBD issue: `raid serve` does not exist yet. When it does, this script runs")
+    w("`$PEERS/fio-nbd nbdkit-memory randread 4k 32 1 5` next to `$PEERS/fio-nbd nbd://127.0.0.1:10809 randread 4k 32 1 5 raidfive`")
+    w("against `raid serve` and puts both figures and their ratio here; until then it skips this section.")
+    w("")
+    w("## Running the suites by hand")
+    w("")
+    w("    mvn -B -q install -DskipTests                    # raid-bench/target/benchmarks.jar, raid-cli/target/raid.jar")
+    w("    bench/run-benchmarks                             # everything above, regenerates this file")
+    w("    raid bench --rw randread --bs 4k --numjobs 2 --target raw,array --counters both --repeat 5")
+    w("    java -cp raid-cli/target/raid.jar org.raidfive.cli.BenchCommand ...   # the same, until raid lists bench")
+    w("    java -jar raid-bench/target/benchmarks.jar XorBench -prof gc        # XOR, 4K..1M x 3..8 members")
+    w("    java -jar raid-bench/target/benchmarks.jar LayoutBench -prof gc")
+    w("    java -jar raid-bench/target/benchmarks.jar ArrayIoBench -prof gc")
+    w("    java -jar raid-bench/target/benchmarks.jar CounterBench -prof gc")
+    w("")
+    return "\n".join(L)
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "--check":
+        for name in Results(argv[2]).missed():
+            print(name)
+        return 0
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    print(render(argv[1]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

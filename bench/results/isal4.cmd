@@ -1,0 +1,1 @@
+/work/shared/peers/xor-isal 4 65536

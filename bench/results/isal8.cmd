@@ -1,0 +1,1 @@
+/work/shared/peers/xor-isal 8 65536

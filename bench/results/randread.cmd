@@ -1,0 +1,1 @@
+raid bench --rw randread --bs 4k --numjobs 2 --disks 4 --target raw,array --counters both --runtime 3 --ramp 1 --warmup 2 --repeat 3

@@ -1,0 +1,417 @@
+package org.raidfive.array;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import org.jctools.queues.MpmcArrayQueue;
+import org.raidfive.disk.MemberDisk;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Asynchronous I/O over any {@link MemberDisk} (a {@link Raid5Array} included): callers queue
+ * requests and go on; a fixed set of worker threads run them against the disk's blocking calls and
+ * report each one to its {@link Completion} on the worker. This is how one thread keeps more than
+ * one I/O in flight (fio's iodepth).
+ *
+ * <p>Design. {@code capacity} request objects are made up front and cycle between two bounded
+ * JCTools {@link MpmcArrayQueue}s: {@code free} and {@code pending}. A submit takes a free request,
+ * fills it and offers it to {@code pending}; a worker polls it, runs the I/O, returns the request to
+ * {@code free} and then calls the completion. Nothing is allocated per request in steady state.
+ * {@code capacity} is therefore the bound on requests in flight over all submitters; a submit that
+ * finds no free request waits (spin, yield, then timed parks) until one is returned. A
+ * {@link Submitter} adds a bound per submitter: at most {@code maxInFlight} of its requests are
+ * queued or running at once.
+ *
+ * <p>Idle workers spin briefly, then park. A worker announces that it is going to sleep (its
+ * {@code sleeping} flag, then {@code sleepers}, both with full fences) and re-checks {@code pending}
+ * before it parks; a submitter offers to {@code pending} (a CAS, a full fence) and then reads
+ * {@code sleepers}. Of the two, at least one sees the other's write, so a request is never left in
+ * the queue with every worker asleep.
+ *
+ * <p>Ordering. Everything the submitter wrote before the submit (the buffer to write, say)
+ * happens-before the I/O; the I/O's effects (a read's bytes in the buffer) happen-before the
+ * completion, both through the queues' release/acquire hand-offs. Completions of different
+ * requests may run concurrently on different workers and in any order.
+ *
+ * <p>Closing. {@link #close()} refuses new submits, waits until every accepted request has run and
+ * its completion has returned, then stops the workers. It does not close the disk. A completion
+ * may submit again (chaining) until close begins; after that, submit throws.
+ */
+public final class AsyncIo implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(AsyncIo.class);
+    private static final int SPINS = 200;
+    private static final int YIELDS = 10;
+    private static final long MAX_PARK_NANOS = 100_000;
+    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(60);
+
+    /** Receives the outcome of one request, on the worker thread that ran it. */
+    public interface Completion<A> {
+        /** Every byte moved. */
+        void completed(A attachment);
+
+        /** The request failed; {@code error} wraps runtime exceptions of the disk too. */
+        void failed(A attachment, IOException error);
+    }
+
+    private final MemberDisk disk;
+    private final MpmcArrayQueue<Request> free;
+    private final MpmcArrayQueue<Request> pending;
+    private final Worker[] workers;
+    private final AtomicInteger sleepers = new AtomicInteger();
+    /** Accepted and not yet through their completion; close waits for zero. */
+    private final AtomicInteger accepted = new AtomicInteger();
+    private volatile boolean closed;
+    private volatile boolean stopping;
+
+    /**
+     * @param disk     where the I/O goes; not closed by {@link #close()}
+     * @param workers  threads running requests (at least 1)
+     * @param capacity requests in flight at most, over all submitters (at least 1)
+     */
+    public AsyncIo(MemberDisk disk, int workers, int capacity) {
+        this.disk = Objects.requireNonNull(disk, "disk");
+        if (workers < 1) {
+            throw new IllegalArgumentException("AsyncIo needs at least one worker thread, got " + workers);
+        }
+        if (capacity < 1) {
+            throw new IllegalArgumentException("AsyncIo capacity must be at least 1 request, got " + capacity);
+        }
+        // JCTools rounds capacities up to a power of two; the free list holds exactly 'capacity' requests.
+        this.free = new MpmcArrayQueue<>(Math.max(2, capacity));
+        this.pending = new MpmcArrayQueue<>(Math.max(2, capacity));
+        for (int i = 0; i < capacity; i++) {
+            free.offer(new Request());
+        }
+        this.workers = new Worker[workers];
+        for (int i = 0; i < workers; i++) {
+            this.workers[i] = new Worker("asyncio-" + disk.name() + "-" + i);
+        }
+        for (Worker w : this.workers) {
+            w.start();
+        }
+    }
+
+    public MemberDisk disk() {
+        return disk;
+    }
+
+    /** Requests accepted and not yet through their completion. */
+    public int inFlight() {
+        return accepted.get();
+    }
+
+    /**
+     * Queues a read of {@code length} bytes at {@code offset} into {@code buffer[bufferOffset..)}.
+     * The buffer belongs to the request until its completion runs. Waits while {@code capacity}
+     * requests are in flight.
+     *
+     * @throws IllegalStateException once {@link #close()} has begun
+     * @throws InterruptedException  if interrupted while waiting for a free request
+     */
+    public <A> void submitRead(long offset, ByteBuffer buffer, int bufferOffset, int length,
+                               Completion<? super A> completion, A attachment) throws InterruptedException {
+        submit(false, offset, buffer, bufferOffset, length, completion, attachment, null);
+    }
+
+    /** Queues a write of {@code buffer[bufferOffset, bufferOffset+length)} at {@code offset}; as {@link #submitRead}. */
+    public <A> void submitWrite(long offset, ByteBuffer buffer, int bufferOffset, int length,
+                                Completion<? super A> completion, A attachment) throws InterruptedException {
+        submit(true, offset, buffer, bufferOffset, length, completion, attachment, null);
+    }
+
+    /** A submitting handle that keeps at most {@code maxInFlight} of its own requests in flight. */
+    public Submitter submitter(int maxInFlight) {
+        return new Submitter(maxInFlight);
+    }
+
+    private void submit(boolean write, long offset, ByteBuffer buffer, int bufferOffset, int length,
+                        Completion<?> completion, Object attachment, Submitter owner) throws InterruptedException {
+        Objects.requireNonNull(buffer, "buffer");
+        Objects.requireNonNull(completion, "completion");
+        if (bufferOffset < 0 || length < 0 || bufferOffset > buffer.limit() - length) {
+            throw new IndexOutOfBoundsException("buffer range [" + bufferOffset + ", " + bufferOffset + " + " + length
+                    + ") outside a buffer of limit " + buffer.limit());
+        }
+        if (!write && buffer.isReadOnly()) {
+            throw new java.nio.ReadOnlyBufferException();
+        }
+        accepted.incrementAndGet();
+        if (closed) {
+            completedOne();
+            throw new IllegalStateException("AsyncIo over " + disk.name() + " is closed");
+        }
+        Request r;
+        try {
+            r = takeFree();
+        } catch (InterruptedException e) {
+            completedOne();
+            throw e;
+        }
+        r.write = write;
+        r.offset = offset;
+        r.buffer = buffer;
+        r.bufferOffset = bufferOffset;
+        r.length = length;
+        r.completion = completion;
+        r.attachment = attachment;
+        r.owner = owner;
+        // 'pending' holds at most 'capacity' requests (there are no more), so the offer succeeds.
+        while (!pending.offer(r)) {
+            Thread.onSpinWait();
+        }
+        if (sleepers.get() > 0) {
+            wakeOne();
+        }
+    }
+
+    private Request takeFree() throws InterruptedException {
+        Request r = free.poll();
+        long park = 1_000;
+        for (int attempt = 0; r == null; attempt++) {
+            if (Thread.interrupted()) {
+                throw new InterruptedException("interrupted while waiting for a free AsyncIo request");
+            }
+            if (attempt < SPINS) {
+                Thread.onSpinWait();
+            } else if (attempt < SPINS + YIELDS) {
+                Thread.yield();
+            } else {
+                LockSupport.parkNanos(this, park);
+                park = Math.min(MAX_PARK_NANOS, park << 1);
+            }
+            r = free.poll();
+        }
+        return r;
+    }
+
+    private void wakeOne() {
+        for (Worker w : workers) {
+            if (w.sleeping.get() && w.sleeping.compareAndSet(true, false)) {
+                LockSupport.unpark(w);
+                return;
+            }
+        }
+    }
+
+    private void completedOne() {
+        accepted.decrementAndGet();
+    }
+
+    /** Runs one request on the calling worker. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private void execute(Request r) {
+        IOException error = null;
+        try {
+            if (r.write) {
+                disk.write(r.offset, r.buffer, r.bufferOffset, r.length);
+            } else {
+                disk.read(r.offset, r.buffer, r.bufferOffset, r.length);
+            }
+        } catch (IOException e) {
+            error = e;
+        } catch (RuntimeException e) {
+            error = new IOException(disk.name() + ": " + (r.write ? "write" : "read") + " at offset " + r.offset
+                    + " length " + r.length + " failed: " + e.getMessage(), e);
+        }
+        Completion completion = r.completion;
+        Object attachment = r.attachment;
+        Submitter owner = r.owner;
+        r.buffer = null;
+        r.completion = null;
+        r.attachment = null;
+        r.owner = null;
+        // Give the request and the submitter's slot back before the completion, so that a
+        // completion may submit the next request (chaining) without exceeding either bound.
+        free.offer(r);
+        if (owner != null) {
+            owner.release();
+        }
+        try {
+            if (error == null) {
+                completion.completed(attachment);
+            } else {
+                completion.failed(attachment, error);
+            }
+        } catch (RuntimeException | Error e) {
+            LOG.warn("AsyncIo over {}: a completion threw {}", disk.name(), e.toString());
+        } finally {
+            completedOne();
+        }
+    }
+
+    /**
+     * Refuses new submits, waits until every accepted request has completed (completions returned),
+     * then stops the workers. Idempotent; the disk stays open.
+     */
+    @Override
+    public void close() throws IOException {
+        closed = true;
+        long deadline = System.nanoTime() + CLOSE_TIMEOUT.toNanos();
+        boolean interrupted = false;
+        long park = 1_000;
+        while (accepted.get() > 0) {
+            if (System.nanoTime() > deadline) {
+                throw new IOException("AsyncIo over " + disk.name() + ": " + accepted.get()
+                        + " requests did not complete within " + CLOSE_TIMEOUT);
+            }
+            LockSupport.parkNanos(this, park);
+            park = Math.min(MAX_PARK_NANOS * 10, park << 1);
+            interrupted |= Thread.interrupted();
+        }
+        stopping = true;
+        for (Worker w : workers) {
+            LockSupport.unpark(w);
+        }
+        for (Worker w : workers) {
+            while (w.isAlive()) {
+                try {
+                    w.join();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "AsyncIo over " + disk.name() + " (" + workers.length + " workers)";
+    }
+
+    /** One request; recycled through {@code free}. Fields are handed over by the queues' release/acquire. */
+    private static final class Request {
+        boolean write;
+        long offset;
+        ByteBuffer buffer;
+        int bufferOffset;
+        int length;
+        Completion<?> completion;
+        Object attachment;
+        Submitter owner;
+    }
+
+    private final class Worker extends Thread {
+        final AtomicBoolean sleeping = new AtomicBoolean();
+
+        Worker(String name) {
+            super(name);
+            setDaemon(true);
+        }
+
+        @Override
+        public void run() {
+            int idle = 0;
+            while (true) {
+                Request r = pending.poll();
+                if (r != null) {
+                    execute(r);
+                    idle = 0;
+                    continue;
+                }
+                if (stopping) {
+                    return;
+                }
+                if (idle < SPINS) {
+                    idle++;
+                    Thread.onSpinWait();
+                    continue;
+                }
+                sleeping.set(true);
+                sleepers.incrementAndGet();
+                if (pending.isEmpty() && !stopping) {
+                    LockSupport.park(AsyncIo.this);
+                }
+                sleeping.set(false);
+                sleepers.decrementAndGet();
+                idle = 0;
+            }
+        }
+    }
+
+    /**
+     * Submits on behalf of one caller with its own bound: a submit waits while {@code maxInFlight}
+     * of this submitter's requests are queued or running. Safe from any thread (a completion may
+     * submit the next request). A request's slot is given back before its completion runs.
+     */
+    public final class Submitter {
+        private final int maxInFlight;
+        private final AtomicInteger inFlight = new AtomicInteger();
+
+        private Submitter(int maxInFlight) {
+            if (maxInFlight < 1) {
+                throw new IllegalArgumentException("a submitter needs maxInFlight of at least 1, got " + maxInFlight);
+            }
+            this.maxInFlight = maxInFlight;
+        }
+
+        public int maxInFlight() {
+            return maxInFlight;
+        }
+
+        /** This submitter's requests queued or running. */
+        public int inFlight() {
+            return inFlight.get();
+        }
+
+        public <A> void submitRead(long offset, ByteBuffer buffer, int bufferOffset, int length,
+                                   Completion<? super A> completion, A attachment) throws InterruptedException {
+            acquire();
+            boolean queued = false;
+            try {
+                submit(false, offset, buffer, bufferOffset, length, completion, attachment, this);
+                queued = true;
+            } finally {
+                if (!queued) {
+                    release();
+                }
+            }
+        }
+
+        public <A> void submitWrite(long offset, ByteBuffer buffer, int bufferOffset, int length,
+                                    Completion<? super A> completion, A attachment) throws InterruptedException {
+            acquire();
+            boolean queued = false;
+            try {
+                submit(true, offset, buffer, bufferOffset, length, completion, attachment, this);
+                queued = true;
+            } finally {
+                if (!queued) {
+                    release();
+                }
+            }
+        }
+
+        private void acquire() throws InterruptedException {
+            long park = 1_000;
+            for (int attempt = 0; ; attempt++) {
+                int n = inFlight.get();
+                if (n < maxInFlight && inFlight.compareAndSet(n, n + 1)) {
+                    return;
+                }
+                if (Thread.interrupted()) {
+                    throw new InterruptedException("interrupted while waiting for an AsyncIo submitter slot");
+                }
+                if (attempt < SPINS) {
+                    Thread.onSpinWait();
+                } else if (attempt < SPINS + YIELDS) {
+                    Thread.yield();
+                } else {
+                    LockSupport.parkNanos(this, park);
+                    park = Math.min(MAX_PARK_NANOS, park << 1);
+                }
+            }
+        }
+
+        private void release() {
+            inFlight.decrementAndGet();
+        }
+    }
+}

@@ -22,8 +22,9 @@ final class StripeScratch {
             buffers[i] = aligned(pieceSize);
         }
         parity = aligned(pieceSize);
-        sources = new ByteBuffer[slots + 1];
-        offsets = new int[slots + 1];
+        // Read-modify-write XORs old parity plus old and new bytes of every written member.
+        sources = new ByteBuffer[2 * slots + 1];
+        offsets = new int[2 * slots + 1];
     }
 
     static ByteBuffer aligned(int size) {

@@ -178,18 +178,27 @@ final class WritePath {
         int chunkSize = layout.chunkSize();
         ByteBuffer parity = scratch.parity;
         if (plan == Plan.READ_MODIFY_WRITE) {
-            if (!readInto(s[paritySlot], memberOffset, parity, len)) {
+            // new parity = old parity ^ old data ^ new data, in one fused pass over all of them.
+            ByteBuffer oldParity = scratch.buffers[paritySlot];
+            if (!readInto(s[paritySlot], memberOffset, oldParity, len)) {
                 return false;
             }
+            int count = 0;
+            scratch.sources[count] = oldParity;
+            scratch.offsets[count++] = 0;
             for (int i = lo; i <= hi; i++) {
                 int slot = layout.dataSlot(stripe, i);
                 ByteBuffer old = scratch.buffers[slot];
                 if (!readInto(s[slot], memberOffset, old, len)) {
                     return false;
                 }
-                Xor.xorInto(parity, 0, old, 0, len);
-                Xor.xorInto(parity, 0, src, srcAt + (i - lo) * chunkSize, len);
+                scratch.sources[count] = old;
+                scratch.offsets[count++] = 0;
+                scratch.sources[count] = src;
+                scratch.offsets[count++] = srcAt + (i - lo) * chunkSize;
             }
+            Xor.parity(parity, 0, scratch.sources, scratch.offsets, count, len);
+            java.util.Arrays.fill(scratch.sources, null);
             return true;
         }
         int count = 0;

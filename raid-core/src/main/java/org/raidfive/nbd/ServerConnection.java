@@ -124,21 +124,29 @@ final class ServerConnection implements Runnable {
             }
             requests++;
             ServerRequest request = free.take();
-            int error = validate(type, flags, offset, length);
-            request.set(type, flags, cookie, offset, (int) length);
-            if (type == NbdProtocol.CMD_WRITE) {
-                if (error != 0) {
-                    in.skip(length); // keep the stream in step; nothing is allocated
-                } else {
-                    request.payload = export.buffers.acquire((int) length);
-                    in.readFully(request.payload, 0, (int) length);
+            boolean handedOff = false;
+            try {
+                int error = validate(type, flags, offset, length);
+                request.set(type, flags, cookie, offset, (int) length);
+                if (type == NbdProtocol.CMD_WRITE) {
+                    if (error != 0) {
+                        in.skip(length); // keep the stream in step; nothing is allocated
+                    } else {
+                        request.payload = export.buffers.acquire((int) length);
+                        in.readFully(request.payload, 0, (int) length);
+                    }
                 }
-            }
-            if (error != 0) {
-                request.error = error;
-                replies.submit(request);
-            } else {
-                export.workers.execute(request);
+                handedOff = true;
+                if (error != 0) {
+                    request.error = error;
+                    replies.submit(request);
+                } else {
+                    export.workers.execute(request);
+                }
+            } finally {
+                if (!handedOff) {
+                    release(request); // the client left mid-payload: this write never happened
+                }
             }
         }
     }

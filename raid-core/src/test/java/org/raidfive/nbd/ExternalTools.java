@@ -42,11 +42,15 @@ final class ExternalTools {
     record Result(int exitCode, String output) {
     }
 
-    /** Runs a command to completion; output is stdout and stderr merged. Fails the test on timeout. */
+    /**
+     * Runs a command to completion in a scratch directory (tools such as fio drop state files in
+     * their working directory); output is stdout and stderr merged. Fails the test on timeout.
+     */
     static Result run(Duration timeout, List<String> command) throws IOException, InterruptedException {
-        Path log = Files.createTempFile("nbd-tool", ".log");
+        Path dir = Files.createTempDirectory("nbd-tool");
+        Path log = dir.resolve("output.log");
         try {
-            Process process = new ProcessBuilder(command).redirectErrorStream(true)
+            Process process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
                     .redirectOutput(log.toFile()).start();
             LIVE.add(process);
             try {
@@ -60,7 +64,12 @@ final class ExternalTools {
                 LIVE.remove(process);
             }
         } finally {
-            Files.deleteIfExists(log);
+            try (var files = Files.list(dir)) {
+                for (Path file : (Iterable<Path>) files::iterator) {
+                    Files.deleteIfExists(file);
+                }
+            }
+            Files.deleteIfExists(dir);
         }
     }
 

@@ -115,7 +115,7 @@ class NbdServerRealClientsTest {
         assertTrue(ExternalTools.runOk(TOOL_TIMEOUT, "fio", "--enghelp").contains("nbd"), "fio has the nbd engine");
         List<String> job = List.of("fio", "--name=nbdverify", "--ioengine=nbd", "--uri=" + uri, "--rw=randwrite",
                 "--bs=4k", "--size=64m", "--iodepth=16", "--verify=crc32c", "--randseed=1234",
-                "--verify_fatal=1", "--group_reporting");
+                "--verify_fatal=1", "--verify_state_save=0", "--group_reporting");
         ExternalTools.Result write = ExternalTools.run(TOOL_TIMEOUT, job);
         assertEquals(0, write.exitCode(), write.output());
         assertTrue(write.output().contains("err= 0"), write.output());

@@ -21,11 +21,24 @@ final class ChannelInput {
     private final ReadableByteChannel channel;
     /** Unread bytes are {@code [position, limit)}. */
     private final ByteBuffer buffer;
+    private Runnable beforeBlockingRead;
 
     ChannelInput(ReadableByteChannel channel, int bufferBytes) {
         this.channel = channel;
         this.buffer = ByteBuffer.allocateDirect(bufferBytes);
         buffer.limit(0);
+    }
+
+    /** Runs {@code hook} before every call that may block on the channel (e.g. to flush replies). */
+    void beforeBlockingRead(Runnable hook) {
+        this.beforeBlockingRead = hook;
+    }
+
+    private int read(ByteBuffer dst) throws IOException {
+        if (beforeBlockingRead != null) {
+            beforeBlockingRead.run();
+        }
+        return channel.read(dst);
     }
 
     /**
@@ -49,7 +62,7 @@ final class ChannelInput {
             buffer.position(buffer.limit()).limit(buffer.capacity());
             int read;
             try {
-                read = channel.read(buffer);
+                read = read(buffer);
             } finally {
                 buffer.limit(buffer.position()).position(unread);
             }
@@ -136,7 +149,7 @@ final class ChannelInput {
             try {
                 dst.limit(end).position(at);
                 while (dst.hasRemaining()) {
-                    if (channel.read(dst) < 0) {
+                    if (read(dst) < 0) {
                         throw new EOFException("connection closed with " + dst.remaining()
                                 + " bytes of a " + length + "-byte payload still to come");
                     }

@@ -37,10 +37,12 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>Threads: one acceptor; one reader thread per connection (handshake, then requests); a
- * bounded pool of {@code workerThreads} shared by all connections executes requests; replies are
- * written by the worker that finishes (batched, see {@link ReplyWriter}). When the pool's queue is
- * full the connection's reader runs the request itself, which slows its reading (back-pressure).
+ * <p>Threads: one acceptor; one reader thread per connection (handshake, then requests); with
+ * {@link RequestExecution#WORKER_POOL} (default) a bounded pool of {@code workerThreads} shared by
+ * all connections executes requests and replies are written by the worker that finishes
+ * (batched, see {@link ReplyWriter}); when the pool's queue is full the connection's reader runs
+ * the request itself, which slows its reading (back-pressure). With
+ * {@link RequestExecution#CONNECTION_THREAD} the reader runs every request itself, in order.
  *
  * <p>Commands: READ, WRITE (FUA: the disk is flushed before the reply), FLUSH ({@code disk.flush()}),
  * TRIM (per {@link TrimMode}: by default acknowledged without effect), WRITE_ZEROES (zeros
@@ -99,12 +101,14 @@ public final class NbdServer implements AutoCloseable {
             throw new IllegalStateException("server is closed");
         }
         started = true;
-        AtomicInteger workerIds = new AtomicInteger();
-        workers = new ThreadPoolExecutor(config.workerThreads(), config.workerThreads(), 0, TimeUnit.SECONDS,
-                new ArrayBlockingQueue<>(4 * config.maxInFlightPerConnection() * config.workerThreads()),
-                r -> daemon(r, "nbd" + id + "-worker-" + workerIds.incrementAndGet()),
-                (task, executor) -> task.run()); // saturated or shut down: the submitting reader runs it
-        workers.prestartAllCoreThreads();
+        if (config.requestExecution() == RequestExecution.WORKER_POOL) {
+            AtomicInteger workerIds = new AtomicInteger();
+            workers = new ThreadPoolExecutor(config.workerThreads(), config.workerThreads(), 0, TimeUnit.SECONDS,
+                    new ArrayBlockingQueue<>(4 * config.maxInFlightPerConnection() * config.workerThreads()),
+                    r -> daemon(r, "nbd" + id + "-worker-" + workerIds.incrementAndGet()),
+                    (task, executor) -> task.run()); // saturated or shut down: the submitting reader runs it
+            workers.prestartAllCoreThreads();
+        }
         export = new ServerExport(disk, config, workers);
         listener = bind();
         acceptor = daemon(this::acceptLoop, "nbd" + id + "-accept");

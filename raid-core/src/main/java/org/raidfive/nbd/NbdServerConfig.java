@@ -12,8 +12,9 @@ import java.util.Objects;
  * (an invalid value is rejected with a message naming the value and the rule).
  *
  * <p>Defaults: export {@code "raid"} (the empty default-export name selects it too), read-write,
- * TCP on 127.0.0.1:10809, 4 worker threads, 64 in-flight requests per connection, 32 MiB
- * maximum request, minimum block size 1, trim ignored, write-zeroes supported.
+ * TCP on 127.0.0.1:10809, requests on a pool of 4 worker threads, 64 in-flight requests per
+ * connection, 32 MiB maximum request, minimum block size 1, trim ignored, write-zeroes supported,
+ * 30 s drain timeout.
  */
 public final class NbdServerConfig {
     public static final String DEFAULT_EXPORT_NAME = "raid";
@@ -35,6 +36,7 @@ public final class NbdServerConfig {
     private final int minimumBlockSize;
     private final TrimMode trimMode;
     private final boolean writeZeroes;
+    private final RequestExecution requestExecution;
     private final Duration drainTimeout;
 
     private NbdServerConfig(Builder b) {
@@ -51,6 +53,7 @@ public final class NbdServerConfig {
         this.minimumBlockSize = b.minimumBlockSize;
         this.trimMode = b.trimMode;
         this.writeZeroes = b.writeZeroes;
+        this.requestExecution = b.requestExecution;
         this.drainTimeout = b.drainTimeout;
     }
 
@@ -74,6 +77,7 @@ public final class NbdServerConfig {
         b.minimumBlockSize = minimumBlockSize;
         b.trimMode = trimMode;
         b.writeZeroes = writeZeroes;
+        b.requestExecution = requestExecution;
         b.drainTimeout = drainTimeout;
         return b;
     }
@@ -133,6 +137,10 @@ public final class NbdServerConfig {
         return writeZeroes;
     }
 
+    public RequestExecution requestExecution() {
+        return requestExecution;
+    }
+
     /** How long {@link NbdServer#close()} waits for in-flight requests before closing sockets. */
     public Duration drainTimeout() {
         return drainTimeout;
@@ -144,7 +152,8 @@ public final class NbdServerConfig {
                 + (unixSocket != null ? ", unix=" + unixSocket : ", tcp=" + bindAddress + ":" + port)
                 + (readOnly ? ", read-only" : "") + ", workers=" + workerThreads
                 + ", inFlight=" + maxInFlightPerConnection + ", maxRequest=" + maxRequestBytes
-                + ", minBlock=" + minimumBlockSize + ", trim=" + trimMode + ", writeZeroes=" + writeZeroes + "}";
+                + ", minBlock=" + minimumBlockSize + ", trim=" + trimMode + ", writeZeroes=" + writeZeroes
+                + ", execution=" + requestExecution + "}";
     }
 
     /** Mutable, not thread-safe; {@link #build()} validates and freezes. */
@@ -163,6 +172,7 @@ public final class NbdServerConfig {
         private int minimumBlockSize = 1;
         private TrimMode trimMode = TrimMode.IGNORE;
         private boolean writeZeroes = true;
+        private RequestExecution requestExecution = RequestExecution.WORKER_POOL;
         private Duration drainTimeout = Duration.ofSeconds(30);
 
         private Builder() {
@@ -237,6 +247,12 @@ public final class NbdServerConfig {
         /** Whether to advertise and serve NBD_CMD_WRITE_ZEROES (zeros written in bounded pieces). */
         public Builder writeZeroes(boolean writeZeroes) {
             this.writeZeroes = writeZeroes;
+            return this;
+        }
+
+        /** Where requests run; see {@link RequestExecution} for the trade-off. */
+        public Builder requestExecution(RequestExecution requestExecution) {
+            this.requestExecution = Objects.requireNonNull(requestExecution, "requestExecution");
             return this;
         }
 

@@ -18,6 +18,10 @@ import org.jctools.queues.MpscArrayQueue;
  * the flag sees it, because each side does a volatile write then a volatile read of the other's
  * variable (queue producer index vs. flag), so at least one of them observes the other.
  *
+ * <p>Deferred mode ({@link RequestExecution#CONNECTION_THREAD}): only the connection's reader
+ * submits, {@link #submit} just queues, and the reader calls {@link #flush()} before it would
+ * block, so a burst of requests is answered with one gathering write.
+ *
  * <p>The queue cannot overflow: it holds at most the connection's in-flight requests.
  */
 final class ReplyWriter {
@@ -40,20 +44,29 @@ final class ReplyWriter {
     @SuppressWarnings("unused") // through WRITING
     private volatile int writing;
     private volatile boolean broken;
+    private final boolean deferred;
 
-    ReplyWriter(ServerConnection connection, GatheringByteChannel channel, int maxInFlight) {
+    ReplyWriter(ServerConnection connection, GatheringByteChannel channel, int maxInFlight, boolean deferred) {
         this.connection = connection;
+        this.deferred = deferred;
         this.channel = channel;
         this.queue = new MpscArrayQueue<>(Math.max(2, maxInFlight));
         this.gather = new ByteBuffer[2 * maxInFlight];
         this.batch = new ServerRequest[maxInFlight];
     }
 
-    /** Queues the reply of a finished request; may write it (and others) on the calling thread. */
+    /** Queues the reply of a finished request; unless deferred, writes it (and others) on the calling thread. */
     void submit(ServerRequest request) {
         while (!queue.offer(request)) {
             Thread.onSpinWait(); // unreachable while in-flight <= capacity; kept for safety
         }
+        if (!deferred) {
+            flush();
+        }
+    }
+
+    /** Writes every queued reply, unless another thread is already doing so. */
+    void flush() {
         while (!queue.isEmpty() && WRITING.compareAndSet(this, 0, 1)) {
             try {
                 drainQueue();

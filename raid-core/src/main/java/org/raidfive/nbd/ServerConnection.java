@@ -14,6 +14,10 @@ import org.slf4j.LoggerFactory;
  * One client connection: its own thread reads the handshake and then requests; requests run on
  * the server's worker pool; replies go out through a {@link ReplyWriter}.
  *
+ * <p>With {@link RequestExecution#CONNECTION_THREAD} the reader runs each request itself and
+ * the {@link ReplyWriter} defers: replies are flushed just before the reader would block (on the
+ * socket, or on an empty free queue), one gathering write per burst.
+ *
  * <p>Flow control: the connection owns {@code maxInFlight} {@link ServerRequest}s in a free queue.
  * The reader takes one per request and blocks when all are in flight, which stops it reading and
  * pushes back on the client through TCP. A request returns to the free queue after its reply has
@@ -40,6 +44,8 @@ final class ServerConnection implements Runnable {
     private final int maxInFlight;
     private final ArrayBlockingQueue<ServerRequest> free;
     private final ReplyWriter replies;
+    /** {@link RequestExecution#CONNECTION_THREAD}: run requests here, flush replies before blocking. */
+    private final boolean inline;
     private final AtomicLong unexpectedErrors = new AtomicLong();
     private volatile Throwable firstUnexpected;
     private long requests;
@@ -51,7 +57,8 @@ final class ServerConnection implements Runnable {
         this.peer = peer;
         this.maxInFlight = export.config.maxInFlightPerConnection();
         this.free = new ArrayBlockingQueue<>(maxInFlight);
-        this.replies = new ReplyWriter(this, channel, maxInFlight);
+        this.inline = export.config.requestExecution() == RequestExecution.CONNECTION_THREAD;
+        this.replies = new ReplyWriter(this, channel, maxInFlight, inline);
         ByteBuffer headers = ByteBuffer.allocateDirect(maxInFlight * NbdProtocol.SIMPLE_REPLY_BYTES);
         for (int i = 0; i < maxInFlight; i++) {
             ByteBuffer header = headers.slice(i * NbdProtocol.SIMPLE_REPLY_BYTES, NbdProtocol.SIMPLE_REPLY_BYTES);
@@ -70,6 +77,9 @@ final class ServerConnection implements Runnable {
     @Override
     public void run() {
         ChannelInput in = new ChannelInput(channel, INPUT_BUFFER_BYTES);
+        if (inline) {
+            in.beforeBlockingRead(replies::flush);
+        }
         String end = "client closed the connection";
         try {
             if (new ServerHandshake(in, channel, export, peer).run()) {
@@ -90,6 +100,7 @@ final class ServerConnection implements Runnable {
             end = "unexpected error: " + e;
             LOG.warn("{}: unexpected error, closing the connection", peer, e);
         } finally {
+            replies.flush();
             drain();
             closeChannel();
             server.connectionClosed(this);
@@ -123,6 +134,9 @@ final class ServerConnection implements Runnable {
                 return "reply write failed";
             }
             requests++;
+            if (inline && free.isEmpty()) {
+                replies.flush(); // deferred replies hold their requests until written
+            }
             ServerRequest request = free.take();
             boolean handedOff = false;
             try {
@@ -140,6 +154,8 @@ final class ServerConnection implements Runnable {
                 if (error != 0) {
                     request.error = error;
                     replies.submit(request);
+                } else if (inline) {
+                    request.run();
                 } else {
                     export.workers.execute(request);
                 }

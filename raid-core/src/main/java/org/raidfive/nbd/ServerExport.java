@@ -17,6 +17,7 @@ final class ServerExport {
     final long size;
     final int transmissionFlags;
     final BufferPool buffers;
+    /** Null with {@link RequestExecution#CONNECTION_THREAD}. */
     final ExecutorService workers;
     /** Never written. Each user takes a {@link ByteBuffer#duplicate()} (disks may move position/limit). */
     final ByteBuffer zeros;

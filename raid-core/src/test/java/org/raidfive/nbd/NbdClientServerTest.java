@@ -66,8 +66,20 @@ class NbdClientServerTest {
 
     @Test
     void pipelinedConcurrentIoFromFourThreadsIsVerified() throws Exception {
+        InstrumentedDisk disk = pipelinedConcurrentIo(RequestExecution.WORKER_POOL);
+        assertTrue(disk.maxActive.get() > 1, "requests ran concurrently on the server (max "
+                + disk.maxActive.get() + ")");
+    }
+
+    @Test
+    void pipelinedConcurrentIoOnTheConnectionThreadIsVerified() throws Exception {
+        InstrumentedDisk disk = pipelinedConcurrentIo(RequestExecution.CONNECTION_THREAD);
+        assertEquals(1, disk.maxActive.get(), "one connection's requests run one at a time");
+    }
+
+    private InstrumentedDisk pipelinedConcurrentIo(RequestExecution execution) throws Exception {
         InstrumentedDisk disk = disk(SIZE);
-        NbdServer server = serve(disk, NbdServerConfig.builder().workerThreads(4));
+        NbdServer server = serve(disk, NbdServerConfig.builder().workerThreads(4).requestExecution(execution));
         NbdClient client = client(server);
         long seed = MemberDiskContractChecks.seed();
         byte[] reference = new byte[(int) SIZE];
@@ -109,8 +121,7 @@ class NbdClientServerTest {
         }
         // Oracle through another path: the server's disk itself.
         assertArrayEquals(reference, MemberDiskContractChecks.readAll(disk.inner), "seed " + seed);
-        assertTrue(disk.maxActive.get() > 1, "requests ran concurrently on the server (max "
-                + disk.maxActive.get() + ")");
+        return disk;
     }
 
     @Test

@@ -53,6 +53,25 @@ final class NbdDiskContractTest {
         }
     }
 
+    static final class OverOurServerOnConnectionThreadTest extends MemberDiskContractChecks {
+        private MemoryDisk backing;
+        private NbdServer server;
+
+        @Override
+        MemberDisk open(long size) throws Exception {
+            backing = new MemoryDisk(size);
+            server = NbdServer.start(backing, NbdServerConfig.builder().port(0)
+                    .requestExecution(RequestExecution.CONNECTION_THREAD).build());
+            return NbdDisk.open(server.uri());
+        }
+
+        @Override
+        void cleanUp() throws Exception {
+            server.close();
+            backing.close();
+        }
+    }
+
     static final class OverNbdkitMemoryTest extends MemberDiskContractChecks {
         private Nbdkit nbdkit;
 

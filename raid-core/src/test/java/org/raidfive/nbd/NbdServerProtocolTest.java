@@ -29,10 +29,15 @@ class NbdServerProtocolTest {
     private MemoryDisk disk;
     private NbdServer server;
 
+    /** The server configuration under test; subclasses vary it. */
+    NbdServerConfig.Builder config() {
+        return NbdServerConfig.builder().port(0);
+    }
+
     @BeforeEach
     void start() throws IOException {
         disk = new MemoryDisk(SIZE);
-        server = NbdServer.start(disk, NbdServerConfig.builder().port(0).description("test array").build());
+        server = NbdServer.start(disk, config().description("test array").build());
     }
 
     @AfterEach
@@ -281,7 +286,7 @@ class NbdServerProtocolTest {
     @Test
     void readOnlyExportRefusesWritesWithEperm() throws IOException {
         server.close();
-        server = NbdServer.start(disk, NbdServerConfig.builder().port(0).readOnly(true).build());
+        server = NbdServer.start(disk, config().readOnly(true).build());
         try (RawNbd raw = connect()) {
             long[] export = raw.go("raid");
             assertTrue((export[1] & NbdProtocol.FLAG_READ_ONLY) != 0, "READ_ONLY advertised");

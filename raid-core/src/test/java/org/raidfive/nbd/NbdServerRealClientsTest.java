@@ -39,10 +39,15 @@ class NbdServerRealClientsTest {
     private NbdServer server;
     private String uri;
 
+    /** The server configuration under test; subclasses vary it. */
+    NbdServerConfig.Builder config() {
+        return NbdServerConfig.builder().port(0);
+    }
+
     @BeforeEach
     void start() throws IOException {
         disk = new MemoryDisk(SIZE);
-        server = NbdServer.start(disk, NbdServerConfig.builder().port(0).description("raidfive test export").build());
+        server = NbdServer.start(disk, config().description("raidfive test export").build());
         uri = "nbd://127.0.0.1:" + server.port() + "/";
     }
 

@@ -40,8 +40,9 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: one acceptor; one reader thread per connection (handshake, then requests); with
  * {@link RequestExecution#WORKER_POOL} (default) a bounded pool of {@code workerThreads} shared by
  * all connections executes requests and replies are written by the worker that finishes
- * (batched, see {@link ReplyWriter}); when the pool's queue is full the connection's reader runs
- * the request itself, which slows its reading (back-pressure). With
+ * (batched, see {@link ReplyWriter}); the reader runs a plain READ/WRITE itself when it is the
+ * last one buffered (no hand-off when it would otherwise wait on the socket), and any request
+ * when the pool's queue is full (back-pressure). With
  * {@link RequestExecution#CONNECTION_THREAD} the reader runs every request itself, in order.
  *
  * <p>Commands: READ, WRITE (FUA: the disk is flushed before the reply), FLUSH ({@code disk.flush()}),

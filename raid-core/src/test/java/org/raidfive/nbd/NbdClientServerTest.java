@@ -223,7 +223,8 @@ class NbdClientServerTest {
                 writes.add(pool.submit(() -> {
                     ByteBuffer data = ByteBuffer.allocate(65536);
                     Arrays.fill(data.array(), value);
-                    client.write(at, data, 0, 65536);
+                    // FUA: always run on a worker, so all eight are in flight at once.
+                    client.write(at, data, 0, 65536, true);
                     return null;
                 }));
             }

@@ -30,7 +30,7 @@ import org.raidfive.disk.MemoryDisk;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class NbdServerRealClientsTest {
-    private static final long SIZE = 64L << 20;
+    private static final long SIZE = 32L << 20;
     private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(90);
 
     @TempDir
@@ -119,7 +119,7 @@ class NbdServerRealClientsTest {
         ExternalTools.assumeInstalled("fio", "fio");
         assertTrue(ExternalTools.runOk(TOOL_TIMEOUT, "fio", "--enghelp").contains("nbd"), "fio has the nbd engine");
         List<String> job = List.of("fio", "--name=nbdverify", "--ioengine=nbd", "--uri=" + uri, "--rw=randwrite",
-                "--bs=4k", "--size=64m", "--iodepth=16", "--verify=crc32c", "--randseed=1234",
+                "--bs=4k", "--size=32m", "--iodepth=16", "--verify=crc32c", "--randseed=1234",
                 "--verify_fatal=1", "--verify_state_save=0", "--group_reporting");
         ExternalTools.Result write = ExternalTools.run(TOOL_TIMEOUT, job);
         assertEquals(0, write.exitCode(), write.output());

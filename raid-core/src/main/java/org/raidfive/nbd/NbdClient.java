@@ -14,6 +14,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -94,13 +95,18 @@ public final class NbdClient implements AutoCloseable {
         Objects.requireNonNull(config, "config");
         String where = uri.toString();
         SocketChannel channel = open(uri, config);
-        // The handshake reads block; a one-shot timer closes the socket if it overruns.
-        ScheduledFuture<?> guard = WATCHDOG.schedule(() -> closeQuietly(channel),
-                config.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        // The handshake reads block; a one-shot timer closes the socket if it overruns. It raises
+        // the flag before closing, so whoever sees the closed socket also sees why.
+        AtomicBoolean timedOut = new AtomicBoolean();
+        ScheduledFuture<?> guard = WATCHDOG.schedule(() -> {
+            timedOut.set(true);
+            closeQuietly(channel);
+        }, config.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
         try {
             ChannelInput input = new ChannelInput(channel, 64 * 1024);
             ExportInfo info = new ClientHandshake(input, channel, uri.exportName(), where).run();
-            if (!guard.cancel(false)) {
+            guard.cancel(false);
+            if (timedOut.get()) {
                 throw new NbdTimeoutException(where + ": handshake did not finish within " + config.connectTimeout());
             }
             LOG.debug("{}: connected, size {} flags 0x{}", where, info.size(), Integer.toHexString(info.transmissionFlags()));
@@ -108,8 +114,11 @@ public final class NbdClient implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             guard.cancel(false);
             closeQuietly(channel);
-            if (guard.isDone() && !guard.isCancelled() && !(e instanceof NbdTimeoutException)) {
-                throw new NbdTimeoutException(where + ": handshake did not finish within " + config.connectTimeout());
+            if (timedOut.get() && !(e instanceof NbdTimeoutException)) {
+                NbdTimeoutException timeout = new NbdTimeoutException(where + ": handshake did not finish within "
+                        + config.connectTimeout());
+                timeout.initCause(e);
+                throw timeout;
             }
             throw e;
         }
@@ -167,7 +176,7 @@ public final class NbdClient implements AutoCloseable {
         return failure == null && !closing;
     }
 
-    /** The fatal error that closed this client, or null. */
+    /** Why this client stopped: the fatal error, or "client closed" after {@link #close()}; null while open. */
     public IOException failure() {
         return failure;
     }

@@ -88,7 +88,11 @@ public final class NbdServer implements AutoCloseable {
         try {
             return server.start();
         } catch (IOException | RuntimeException e) {
-            server.close();
+            try {
+                server.close();
+            } catch (IOException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
             throw e;
         }
     }

@@ -311,6 +311,18 @@ class NbdClientServerTest {
     }
 
     @Test
+    void connectionsBeyondTheLimitAreRefused() throws Exception {
+        NbdServer server = serve(disk(1 << 20), NbdServerConfig.builder().maxConnections(1));
+        NbdClient first = client(server);
+        awaitTrue(() -> server.connectionCount() == 1, "first connection registered");
+        assertThrows(IOException.class, () -> NbdClient.connect(server.uri(), NbdClientConfig.defaults()));
+        first.read(0, ByteBuffer.allocate(512), 0, 512);
+        first.close();
+        awaitTrue(() -> server.connectionCount() == 0, "first connection gone");
+        client(server).read(0, ByteBuffer.allocate(512), 0, 512);
+    }
+
+    @Test
     void defaultAndNamedExportsConnectAndOthersAreRefused() throws IOException {
         NbdServer server = serve(disk(1 << 20), NbdServerConfig.builder().exportName("array0"));
         assertEquals("array0", NbdUri.parse(server.uri()).exportName());

@@ -18,7 +18,7 @@ final class BufferPool {
     private final int maxShift;
     private final MpmcArrayQueue<ByteBuffer>[] classes;
 
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     BufferPool(int maxBufferBytes) {
         int shift = MIN_SHIFT;
         while ((1L << shift) < maxBufferBytes) {

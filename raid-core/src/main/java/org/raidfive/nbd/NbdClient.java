@@ -308,6 +308,9 @@ public final class NbdClient implements AutoCloseable {
                 if (cause instanceof NbdTimeoutException) {
                     throw new NbdTimeoutException(cause.getMessage());
                 }
+                if (cause instanceof InterruptedIOException) {
+                    throw new InterruptedIOException(cause.getMessage());
+                }
                 throw new IOException(where + ": " + commandName(type) + " at offset " + offset + " length " + length
                         + " failed: " + cause.getMessage(), cause);
             }
@@ -333,8 +336,11 @@ public final class NbdClient implements AutoCloseable {
                 return;
             }
         } catch (InterruptedException e) {
+            // Nothing was sent: only this request fails, the connection stays healthy.
             Thread.currentThread().interrupt();
-            fail(new InterruptedIOException(where + ": interrupted while sending"));
+            if (slot.claim()) {
+                slot.complete(0, new InterruptedIOException(where + ": interrupted before the request was sent"));
+            }
             return;
         }
         try {

@@ -155,7 +155,7 @@ public final class NbdServer implements AutoCloseable {
         }
         boolean live;
         try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(path))) {
-            live = true;
+            live = probe.isConnected();
         } catch (IOException e) {
             live = false; // nobody listening: a leftover of a dead server
         }

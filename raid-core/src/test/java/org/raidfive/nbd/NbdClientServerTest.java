@@ -460,6 +460,23 @@ class NbdClientServerTest {
         }
     }
 
+    @Test
+    void interruptedCallerFailsAloneAndTheConnectionStaysUsable() throws Exception {
+        InstrumentedDisk disk = disk(1 << 20);
+        NbdClient client = client(serve(disk, NbdServerConfig.builder()));
+        Thread.currentThread().interrupt();
+        try {
+            // Interrupted while waiting to send: the request is abandoned before it reaches the wire.
+            client.read(0, ByteBuffer.allocate(512), 0, 512);
+        } catch (java.io.InterruptedIOException expected) {
+            // acceptable: the send lock is taken interruptibly
+        } finally {
+            assertTrue(Thread.interrupted(), "the interrupt status is preserved");
+        }
+        assertTrue(client.isOpen(), "an interrupt does not close the connection");
+        client.read(0, ByteBuffer.allocate(512), 0, 512);
+    }
+
     private static byte[] read(NbdClient client, long at, int length) throws IOException {
         ByteBuffer buffer = ByteBuffer.allocate(length);
         for (int done = 0; done < length; done += client.maxRequestBytes()) {

@@ -57,7 +57,7 @@ final class Nbdkit implements AutoCloseable {
         Nbdkit nbdkit = new Nbdkit(ExternalTools.start(command, log), log, NbdUri.tcp("127.0.0.1", port, ""));
         nbdkit.awaitReady(() -> {
             try (SocketChannel probe = SocketChannel.open(new java.net.InetSocketAddress("127.0.0.1", port))) {
-                return true;
+                return probe.isConnected();
             }
         });
         return nbdkit;
@@ -99,12 +99,16 @@ final class Nbdkit implements AutoCloseable {
     }
 
     /** SIGKILL: the server vanishes without closing the protocol. */
-    void kill() throws InterruptedException {
-        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    void kill() {
+        try {
+            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         kill();
     }
 }

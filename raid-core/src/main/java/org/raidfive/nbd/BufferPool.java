@@ -1,0 +1,64 @@
+package org.raidfive.nbd;
+
+import java.nio.ByteBuffer;
+import org.jctools.queues.MpmcArrayQueue;
+
+/**
+ * Direct buffers in power-of-two size classes from 4 KiB to the largest request, shared by the
+ * threads of one server. {@link #acquire} takes a cached buffer or allocates one; {@link #release}
+ * caches it again while its class holds fewer than its cap (about {@link #BYTES_PER_CLASS} bytes,
+ * at least two buffers), else drops it for the collector. In steady state nothing is allocated.
+ *
+ * <p>Thread-safe and lock-free: each class is a bounded MPMC queue.
+ */
+final class BufferPool {
+    static final int MIN_SHIFT = 12;
+    static final int BYTES_PER_CLASS = 16 << 20;
+
+    private final int maxShift;
+    private final MpmcArrayQueue<ByteBuffer>[] classes;
+
+    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
+    BufferPool(int maxBufferBytes) {
+        int shift = MIN_SHIFT;
+        while ((1L << shift) < maxBufferBytes) {
+            shift++;
+        }
+        this.maxShift = shift;
+        this.classes = new MpmcArrayQueue[shift - MIN_SHIFT + 1];
+        for (int s = MIN_SHIFT; s <= shift; s++) {
+            int cap = Math.max(2, Math.min(256, BYTES_PER_CLASS >>> s));
+            classes[s - MIN_SHIFT] = new MpmcArrayQueue<>(cap);
+        }
+    }
+
+    /** A direct buffer of capacity at least {@code length}; position 0, limit its capacity. */
+    ByteBuffer acquire(int length) {
+        int shift = shiftFor(length);
+        ByteBuffer buffer = classes[shift - MIN_SHIFT].relaxedPoll();
+        if (buffer == null) {
+            buffer = ByteBuffer.allocateDirect(1 << shift);
+        }
+        return buffer.clear();
+    }
+
+    void release(ByteBuffer buffer) {
+        int capacity = buffer.capacity();
+        int shift = Integer.numberOfTrailingZeros(capacity);
+        if (Integer.bitCount(capacity) == 1 && shift >= MIN_SHIFT && shift <= maxShift) {
+            classes[shift - MIN_SHIFT].relaxedOffer(buffer);
+        }
+    }
+
+    private int shiftFor(int length) {
+        if (length <= (1 << MIN_SHIFT)) {
+            return MIN_SHIFT;
+        }
+        int shift = 32 - Integer.numberOfLeadingZeros(length - 1);
+        if (shift > maxShift) {
+            throw new IllegalArgumentException("buffer of " + length + " bytes exceeds the pool's largest class of "
+                    + (1L << maxShift) + " bytes");
+        }
+        return shift;
+    }
+}

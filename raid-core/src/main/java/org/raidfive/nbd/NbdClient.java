@@ -1,0 +1,569 @@
+package org.raidfive.nbd;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.SocketChannel;
+import java.util.Objects;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An NBD client connection: fixed newstyle handshake (NBD_OPT_GO, falling back to
+ * NBD_OPT_EXPORT_NAME), then pipelined requests from any number of threads.
+ *
+ * <p>Concurrency: a calling thread takes a {@link PendingRequest} slot, sends its request under
+ * a send lock (header and payload in one gathering write, so requests never interleave) and
+ * parks. One reader thread reads replies, matches them to slots by cookie, reads a READ's payload
+ * straight into the caller's buffer and unparks the caller. Replies may arrive in any order.
+ *
+ * <p>Failure: every request has a deadline ({@link NbdClientConfig#requestTimeout()}). A caller
+ * whose deadline passes, a watchdog that finds an overdue request (covering a sender blocked on
+ * a full socket), a reader that hits end of stream or a protocol violation, all make the client
+ * <em>failed</em>: the socket is closed, every pending call fails with an {@link IOException} and
+ * every later call fails at once. Nothing is retried or resent, so a write whose outcome is unknown
+ * is reported as failed, never repeated behind the caller's back. An NBD error reply
+ * ({@link NbdErrorException}) fails only its own request.
+ *
+ * <p>Buffers: {@code read}/{@code write} address the buffer absolutely and restore its position
+ * and limit; the buffer must not be used by another thread during the call.
+ */
+public final class NbdClient implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(NbdClient.class);
+    private static final ScheduledThreadPoolExecutor WATCHDOG = watchdog();
+
+    private final String where;
+    private final SocketChannel channel;
+    private final NbdClientConfig config;
+    private final ExportInfo export;
+    private final int maxRequestBytes;
+    private final ReentrantLock sendLock = new ReentrantLock();
+    private final PendingRequest[] slots;
+    private final ArrayBlockingQueue<PendingRequest> freeSlots;
+    private final ChannelInput in;
+    private final Thread reader;
+    private final ScheduledFuture<?> watchdogTask;
+    private final Object closeLock = new Object();
+    private volatile IOException failure;
+    private volatile boolean closing;
+
+    private NbdClient(String where, SocketChannel channel, NbdClientConfig config, ChannelInput in, ExportInfo export) {
+        this.where = where;
+        this.channel = channel;
+        this.config = config;
+        this.in = in;
+        this.export = export;
+        this.maxRequestBytes = (int) Math.min(config.maxRequestBytes(), export.maximumBlockSize());
+        this.slots = new PendingRequest[config.maxInFlight()];
+        this.freeSlots = new ArrayBlockingQueue<>(slots.length);
+        for (int i = 0; i < slots.length; i++) {
+            slots[i] = new PendingRequest(i);
+            freeSlots.add(slots[i]);
+        }
+        this.reader = new Thread(this::readReplies, "nbd-client-reader " + where);
+        reader.setDaemon(true);
+        long period = Math.max(10, Math.min(1000, config.requestTimeout().toMillis() / 4));
+        this.watchdogTask = WATCHDOG.scheduleAtFixedRate(this::checkDeadlines, period, period, TimeUnit.MILLISECONDS);
+        reader.start();
+    }
+
+    /** Connects with default settings. */
+    public static NbdClient connect(NbdUri uri) throws IOException {
+        return connect(uri, NbdClientConfig.defaults());
+    }
+
+    /** Connects to {@code uri} (see {@link NbdUri#parse}) and negotiates its export. */
+    public static NbdClient connect(String uri, NbdClientConfig config) throws IOException {
+        return connect(NbdUri.parse(uri), config);
+    }
+
+    /** Connects to {@code uri} and negotiates its export, within {@link NbdClientConfig#connectTimeout()}. */
+    public static NbdClient connect(NbdUri uri, NbdClientConfig config) throws IOException {
+        Objects.requireNonNull(uri, "uri");
+        Objects.requireNonNull(config, "config");
+        String where = uri.toString();
+        SocketChannel channel = open(uri, config);
+        // The handshake reads block; a one-shot timer closes the socket if it overruns. It raises
+        // the flag before closing, so whoever sees the closed socket also sees why.
+        AtomicBoolean timedOut = new AtomicBoolean();
+        ScheduledFuture<?> guard = WATCHDOG.schedule(() -> {
+            timedOut.set(true);
+            closeQuietly(channel);
+        }, config.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        try {
+            ChannelInput input = new ChannelInput(channel, 64 * 1024);
+            ExportInfo info = new ClientHandshake(input, channel, uri.exportName(), where).run();
+            guard.cancel(false);
+            if (timedOut.get()) {
+                throw new NbdTimeoutException(where + ": handshake did not finish within " + config.connectTimeout());
+            }
+            LOG.debug("{}: connected, size {} flags 0x{}", where, info.size(), Integer.toHexString(info.transmissionFlags()));
+            return new NbdClient(where, channel, config, input, info);
+        } catch (IOException | RuntimeException e) {
+            guard.cancel(false);
+            closeQuietly(channel);
+            if (timedOut.get() && !(e instanceof NbdTimeoutException)) {
+                NbdTimeoutException timeout = new NbdTimeoutException(where + ": handshake did not finish within "
+                        + config.connectTimeout());
+                timeout.initCause(e);
+                throw timeout;
+            }
+            throw e;
+        }
+    }
+
+    private static SocketChannel open(NbdUri uri, NbdClientConfig config) throws IOException {
+        if (uri.transport() == NbdUri.Transport.UNIX) {
+            SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+            try {
+                channel.connect(uri.socketAddress());
+                return channel;
+            } catch (IOException e) {
+                closeQuietly(channel);
+                throw new IOException("cannot connect to " + uri + ": " + e.getMessage(), e);
+            }
+        }
+        InetSocketAddress address = (InetSocketAddress) uri.socketAddress();
+        if (address.isUnresolved()) {
+            throw new IOException("cannot resolve host '" + uri.host() + "' of " + uri);
+        }
+        SocketChannel channel = SocketChannel.open();
+        try {
+            channel.socket().connect(address, (int) config.connectTimeout().toMillis());
+            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            return channel;
+        } catch (java.net.SocketTimeoutException e) {
+            closeQuietly(channel);
+            throw new NbdTimeoutException("cannot connect to " + uri + " within " + config.connectTimeout());
+        } catch (IOException e) {
+            closeQuietly(channel);
+            throw new IOException("cannot connect to " + uri + ": " + e.getMessage(), e);
+        }
+    }
+
+    public ExportInfo export() {
+        return export;
+    }
+
+    public long size() {
+        return export.size();
+    }
+
+    /** Largest length one read or write may carry: the smaller of the config's and the server's limit. */
+    public int maxRequestBytes() {
+        return maxRequestBytes;
+    }
+
+    /** The server's URI, for messages. */
+    public String name() {
+        return where;
+    }
+
+    /** True until the client is closed or has failed. */
+    public boolean isOpen() {
+        return failure == null && !closing;
+    }
+
+    /** Why this client stopped: the fatal error, or "client closed" after {@link #close()}; null while open. */
+    public IOException failure() {
+        return failure;
+    }
+
+    public void read(long offset, ByteBuffer dst, int dstOffset, int length) throws IOException {
+        checkBuffer(dst, dstOffset, length);
+        checkRange("read", offset, length);
+        submit(NbdProtocol.CMD_READ, 0, offset, length, dst, dstOffset);
+    }
+
+    public void write(long offset, ByteBuffer src, int srcOffset, int length) throws IOException {
+        write(offset, src, srcOffset, length, false);
+    }
+
+    /** Writes; with {@code fua} the reply waits until the data is durable (if the server offers FUA). */
+    public void write(long offset, ByteBuffer src, int srcOffset, int length, boolean fua) throws IOException {
+        checkBuffer(src, srcOffset, length);
+        checkWritable("write");
+        checkRange("write", offset, length);
+        int flags = fua && export.canFua() ? NbdProtocol.CMD_FLAG_FUA : 0;
+        submit(NbdProtocol.CMD_WRITE, flags, offset, length, src, srcOffset);
+    }
+
+    /**
+     * NBD_CMD_FLUSH: every write acknowledged before this call is durable when it returns.
+     *
+     * @throws UnsupportedOperationException if the server did not advertise flush
+     */
+    public void flush() throws IOException {
+        if (!export.canFlush()) {
+            throw new UnsupportedOperationException(where + " does not support flush");
+        }
+        submit(NbdProtocol.CMD_FLUSH, 0, 0, 0, null, 0);
+    }
+
+    /** NBD_CMD_TRIM of up to 4 GiB - 1 bytes (a hint: contents afterwards are unspecified). */
+    public void trim(long offset, long length) throws IOException {
+        if (!export.canTrim()) {
+            throw new UnsupportedOperationException(where + " does not support trim");
+        }
+        checkWritable("trim");
+        checkCommandLength(length);
+        checkRange("trim", offset, length);
+        submit(NbdProtocol.CMD_TRIM, 0, offset, (int) length, null, 0);
+    }
+
+    /** NBD_CMD_WRITE_ZEROES of up to 4 GiB - 1 bytes; {@code noHole} asks the server to allocate. */
+    public void writeZeroes(long offset, long length, boolean noHole) throws IOException {
+        if (!export.canWriteZeroes()) {
+            throw new UnsupportedOperationException(where + " does not support write-zeroes");
+        }
+        checkWritable("write-zeroes");
+        checkCommandLength(length);
+        checkRange("write-zeroes", offset, length);
+        submit(NbdProtocol.CMD_WRITE_ZEROES, noHole ? NbdProtocol.CMD_FLAG_NO_HOLE : 0, offset, (int) length, null, 0);
+    }
+
+    private void checkBuffer(ByteBuffer buffer, int offset, int length) {
+        Objects.requireNonNull(buffer, "buffer");
+        Objects.checkFromIndexSize(offset, length, buffer.capacity());
+        if (length > maxRequestBytes) {
+            throw new IllegalArgumentException(where + ": request of " + length + " bytes exceeds the maximum of "
+                    + maxRequestBytes + " (split it)");
+        }
+    }
+
+    private static void checkCommandLength(long length) {
+        if (length < 0 || length > 0xFFFF_FFFFL) {
+            throw new IllegalArgumentException("length must be 0 to 2^32-1, got " + length);
+        }
+    }
+
+    private void checkRange(String what, long offset, long length) throws EOFException {
+        if (offset < 0 || offset > export.size() - length) {
+            throw new EOFException(where + ": " + what + " at offset " + offset + " length " + length
+                    + " lies outside the export (size " + export.size() + " bytes)");
+        }
+    }
+
+    private void checkWritable(String what) throws IOException {
+        if (export.readOnly()) {
+            throw new IOException(where + ": cannot " + what + ", the export is read-only");
+        }
+    }
+
+    private void checkOpen() throws IOException {
+        IOException cause = failure;
+        if (cause != null) {
+            throw new IOException(where + ": connection is closed: " + cause.getMessage(), cause);
+        }
+        if (closing) {
+            throw new IOException(where + ": client is closed");
+        }
+    }
+
+    /** Sends one request and waits for its reply. */
+    private void submit(int type, int flags, long offset, int length, ByteBuffer buffer, int bufferOffset)
+            throws IOException {
+        checkOpen();
+        long timeout = config.requestTimeout().toNanos();
+        long deadline = System.nanoTime() + timeout;
+        PendingRequest slot;
+        try {
+            slot = freeSlots.poll(timeout, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException(where + ": interrupted while waiting for a request slot");
+        }
+        if (slot == null) {
+            checkOpen();
+            throw new NbdTimeoutException(where + ": all " + slots.length + " request slots stayed busy for "
+                    + config.requestTimeout());
+        }
+        try {
+            slot.prepare(type, flags, offset, length, type == NbdProtocol.CMD_READ ? buffer : null, bufferOffset, deadline);
+            slot.publishWaiting();
+            // Pairs with fail(): it sets failure then sweeps WAITING slots; we publish WAITING then
+            // read failure. One of the two sees the other, so no slot is left waiting forever.
+            if (failure != null || closing) {
+                if (slot.claim()) {
+                    slot.complete(0, failure != null ? failure : new IOException(where + ": client is closed"));
+                }
+            } else {
+                send(slot, type == NbdProtocol.CMD_WRITE ? buffer : null, bufferOffset, length, deadline);
+            }
+            await(slot);
+            if (slot.failure != null) {
+                IOException cause = slot.failure;
+                if (cause instanceof NbdTimeoutException) {
+                    throw new NbdTimeoutException(cause.getMessage());
+                }
+                if (cause instanceof InterruptedIOException) {
+                    throw new InterruptedIOException(cause.getMessage());
+                }
+                throw new IOException(where + ": " + commandName(type) + " at offset " + offset + " length " + length
+                        + " failed: " + cause.getMessage(), cause);
+            }
+            if (slot.error != 0) {
+                throw new NbdErrorException(where + ": " + commandName(type) + " at offset " + offset
+                        + " length " + Integer.toUnsignedString(length), slot.error);
+            }
+        } finally {
+            int state = slot.state();
+            if (state == PendingRequest.DONE || state == PendingRequest.FREE) {
+                slot.reset();
+                freeSlots.offer(slot);
+            }
+        }
+    }
+
+    private void send(PendingRequest slot, ByteBuffer payload, int payloadOffset, int length, long deadline) {
+        try {
+            long wait = deadline - System.nanoTime();
+            if (!sendLock.tryLock(Math.max(0, wait), TimeUnit.NANOSECONDS)) {
+                fail(new NbdTimeoutException(where + ": could not send a request within " + config.requestTimeout()
+                        + " (another sender is blocked)"));
+                return;
+            }
+        } catch (InterruptedException e) {
+            // Nothing was sent: only this request fails, the connection stays healthy.
+            Thread.currentThread().interrupt();
+            if (slot.claim()) {
+                slot.complete(0, new InterruptedIOException(where + ": interrupted before the request was sent"));
+            }
+            return;
+        }
+        try {
+            ByteBuffer header = slot.header;
+            header.position(0).limit(NbdProtocol.REQUEST_HEADER_BYTES);
+            if (payload == null || length == 0) {
+                while (header.hasRemaining()) {
+                    channel.write(header);
+                }
+            } else {
+                int savedPosition = payload.position();
+                int savedLimit = payload.limit();
+                try {
+                    payload.limit(payloadOffset + length).position(payloadOffset);
+                    ByteBuffer[] gather = slot.gather;
+                    gather[0] = header;
+                    gather[1] = payload;
+                    try {
+                        while (payload.hasRemaining()) {
+                            channel.write(gather);
+                        }
+                    } finally {
+                        gather[1] = null;
+                    }
+                } finally {
+                    payload.limit(savedLimit).position(savedPosition);
+                }
+            }
+        } catch (IOException e) {
+            fail(failure != null ? failure : new IOException(where + ": sending a request failed: " + e.getMessage(), e));
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /** Parks until the slot is DONE; on deadline, fails the client, then still waits for DONE. */
+    private void await(PendingRequest slot) {
+        boolean interrupted = false;
+        boolean timedOut = false;
+        while (slot.state() != PendingRequest.DONE) {
+            long remaining = slot.deadlineNanos - System.nanoTime();
+            if (remaining <= 0 && !timedOut) {
+                timedOut = true;
+                fail(new NbdTimeoutException(where + ": " + commandName(slot.type) + " got no reply within "
+                        + config.requestTimeout()));
+            }
+            if (timedOut) {
+                // The socket is closed, so the reader stops promptly; if it is gone, claim it ourselves.
+                if (!reader.isAlive() && slot.claim()) {
+                    slot.complete(0, failure);
+                }
+                LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(50));
+            } else {
+                LockSupport.parkNanos(this, remaining);
+            }
+            if (Thread.interrupted()) {
+                interrupted = true; // the request is on the wire: finish it, then restore the flag
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Reader thread: replies until the connection ends. */
+    private void readReplies() {
+        PendingRequest current = null;
+        IOException cause;
+        try {
+            while (true) {
+                if (!in.await(NbdProtocol.SIMPLE_REPLY_BYTES)) {
+                    throw new EOFException(where + ": server closed the connection");
+                }
+                int magic = in.readInt();
+                if (magic != NbdProtocol.SIMPLE_REPLY_MAGIC) {
+                    throw new IOException(where + ": protocol error, reply magic 0x" + Integer.toHexString(magic));
+                }
+                int error = in.readInt();
+                long cookie = in.readLong();
+                int index = (int) (cookie & 0xFFFF);
+                PendingRequest slot = index < slots.length ? slots[index] : null;
+                if (slot == null || slot.state() != PendingRequest.WAITING || slot.cookie != cookie || !slot.claim()) {
+                    throw new IOException(where + ": protocol error, reply for unknown cookie 0x" + Long.toHexString(cookie));
+                }
+                current = slot;
+                if (error == 0 && slot.type == NbdProtocol.CMD_READ && slot.length > 0) {
+                    in.readFully(slot.dst, slot.dstOffset, slot.length);
+                }
+                current = null;
+                slot.complete(error, null);
+            }
+        } catch (AsynchronousCloseException e) {
+            cause = new IOException(where + ": connection closed");
+        } catch (IOException e) {
+            cause = e;
+        } catch (RuntimeException e) {
+            cause = new IOException(where + ": reader failed: " + e, e);
+        }
+        fail(cause);
+        IOException reason = failure;
+        if (current != null) {
+            current.complete(0, reason);
+        }
+        for (PendingRequest slot : slots) {
+            if (slot.claim()) {
+                slot.complete(0, reason);
+            }
+        }
+    }
+
+    /** Watchdog: a request past its deadline (e.g. a sender stuck on a full socket) fails the client. */
+    private void checkDeadlines() {
+        if (failure != null) {
+            return;
+        }
+        long now = System.nanoTime();
+        for (PendingRequest slot : slots) {
+            int state = slot.state();
+            if ((state == PendingRequest.WAITING || state == PendingRequest.CLAIMED) && now - slot.deadlineNanos > 0) {
+                fail(new NbdTimeoutException(where + ": " + commandName(slot.type) + " got no reply within "
+                        + config.requestTimeout()));
+                return;
+            }
+        }
+    }
+
+    /** Makes the client failed (first cause wins) and closes the socket; the reader then fails all pending. */
+    private void fail(IOException cause) {
+        synchronized (closeLock) {
+            if (failure == null) {
+                failure = cause;
+                if (!closing) {
+                    LOG.debug("{}: connection failed: {}", where, cause.getMessage());
+                }
+            }
+        }
+        closeQuietly(channel);
+    }
+
+    /**
+     * Waits (up to the request timeout) for in-flight requests, sends NBD_CMD_DISC, closes the
+     * socket. Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (closeLock) {
+            if (closing) {
+                return;
+            }
+            closing = true;
+        }
+        long deadline = System.nanoTime() + config.requestTimeout().toNanos();
+        int idle = 0;
+        PendingRequest[] held = new PendingRequest[slots.length];
+        try {
+            while (idle < slots.length && failure == null) {
+                PendingRequest slot = freeSlots.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                if (slot == null) {
+                    break;
+                }
+                held[idle++] = slot;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (failure == null && idle == slots.length && sendLock.tryLock()) {
+            try {
+                ByteBuffer disc = ByteBuffer.allocate(NbdProtocol.REQUEST_HEADER_BYTES);
+                disc.putInt(NbdProtocol.REQUEST_MAGIC).putShort((short) 0).putShort((short) NbdProtocol.CMD_DISC)
+                        .putLong(0).putLong(0).putInt(0).flip();
+                while (disc.hasRemaining()) {
+                    channel.write(disc);
+                }
+            } catch (IOException e) {
+                LOG.debug("{}: sending NBD_CMD_DISC failed: {}", where, e.toString());
+            } finally {
+                sendLock.unlock();
+            }
+        }
+        fail(new IOException("client closed"));
+        for (int i = 0; i < idle; i++) {
+            freeSlots.offer(held[i]);
+        }
+        watchdogTask.cancel(false);
+        try {
+            reader.join(1000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        LOG.debug("{}: closed", where);
+    }
+
+    @Override
+    public String toString() {
+        return "NbdClient[" + where + ", " + export.size() + " bytes" + (isOpen() ? "" : ", closed") + "]";
+    }
+
+    private static String commandName(int type) {
+        switch (type) {
+            case NbdProtocol.CMD_READ: return "NBD_CMD_READ";
+            case NbdProtocol.CMD_WRITE: return "NBD_CMD_WRITE";
+            case NbdProtocol.CMD_FLUSH: return "NBD_CMD_FLUSH";
+            case NbdProtocol.CMD_TRIM: return "NBD_CMD_TRIM";
+            case NbdProtocol.CMD_WRITE_ZEROES: return "NBD_CMD_WRITE_ZEROES";
+            default: return "command " + type;
+        }
+    }
+
+    private static void closeQuietly(SocketChannel channel) {
+        try {
+            channel.close();
+        } catch (IOException e) {
+            // closing is best effort
+        }
+    }
+
+    private static ScheduledThreadPoolExecutor watchdog() {
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread thread = new Thread(r, "nbd-client-watchdog");
+            thread.setDaemon(true);
+            return thread;
+        });
+        executor.setRemoveOnCancelPolicy(true);
+        return executor;
+    }
+}

@@ -1,0 +1,350 @@
+package org.raidfive.nbd;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.raidfive.disk.MemberDisk;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Exports one {@link MemberDisk} over the NBD protocol (fixed newstyle handshake, simple replies),
+ * on TCP or a Unix domain socket. Serving a {@code MemoryDisk} or {@code FileDisk} is exactly
+ * serving a RAID array, which implements the same interface.
+ *
+ * <pre>{@code
+ * NbdServerConfig config = NbdServerConfig.builder().exportName("raid").port(0).build();
+ * try (NbdServer server = NbdServer.start(disk, config)) {
+ *     System.out.println("serving " + server.uri());
+ *     server.awaitTermination();
+ * }
+ * }</pre>
+ *
+ * <p>Threads: one acceptor; one reader thread per connection (handshake, then requests); with
+ * {@link RequestExecution#WORKER_POOL} (default) a bounded pool of {@code workerThreads} shared by
+ * all connections executes requests and replies are written by the worker that finishes
+ * (batched, see {@link ReplyWriter}); the reader runs a plain READ/WRITE itself when it is the
+ * last one buffered (no hand-off when it would otherwise wait on the socket), and any request
+ * when the pool's queue is full (back-pressure). With
+ * {@link RequestExecution#CONNECTION_THREAD} the reader runs every request itself, in order.
+ *
+ * <p>Commands: READ, WRITE (FUA: the disk is flushed before the reply), FLUSH ({@code disk.flush()}),
+ * TRIM (per {@link TrimMode}: by default acknowledged without effect), WRITE_ZEROES (zeros
+ * written in 1 MiB pieces from a shared zero buffer; NO_HOLE accepted, every write allocates
+ * anyway), DISC. Error replies: EINVAL for reads/trims beyond the end, unknown commands or flags,
+ * misalignment, and reads over {@code maxRequestBytes}; ENOSPC for writes/write-zeroes beyond
+ * the end; EPERM for any write to a read-only export; EIO when the disk throws. An over-long or
+ * rejected write's payload is read and discarded, so the connection keeps serving; a payload of
+ * up to 4 GiB is discarded this way rather than closing the connection.
+ *
+ * <p>{@link #close()}: stop accepting, stop reading new requests, let in-flight ones finish and
+ * reply (bounded by the drain timeout), close the connections, stop the workers, flush the disk.
+ * The disk itself stays open: its owner closes it.
+ */
+public final class NbdServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(NbdServer.class);
+    private static final AtomicInteger SERVER_IDS = new AtomicInteger();
+
+    private final MemberDisk disk;
+    private final NbdServerConfig config;
+    private final int id = SERVER_IDS.incrementAndGet();
+    private final Set<ServerConnection> connections = ConcurrentHashMap.newKeySet();
+    private final Set<Thread> connectionThreads = ConcurrentHashMap.newKeySet();
+    private final CountDownLatch terminated = new CountDownLatch(1);
+    private final AtomicInteger connectionIds = new AtomicInteger();
+    private ThreadPoolExecutor workers;
+    private ServerExport export;
+    private ServerSocketChannel listener;
+    private Thread acceptor;
+    private volatile int port = -1;
+    private volatile boolean started;
+    private volatile boolean closed;
+
+    public NbdServer(MemberDisk disk, NbdServerConfig config) {
+        this.disk = Objects.requireNonNull(disk, "disk");
+        this.config = Objects.requireNonNull(config, "config");
+    }
+
+    /** Creates and starts a server. */
+    public static NbdServer start(MemberDisk disk, NbdServerConfig config) throws IOException {
+        NbdServer server = new NbdServer(disk, config);
+        try {
+            return server.start();
+        } catch (IOException | RuntimeException e) {
+            try {
+                server.close();
+            } catch (IOException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    /** Binds the socket and starts accepting. Returns this. */
+    public synchronized NbdServer start() throws IOException {
+        if (started) {
+            throw new IllegalStateException("server already started");
+        }
+        if (closed) {
+            throw new IllegalStateException("server is closed");
+        }
+        started = true;
+        if (config.requestExecution() == RequestExecution.WORKER_POOL) {
+            AtomicInteger workerIds = new AtomicInteger();
+            workers = new ThreadPoolExecutor(config.workerThreads(), config.workerThreads(), 0, TimeUnit.SECONDS,
+                    new ArrayBlockingQueue<>(4 * config.maxInFlightPerConnection() * config.workerThreads()),
+                    r -> daemon(r, "nbd" + id + "-worker-" + workerIds.incrementAndGet()),
+                    (task, executor) -> task.run()); // saturated or shut down: the submitting reader runs it
+            workers.prestartAllCoreThreads();
+        }
+        export = new ServerExport(disk, config, workers);
+        listener = bind();
+        acceptor = daemon(this::acceptLoop, "nbd" + id + "-accept");
+        acceptor.start();
+        LOG.debug("serving {} ({} bytes) at {} with {}", disk.name(), export.size, uri(), config);
+        return this;
+    }
+
+    private ServerSocketChannel bind() throws IOException {
+        if (config.unixSocket() != null) {
+            Path path = config.unixSocket();
+            removeStaleSocket(path);
+            ServerSocketChannel channel = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+            try {
+                channel.bind(UnixDomainSocketAddress.of(path));
+            } catch (IOException e) {
+                channel.close();
+                throw new IOException("cannot listen on Unix socket " + path + ": " + e.getMessage(), e);
+            }
+            return channel;
+        }
+        InetSocketAddress address = new InetSocketAddress(InetAddress.getByName(config.bindAddress()), config.port());
+        ServerSocketChannel channel = ServerSocketChannel.open();
+        try {
+            channel.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            channel.bind(address, 64);
+        } catch (IOException e) {
+            channel.close();
+            throw new IOException("cannot listen on " + address + ": " + e.getMessage(), e);
+        }
+        port = ((InetSocketAddress) channel.getLocalAddress()).getPort();
+        return channel;
+    }
+
+    /** A socket file left by a dead server is removed; one with a live listener is an error. */
+    private static void removeStaleSocket(Path path) throws IOException {
+        if (!Files.exists(path)) {
+            return;
+        }
+        boolean live;
+        try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(path))) {
+            live = probe.isConnected();
+        } catch (IOException e) {
+            live = false; // nobody listening: a leftover of a dead server
+        }
+        if (live) {
+            throw new IOException("Unix socket " + path + " is already served by another process");
+        }
+        Files.deleteIfExists(path);
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            SocketChannel channel;
+            try {
+                channel = listener.accept();
+            } catch (ClosedChannelException e) {
+                break;
+            } catch (IOException e) {
+                if (closed) {
+                    break;
+                }
+                LOG.warn("accept failed on {}: {}", uri(), e.toString());
+                sleepQuietly(10);
+                continue;
+            }
+            accept(channel);
+        }
+    }
+
+    private void accept(SocketChannel channel) {
+        String peer;
+        try {
+            SocketAddress remote = channel.getRemoteAddress();
+            peer = "nbd" + id + "#" + connectionIds.incrementAndGet() + " "
+                    + (remote instanceof InetSocketAddress ? remote.toString() : "unix");
+            if (remote instanceof InetSocketAddress) {
+                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            }
+        } catch (IOException e) {
+            closeQuietly(channel);
+            return;
+        }
+        if (closed || connections.size() >= config.maxConnections()) {
+            LOG.debug("{}: refused ({})", peer, closed ? "server closing" : "maxConnections " + config.maxConnections() + " reached");
+            closeQuietly(channel);
+            return;
+        }
+        ServerConnection connection = new ServerConnection(this, export, channel, peer);
+        connections.add(connection);
+        Thread thread = daemon(connection, peer);
+        connectionThreads.add(thread);
+        LOG.debug("{}: connected", peer);
+        thread.start();
+        if (closed) {
+            connection.shutdownInput(); // close() may have missed it
+        }
+    }
+
+    void connectionClosed(ServerConnection connection) {
+        connections.remove(connection);
+        connectionThreads.remove(Thread.currentThread());
+    }
+
+    /** The bound TCP port (useful with port 0), or -1 when serving a Unix socket or not started. */
+    public int port() {
+        return port;
+    }
+
+    public NbdServerConfig config() {
+        return config;
+    }
+
+    public MemberDisk disk() {
+        return disk;
+    }
+
+    /** Number of open client connections. */
+    public int connectionCount() {
+        return connections.size();
+    }
+
+    /**
+     * An NBD URI for this export: {@code nbd://host:port/name} or
+     * {@code nbd+unix:///name?socket=path}.
+     */
+    public String uri() {
+        if (config.unixSocket() != null) {
+            return NbdUri.unix(config.exportName(), config.unixSocket()).toString();
+        }
+        String host = config.bindAddress();
+        if (host.equals("0.0.0.0") || host.equals("::")) {
+            host = "127.0.0.1";
+        }
+        return NbdUri.tcp(host, port, config.exportName()).toString();
+    }
+
+    /** Blocks until {@link #close()} has finished. */
+    public void awaitTermination() throws InterruptedException {
+        terminated.await();
+    }
+
+    /**
+     * Stops the server: no new connections, no new requests; in-flight requests finish and reply
+     * (up to the drain timeout), connections close, workers stop, the disk is flushed.
+     *
+     * @throws IOException if the final flush fails
+     */
+    @Override
+    public void close() throws IOException {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        try {
+            if (export != null) {
+                export.markClosing();
+            }
+            if (listener != null) {
+                closeQuietly(listener);
+                joinQuietly(acceptor, 5_000);
+                if (config.unixSocket() != null) {
+                    Files.deleteIfExists(config.unixSocket());
+                }
+            }
+            for (ServerConnection connection : connections) {
+                connection.shutdownInput();
+            }
+            long deadline = System.nanoTime() + config.drainTimeout().toNanos() + TimeUnit.SECONDS.toNanos(5);
+            for (Thread thread : connectionThreads) {
+                joinQuietly(thread, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+            }
+            for (ServerConnection connection : connections) {
+                connection.closeChannel();
+            }
+            if (workers != null) {
+                workers.shutdown();
+                try {
+                    if (!workers.awaitTermination(config.drainTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS)) {
+                        LOG.warn("worker threads still busy after the drain timeout");
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            if (started) {
+                disk.flush();
+            }
+            LOG.debug("stopped serving {}", disk.name());
+        } finally {
+            terminated.countDown();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "NbdServer[" + (started ? uri() : "not started") + ", disk " + disk.name() + "]";
+    }
+
+    private static Thread daemon(Runnable task, String name) {
+        Thread thread = new Thread(task, name);
+        thread.setDaemon(true);
+        return thread;
+    }
+
+    private static void joinQuietly(Thread thread, long millis) {
+        if (thread == null) {
+            return;
+        }
+        try {
+            thread.join(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void sleepQuietly(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void closeQuietly(java.io.Closeable closeable) {
+        try {
+            closeable.close();
+        } catch (IOException e) {
+            // nothing more to do
+        }
+    }
+}

@@ -1,0 +1,304 @@
+package org.raidfive.nbd;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One client connection: its own thread reads the handshake and then requests; requests run on
+ * the server's worker pool; replies go out through a {@link ReplyWriter}.
+ *
+ * <p>With {@link RequestExecution#CONNECTION_THREAD} the reader runs each request itself and
+ * the {@link ReplyWriter} defers: replies are flushed just before the reader would block (on the
+ * socket, or on an empty free queue), one gathering write per burst.
+ *
+ * <p>Flow control: the connection owns {@code maxInFlight} {@link ServerRequest}s in a free queue.
+ * The reader takes one per request and blocks when all are in flight, which stops it reading and
+ * pushes back on the client through TCP. A request returns to the free queue after its reply has
+ * been written (or dropped because the socket broke), so "all requests free" means "nothing in
+ * flight, every reply sent".
+ *
+ * <p>Validation happens on the reader, before any buffer is allocated: offsets and lengths are
+ * unsigned; a rejected write's payload is read and discarded in the input buffer so the stream
+ * stays in step. Rejected requests are answered from the reader thread without a worker.
+ *
+ * <p>End: NBD_CMD_DISC, end of stream (fio's way), server shutdown ({@link #shutdownInput()}) or
+ * a broken socket all stop the reader; it then waits for in-flight requests to finish and reply
+ * (bounded by the drain timeout) before closing the socket. A request already read still reaches
+ * the disk if the client vanishes; only its reply is lost.
+ */
+final class ServerConnection implements Runnable {
+    private static final Logger LOG = LoggerFactory.getLogger(ServerConnection.class);
+    private static final int INPUT_BUFFER_BYTES = 256 * 1024;
+
+    private final NbdServer server;
+    private final ServerExport export;
+    private final SocketChannel channel;
+    private final String peer;
+    private final int maxInFlight;
+    private final ArrayBlockingQueue<ServerRequest> free;
+    private final ReplyWriter replies;
+    /** {@link RequestExecution#CONNECTION_THREAD}: run requests here, flush replies before blocking. */
+    private final boolean inline;
+    private final AtomicLong unexpectedErrors = new AtomicLong();
+    private volatile Throwable firstUnexpected;
+    private long requests;
+
+    ServerConnection(NbdServer server, ServerExport export, SocketChannel channel, String peer) {
+        this.server = server;
+        this.export = export;
+        this.channel = channel;
+        this.peer = peer;
+        this.maxInFlight = export.config.maxInFlightPerConnection();
+        this.free = new ArrayBlockingQueue<>(maxInFlight);
+        this.inline = export.config.requestExecution() == RequestExecution.CONNECTION_THREAD;
+        this.replies = new ReplyWriter(this, channel, maxInFlight, inline);
+        ByteBuffer headers = ByteBuffer.allocateDirect(maxInFlight * NbdProtocol.SIMPLE_REPLY_BYTES);
+        for (int i = 0; i < maxInFlight; i++) {
+            ByteBuffer header = headers.slice(i * NbdProtocol.SIMPLE_REPLY_BYTES, NbdProtocol.SIMPLE_REPLY_BYTES);
+            free.add(new ServerRequest(this, export, header));
+        }
+    }
+
+    ReplyWriter replies() {
+        return replies;
+    }
+
+    String peer() {
+        return peer;
+    }
+
+    @Override
+    public void run() {
+        ChannelInput in = new ChannelInput(channel, INPUT_BUFFER_BYTES);
+        if (inline) {
+            in.beforeBlockingRead(replies::flush);
+        }
+        String end = "client closed the connection";
+        try {
+            if (new ServerHandshake(in, channel, export, peer).run()) {
+                LOG.debug("{}: transmission phase, size {} flags 0x{}", peer, export.size,
+                        Integer.toHexString(export.transmissionFlags));
+                end = transmission(in);
+            } else {
+                end = "handshake ended without choosing an export";
+            }
+        } catch (ClosedChannelException e) {
+            end = "connection closed";
+        } catch (IOException e) {
+            end = "I/O error: " + e;
+        } catch (InterruptedException e) {
+            end = "interrupted";
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            end = "unexpected error: " + e;
+            LOG.warn("{}: unexpected error, closing the connection", peer, e);
+        } finally {
+            replies.flush();
+            drain();
+            closeChannel();
+            server.connectionClosed(this);
+            LOG.debug("{}: closed after {} requests ({})", peer, requests, end);
+            if (unexpectedErrors.get() > 0) {
+                LOG.warn("{}: {} requests failed with unexpected exceptions (EIO sent); first:", peer,
+                        unexpectedErrors.get(), firstUnexpected);
+            }
+        }
+    }
+
+    /** Reads requests until DISC or end of stream; returns why it stopped. */
+    private String transmission(ChannelInput in) throws IOException, InterruptedException {
+        while (true) {
+            if (!in.await(NbdProtocol.REQUEST_HEADER_BYTES)) {
+                return "end of stream without NBD_CMD_DISC";
+            }
+            int magic = in.readInt();
+            if (magic != NbdProtocol.REQUEST_MAGIC) {
+                return "bad request magic 0x" + Integer.toHexString(magic) + ", hard disconnect";
+            }
+            int flags = Short.toUnsignedInt(in.readShort());
+            int type = Short.toUnsignedInt(in.readShort());
+            long cookie = in.readLong();
+            long offset = in.readLong();
+            long length = Integer.toUnsignedLong(in.readInt());
+            if (type == NbdProtocol.CMD_DISC) {
+                return "NBD_CMD_DISC";
+            }
+            if (replies.broken()) {
+                return "reply write failed";
+            }
+            requests++;
+            if (inline && free.isEmpty()) {
+                replies.flush(); // deferred replies hold their requests until written
+            }
+            ServerRequest request = free.take();
+            boolean handedOff = false;
+            try {
+                int error = validate(type, flags, offset, length);
+                request.set(type, flags, cookie, offset, (int) length);
+                if (type == NbdProtocol.CMD_WRITE) {
+                    if (error != 0) {
+                        in.skip(length); // keep the stream in step; nothing is allocated
+                    } else {
+                        request.payload = export.buffers.acquire((int) length);
+                        in.readFully(request.payload, 0, (int) length);
+                    }
+                }
+                handedOff = true;
+                if (error != 0) {
+                    request.error = error;
+                    replies.submit(request);
+                } else if (inline || lastOfBurst(in, type, flags)) {
+                    request.run();
+                } else {
+                    export.workers.execute(request);
+                }
+            } finally {
+                if (!handedOff) {
+                    release(request); // the client left mid-payload: this write never happened
+                }
+            }
+        }
+    }
+
+    /**
+     * True for a plain READ or WRITE after which no further request is buffered: the reader would
+     * block on the socket next, so it runs this one itself and saves a thread hand-off (at queue
+     * depth 1, every request). FLUSH, FUA, TRIM and WRITE_ZEROES, which may take long, always go
+     * to the pool so that the reader is soon back reading.
+     */
+    private static boolean lastOfBurst(ChannelInput in, int type, int flags) {
+        return in.buffered() < NbdProtocol.REQUEST_HEADER_BYTES
+                && (type == NbdProtocol.CMD_READ || type == NbdProtocol.CMD_WRITE)
+                && (flags & NbdProtocol.CMD_FLAG_FUA) == 0;
+    }
+
+    /** Returns 0 or the NBD error for a request, from its header alone. */
+    private int validate(int type, int flags, long offset, long length) {
+        NbdServerConfig config = export.config;
+        int allowedFlags = NbdProtocol.CMD_FLAG_FUA;
+        boolean writes;
+        int rangeError;
+        switch (type) {
+            case NbdProtocol.CMD_READ:
+                writes = false;
+                rangeError = NbdProtocol.EINVAL;
+                break;
+            case NbdProtocol.CMD_WRITE:
+                writes = true;
+                rangeError = NbdProtocol.ENOSPC;
+                break;
+            case NbdProtocol.CMD_FLUSH:
+                return (flags & ~allowedFlags) != 0 ? NbdProtocol.EINVAL : 0;
+            case NbdProtocol.CMD_TRIM:
+                if (config.trimMode() == TrimMode.UNSUPPORTED && !config.readOnly()) {
+                    return NbdProtocol.EINVAL;
+                }
+                writes = true;
+                rangeError = NbdProtocol.EINVAL;
+                break;
+            case NbdProtocol.CMD_WRITE_ZEROES:
+                if (!config.writeZeroes() && !config.readOnly()) {
+                    return NbdProtocol.EINVAL;
+                }
+                allowedFlags |= NbdProtocol.CMD_FLAG_NO_HOLE;
+                writes = true;
+                rangeError = NbdProtocol.ENOSPC;
+                break;
+            default:
+                return NbdProtocol.EINVAL; // CACHE, BLOCK_STATUS (not negotiable here), unknown
+        }
+        if ((flags & ~allowedFlags) != 0) {
+            return NbdProtocol.EINVAL;
+        }
+        if (writes && config.readOnly()) {
+            return NbdProtocol.EPERM;
+        }
+        boolean hasPayload = type == NbdProtocol.CMD_READ || type == NbdProtocol.CMD_WRITE;
+        if (hasPayload && length > config.maxRequestBytes()) {
+            return NbdProtocol.EINVAL;
+        }
+        // offset is unsigned: a negative long is beyond 2^63 and so beyond any disk.
+        if (offset < 0 || offset > export.size || length > export.size - offset) {
+            return rangeError;
+        }
+        int block = config.minimumBlockSize();
+        if (block > 1 && ((offset | length) & (block - 1)) != 0) {
+            return NbdProtocol.EINVAL;
+        }
+        return 0;
+    }
+
+    /** Returns a finished request (reply sent or dropped) to the free queue. */
+    void release(ServerRequest request) {
+        request.releasePayload();
+        free.offer(request);
+    }
+
+    void replyFailed(IOException e) {
+        LOG.debug("{}: writing replies failed, stopping: {}", peer, e.toString());
+        shutdownInput();
+    }
+
+    void noteUnexpected(RuntimeException e) {
+        if (unexpectedErrors.getAndIncrement() == 0) {
+            firstUnexpected = e;
+        }
+    }
+
+    /** Stops the reader (it sees end of stream) so the connection drains and closes. */
+    void shutdownInput() {
+        try {
+            channel.shutdownInput();
+        } catch (IOException e) {
+            closeChannel();
+        }
+    }
+
+    /** Waits until every request is back in the free queue, or the drain timeout passes. */
+    private void drain() {
+        long deadline = System.nanoTime() + export.config.drainTimeout().toNanos();
+        ServerRequest[] taken = new ServerRequest[maxInFlight];
+        int held = 0;
+        boolean interrupted = false;
+        try {
+            while (held < maxInFlight) {
+                long wait = deadline - System.nanoTime();
+                ServerRequest request;
+                try {
+                    request = wait > 0 ? free.poll(wait, TimeUnit.NANOSECONDS) : free.poll();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    continue;
+                }
+                if (request == null) {
+                    LOG.warn("{}: {} requests still in flight after the drain timeout of {}; closing anyway",
+                            peer, maxInFlight - held, export.config.drainTimeout());
+                    break;
+                }
+                taken[held++] = request;
+            }
+        } finally {
+            for (int i = 0; i < held; i++) {
+                free.offer(taken[i]);
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    void closeChannel() {
+        try {
+            channel.close();
+        } catch (IOException e) {
+            LOG.debug("{}: close failed: {}", peer, e.toString());
+        }
+    }
+}

@@ -1,0 +1,532 @@
+package org.raidfive.nbd;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.raidfive.disk.MemoryDisk;
+
+/** Our client against our server: pipelining, durability commands, errors, shutdown, timeouts. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class NbdClientServerTest {
+    private static final long SIZE = 64L << 20;
+
+    @TempDir
+    Path tmp;
+    private final List<AutoCloseable> cleanup = new ArrayList<>();
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        for (int i = cleanup.size() - 1; i >= 0; i--) {
+            cleanup.get(i).close();
+        }
+    }
+
+    private <T extends AutoCloseable> T closeLater(T resource) {
+        cleanup.add(resource);
+        return resource;
+    }
+
+    private InstrumentedDisk disk(long size) {
+        return closeLater(new InstrumentedDisk(new MemoryDisk(size)));
+    }
+
+    private NbdServer serve(InstrumentedDisk disk, NbdServerConfig.Builder config) throws IOException {
+        return closeLater(NbdServer.start(disk, config.port(0).build()));
+    }
+
+    private NbdClient client(NbdServer server) throws IOException {
+        return closeLater(NbdClient.connect(server.uri(), NbdClientConfig.defaults()));
+    }
+
+    @Test
+    void pipelinedConcurrentIoFromFourThreadsIsVerified() throws Exception {
+        InstrumentedDisk disk = pipelinedConcurrentIo(RequestExecution.WORKER_POOL);
+        assertTrue(disk.maxActive.get() > 1, "requests ran concurrently on the server (max "
+                + disk.maxActive.get() + ")");
+    }
+
+    @Test
+    void pipelinedConcurrentIoOnTheConnectionThreadIsVerified() throws Exception {
+        InstrumentedDisk disk = pipelinedConcurrentIo(RequestExecution.CONNECTION_THREAD);
+        assertEquals(1, disk.maxActive.get(), "one connection's requests run one at a time");
+    }
+
+    private InstrumentedDisk pipelinedConcurrentIo(RequestExecution execution) throws Exception {
+        InstrumentedDisk disk = disk(SIZE);
+        NbdServer server = serve(disk, NbdServerConfig.builder().workerThreads(4).requestExecution(execution));
+        NbdClient client = client(server);
+        long seed = MemberDiskContractChecks.seed();
+        byte[] reference = new byte[(int) SIZE];
+        long region = SIZE / 4;
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<Integer>> results = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                int id = t;
+                results.add(pool.submit(() -> {
+                    Random random = new Random(seed + id);
+                    ByteBuffer buffer = ByteBuffer.allocateDirect(64 * 1024);
+                    byte[] data = new byte[64 * 1024];
+                    int verified = 0;
+                    for (int op = 0; op < 1500; op++) {
+                        int length = 4096 * (1 + random.nextInt(16));
+                        long position = id * region + 4096L * random.nextInt((int) ((region - length) / 4096));
+                        if (random.nextInt(3) == 0) {
+                            client.read(position, buffer, 0, length);
+                            buffer.get(0, data, 0, length);
+                            assertArrayEquals(Arrays.copyOfRange(reference, (int) position, (int) position + length),
+                                    Arrays.copyOf(data, length), "thread " + id + " op " + op + " seed " + seed);
+                            verified++;
+                        } else {
+                            random.nextBytes(data);
+                            buffer.put(0, data, 0, length);
+                            client.write(position, buffer, 0, length);
+                            System.arraycopy(data, 0, reference, (int) position, length);
+                        }
+                    }
+                    return verified;
+                }));
+            }
+            for (Future<Integer> result : results) {
+                assertTrue(result.get(50, TimeUnit.SECONDS) > 0);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        // Oracle through another path: the server's disk itself.
+        assertArrayEquals(reference, MemberDiskContractChecks.readAll(disk.inner), "seed " + seed);
+        return disk;
+    }
+
+    @Test
+    void fuaWritesAndFlushReachTheDisk() throws IOException {
+        InstrumentedDisk disk = disk(1 << 20);
+        NbdServer server = serve(disk, NbdServerConfig.builder());
+        NbdClient client = client(server);
+        assertTrue(client.export().canFua() && client.export().canFlush() && client.export().canMultiConn());
+        ByteBuffer data = ByteBuffer.allocate(4096);
+        client.write(0, data, 0, 4096);
+        assertEquals(0, disk.flushes.get(), "a plain write does not flush");
+        client.write(0, data, 0, 4096, true);
+        assertEquals(1, disk.flushes.get(), "FUA flushed before the reply");
+        client.flush();
+        assertEquals(2, disk.flushes.get());
+        new NbdDisk(client).flush();
+        assertEquals(3, disk.flushes.get());
+    }
+
+    @Test
+    void writeZeroesAndTrimFollowTheConfiguredMode() throws IOException {
+        byte[] pattern = new byte[4 << 20];
+        new Random(3).nextBytes(pattern);
+        for (TrimMode mode : TrimMode.values()) {
+            InstrumentedDisk disk = disk(8 << 20);
+            NbdServer server = serve(disk, NbdServerConfig.builder().trimMode(mode));
+            NbdClient client = client(server);
+            client.write(0, ByteBuffer.wrap(pattern), 0, pattern.length);
+            long zeroAt = 12345;
+            long zeroLength = (3 << 20) + 7; // several 1 MiB zero pieces, unaligned
+            client.writeZeroes(zeroAt, zeroLength, true);
+            byte[] expected = pattern.clone();
+            Arrays.fill(expected, (int) zeroAt, (int) (zeroAt + zeroLength), (byte) 0);
+            assertArrayEquals(expected, read(client, 0, pattern.length), "write-zeroes, " + mode);
+
+            assertEquals(mode != TrimMode.UNSUPPORTED, client.export().canTrim());
+            if (mode == TrimMode.UNSUPPORTED) {
+                assertThrows(UnsupportedOperationException.class, () -> client.trim(0, 4096));
+                continue;
+            }
+            client.write(0, ByteBuffer.wrap(pattern), 0, pattern.length);
+            client.trim(4096, 8192);
+            byte[] afterTrim = pattern.clone();
+            if (mode == TrimMode.ZERO) {
+                Arrays.fill(afterTrim, 4096, 4096 + 8192, (byte) 0);
+            }
+            assertArrayEquals(afterTrim, read(client, 0, pattern.length), "trim, " + mode);
+        }
+        InstrumentedDisk disk = disk(1 << 20);
+        NbdClient noZeroes = client(serve(disk, NbdServerConfig.builder().writeZeroes(false)));
+        assertFalse(noZeroes.export().canWriteZeroes());
+    }
+
+    @Test
+    void diskErrorsBecomeEioAndTheConnectionKeepsServing() throws IOException {
+        InstrumentedDisk disk = disk(8 << 20);
+        disk.failWithIoException(1 << 20, 2 << 20);
+        disk.failWithRuntimeException(3 << 20, 4 << 20);
+        NbdClient client = client(serve(disk, NbdServerConfig.builder()));
+        ByteBuffer buffer = ByteBuffer.allocate(4096);
+        NbdErrorException read = assertThrows(NbdErrorException.class, () -> client.read(1 << 20, buffer, 0, 4096));
+        assertEquals(NbdProtocol.EIO, read.error());
+        assertEquals("EIO", read.errorName());
+        NbdErrorException write = assertThrows(NbdErrorException.class,
+                () -> client.write((1 << 20) + 4096, buffer, 0, 4096));
+        assertEquals(NbdProtocol.EIO, write.error());
+        NbdErrorException bug = assertThrows(NbdErrorException.class, () -> client.read(3 << 20, buffer, 0, 4096));
+        assertEquals(NbdProtocol.EIO, bug.error());
+        assertTrue(client.isOpen(), "an error reply fails only its request");
+        buffer.put(0, (byte) 42);
+        client.write(0, buffer, 0, 4096);
+        client.read(0, buffer.put(0, (byte) 0), 0, 4096);
+        assertEquals(42, buffer.get(0));
+    }
+
+    @Test
+    void readOnlyExportRefusesWritesLocallyAndServesReads() throws IOException {
+        InstrumentedDisk disk = disk(1 << 20);
+        NbdDisk nbd = closeLater(NbdDisk.open(serve(disk, NbdServerConfig.builder().readOnly(true)).uri()));
+        assertTrue(nbd.client().export().readOnly());
+        IOException e = assertThrows(IOException.class, () -> nbd.write(0, ByteBuffer.allocate(8), 0, 8));
+        assertTrue(e.getMessage().contains("read-only"), e.getMessage());
+        nbd.read(0, ByteBuffer.allocate(8), 0, 8);
+        nbd.flush();
+    }
+
+    @Test
+    void closingTheServerLetsInFlightRequestsFinishAndReply() throws Exception {
+        InstrumentedDisk disk = disk(8 << 20);
+        NbdServer server = NbdServer.start(disk, NbdServerConfig.builder().port(0).workerThreads(8).build());
+        NbdClient client = client(server);
+        disk.closeGate();
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<?>> writes = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                long at = i * 65536L;
+                byte value = (byte) (i + 1);
+                writes.add(pool.submit(() -> {
+                    ByteBuffer data = ByteBuffer.allocate(65536);
+                    Arrays.fill(data.array(), value);
+                    // FUA: always run on a worker, so all eight are in flight at once.
+                    client.write(at, data, 0, 65536, true);
+                    return null;
+                }));
+            }
+            awaitTrue(() -> disk.waitingAtGate.get() == 8, "8 writes held at the disk");
+            int flushesBefore = disk.flushes.get();
+            CompletableFuture<Void> closing = CompletableFuture.runAsync(() -> {
+                try {
+                    server.close();
+                } catch (IOException e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            Thread.sleep(300);
+            assertFalse(closing.isDone(), "close() waits for in-flight requests");
+            disk.openGate();
+            closing.get(20, TimeUnit.SECONDS);
+            for (Future<?> write : writes) {
+                write.get(5, TimeUnit.SECONDS); // every in-flight write was acknowledged
+            }
+            assertTrue(disk.flushes.get() > flushesBefore, "close() flushed the disk");
+            for (int i = 0; i < 8; i++) {
+                byte[] expected = new byte[65536];
+                Arrays.fill(expected, (byte) (i + 1));
+                assertArrayEquals(expected, NbdServerProtocolTest.read((MemoryDisk) disk.inner, i * 65536L, 65536));
+            }
+            long start = System.nanoTime();
+            assertThrows(IOException.class, () -> client.read(0, ByteBuffer.allocate(8), 0, 8));
+            assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(2), "fails promptly after the server left");
+            server.awaitTermination();
+        } finally {
+            disk.openGate();
+            pool.shutdownNow();
+            server.close();
+        }
+    }
+
+    @Test
+    void manyConnectionsAtOnceShareTheDisk() throws Exception {
+        InstrumentedDisk disk = disk(SIZE);
+        NbdServer server = serve(disk, NbdServerConfig.builder());
+        int connections = 8;
+        List<NbdDisk> disks = new ArrayList<>();
+        for (int i = 0; i < connections; i++) {
+            disks.add(closeLater(NbdDisk.open(server.uri())));
+        }
+        awaitTrue(() -> server.connectionCount() == connections, "all connections registered");
+        ExecutorService pool = Executors.newFixedThreadPool(connections);
+        try {
+            List<Future<?>> results = new ArrayList<>();
+            for (int i = 0; i < connections; i++) {
+                NbdDisk nbd = disks.get(i);
+                long base = i * (SIZE / connections);
+                byte value = (byte) (i + 1);
+                results.add(pool.submit(() -> {
+                    ByteBuffer data = ByteBuffer.allocateDirect(256 * 1024);
+                    for (int k = 0; k < data.capacity(); k++) {
+                        data.put(k, value);
+                    }
+                    for (long at = base; at < base + (4 << 20); at += data.capacity()) {
+                        nbd.write(at, data, 0, data.capacity());
+                    }
+                    nbd.flush();
+                    return null;
+                }));
+            }
+            for (Future<?> result : results) {
+                result.get(50, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        // Visible across connections once each flush returned (CAN_MULTI_CONN).
+        for (int i = 0; i < connections; i++) {
+            ByteBuffer back = ByteBuffer.allocate(4 << 20);
+            disks.get((i + 1) % connections).read(i * (SIZE / connections), back, 0, back.capacity());
+            for (int k = 0; k < back.capacity(); k += 4093) {
+                assertEquals((byte) (i + 1), back.get(k));
+            }
+        }
+        for (NbdDisk nbd : disks) {
+            nbd.close();
+        }
+        awaitTrue(() -> server.connectionCount() == 0, "connections closed after NBD_CMD_DISC");
+    }
+
+    @Test
+    void connectionsBeyondTheLimitAreRefused() throws Exception {
+        NbdServer server = serve(disk(1 << 20), NbdServerConfig.builder().maxConnections(1));
+        NbdClient first = client(server);
+        awaitTrue(() -> server.connectionCount() == 1, "first connection registered");
+        assertThrows(IOException.class, () -> NbdClient.connect(server.uri(), NbdClientConfig.defaults()));
+        first.read(0, ByteBuffer.allocate(512), 0, 512);
+        first.close();
+        awaitTrue(() -> server.connectionCount() == 0, "first connection gone");
+        client(server).read(0, ByteBuffer.allocate(512), 0, 512);
+    }
+
+    @Test
+    void defaultAndNamedExportsConnectAndOthersAreRefused() throws IOException {
+        NbdServer server = serve(disk(1 << 20), NbdServerConfig.builder().exportName("array0"));
+        assertEquals("array0", NbdUri.parse(server.uri()).exportName());
+        closeLater(NbdClient.connect("nbd://127.0.0.1:" + server.port(), NbdClientConfig.defaults()));
+        closeLater(NbdClient.connect("nbd://127.0.0.1:" + server.port() + "/array0", NbdClientConfig.defaults()));
+        IOException e = assertThrows(IOException.class,
+                () -> NbdClient.connect("nbd://127.0.0.1:" + server.port() + "/raid", NbdClientConfig.defaults()));
+        assertTrue(e.getMessage().contains("NBD_REP_ERR_UNKNOWN"), e.getMessage());
+    }
+
+    @Test
+    void transfersLargerThanTheServerMaximumAreSplit() throws IOException {
+        InstrumentedDisk disk = disk(16 << 20);
+        NbdServer server = serve(disk, NbdServerConfig.builder().maxRequestBytes(1 << 20));
+        NbdDisk nbd = closeLater(NbdDisk.open(server.uri()));
+        assertEquals(1 << 20, nbd.client().maxRequestBytes(), "the advertised maximum is used");
+        byte[] data = new byte[(5 << 20) + 3];
+        new Random(5).nextBytes(data);
+        nbd.write(777, ByteBuffer.wrap(data), 0, data.length);
+        ByteBuffer back = ByteBuffer.allocate(data.length);
+        nbd.read(777, back, 0, data.length);
+        assertArrayEquals(data, back.array());
+        assertThrows(IllegalArgumentException.class,
+                () -> nbd.client().read(0, ByteBuffer.allocate(2 << 20), 0, 2 << 20));
+    }
+
+    @Test
+    void unixSocketServerReplacesAStaleSocketButNotALiveOne() throws IOException {
+        Path socket = tmp.resolve("array.sock");
+        try (ServerSocketChannel dead = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            dead.bind(UnixDomainSocketAddress.of(socket)); // closing leaves the file behind
+        }
+        assertTrue(Files.exists(socket));
+        InstrumentedDisk disk = disk(1 << 20);
+        NbdServer server = closeLater(NbdServer.start(disk, NbdServerConfig.builder().unixSocket(socket).build()));
+        assertEquals(-1, server.port());
+        assertTrue(server.uri().startsWith("nbd+unix:///raid?socket="), server.uri());
+        NbdClient client = client(server);
+        assertEquals(1 << 20, client.size());
+        IOException e = assertThrows(IOException.class,
+                () -> NbdServer.start(disk, NbdServerConfig.builder().unixSocket(socket).build()));
+        assertTrue(e.getMessage().contains("already served"), e.getMessage());
+        client.close();
+        server.close();
+        assertFalse(Files.exists(socket), "close() removes the socket file");
+    }
+
+    @Test
+    void clientFallsBackToExportNameWhenGoIsUnsupported() throws Exception {
+        try (ServerSocketChannel listener = ServerSocketChannel.open()) {
+            listener.bind(new InetSocketAddress("127.0.0.1", 0));
+            int port = ((InetSocketAddress) listener.getLocalAddress()).getPort();
+            CompletableFuture<List<Integer>> options = CompletableFuture.supplyAsync(() -> oldServer(listener));
+            try (NbdClient client = NbdClient.connect("nbd://127.0.0.1:" + port + "/legacy", NbdClientConfig.defaults())) {
+                assertEquals(1 << 20, client.size());
+                ByteBuffer buffer = ByteBuffer.allocate(512);
+                buffer.put(0, (byte) 9);
+                client.read(0, buffer, 0, 512);
+                assertEquals(0x5A, buffer.get(0));
+            }
+            assertEquals(List.of(NbdProtocol.OPT_GO, NbdProtocol.OPT_EXPORT_NAME), options.get(10, TimeUnit.SECONDS));
+        }
+    }
+
+    /** A server that knows only NBD_OPT_EXPORT_NAME (and sends the 124 zero bytes). */
+    private static List<Integer> oldServer(ServerSocketChannel listener) {
+        List<Integer> seen = new ArrayList<>();
+        try (RawPeer peer = new RawPeer(listener.accept())) {
+            peer.write(ByteBuffer.allocate(18).putLong(NbdProtocol.NBDMAGIC).putLong(NbdProtocol.IHAVEOPT)
+                    .putShort((short) NbdProtocol.FLAG_FIXED_NEWSTYLE).flip());
+            assertEquals(NbdProtocol.FLAG_C_FIXED_NEWSTYLE, peer.read(4).getInt(), "no NO_ZEROES: not offered");
+            while (true) {
+                ByteBuffer header = peer.read(16);
+                header.getLong();
+                int option = header.getInt();
+                int length = header.getInt();
+                byte[] data = new byte[length];
+                peer.read(length).get(data);
+                seen.add(option);
+                if (option == NbdProtocol.OPT_EXPORT_NAME) {
+                    assertEquals("legacy", new String(data, java.nio.charset.StandardCharsets.UTF_8));
+                    peer.write(ByteBuffer.allocate(134).putLong(1 << 20)
+                            .putShort((short) (NbdProtocol.FLAG_HAS_FLAGS | NbdProtocol.FLAG_SEND_FLUSH)).clear());
+                    break;
+                }
+                peer.write(ByteBuffer.allocate(20).putLong(NbdProtocol.OPTION_REPLY_MAGIC).putInt(option)
+                        .putInt(NbdProtocol.REP_ERR_UNSUP).putInt(0).flip());
+            }
+            ByteBuffer request = peer.read(28);
+            request.position(8);
+            long cookie = request.getLong();
+            ByteBuffer reply = ByteBuffer.allocate(16 + 512).putInt(NbdProtocol.SIMPLE_REPLY_MAGIC).putInt(0).putLong(cookie);
+            reply.put(16, (byte) 0x5A);
+            peer.write(reply.clear());
+            peer.read(28); // NBD_CMD_DISC
+            return seen;
+        } catch (IOException e) {
+            throw new RuntimeException(e);
+        }
+    }
+
+    @Test
+    void silentServerTimesOutTheHandshake() throws IOException {
+        try (ServerSocketChannel listener = ServerSocketChannel.open()) {
+            listener.bind(new InetSocketAddress("127.0.0.1", 0));
+            int port = ((InetSocketAddress) listener.getLocalAddress()).getPort();
+            NbdClientConfig config = NbdClientConfig.builder().connectTimeout(Duration.ofMillis(300)).build();
+            long start = System.nanoTime();
+            NbdTimeoutException e = assertThrows(NbdTimeoutException.class,
+                    () -> NbdClient.connect("nbd://127.0.0.1:" + port, config));
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(millis >= 250 && millis < 3000, "timed out after " + millis + " ms: " + e.getMessage());
+        }
+    }
+
+    @Test
+    void hungServerYieldsTimeoutThenEveryCallFailsFast() throws Exception {
+        InstrumentedDisk disk = disk(1 << 20);
+        NbdServer server = serve(disk, NbdServerConfig.builder().drainTimeout(Duration.ofSeconds(1)));
+        NbdClient client = closeLater(NbdClient.connect(server.uri(),
+                NbdClientConfig.builder().requestTimeout(Duration.ofMillis(500)).build()));
+        disk.closeGate();
+        try {
+            long start = System.nanoTime();
+            assertThrows(NbdTimeoutException.class, () -> client.read(0, ByteBuffer.allocate(4096), 0, 4096));
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(millis >= 450 && millis < 3000, "timed out after " + millis + " ms");
+            assertFalse(client.isOpen());
+            start = System.nanoTime();
+            IOException later = assertThrows(IOException.class, () -> client.write(0, ByteBuffer.allocate(8), 0, 8));
+            assertTrue(System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(200), "later calls fail fast");
+            assertTrue(later.getMessage().contains("closed"), later.getMessage());
+        } finally {
+            disk.openGate();
+        }
+    }
+
+    @Test
+    void interruptedCallerFailsAloneAndTheConnectionStaysUsable() throws Exception {
+        InstrumentedDisk disk = disk(1 << 20);
+        NbdClient client = client(serve(disk, NbdServerConfig.builder()));
+        Thread.currentThread().interrupt();
+        try {
+            // Interrupted while waiting to send: the request is abandoned before it reaches the wire.
+            client.read(0, ByteBuffer.allocate(512), 0, 512);
+        } catch (java.io.InterruptedIOException expected) {
+            // acceptable: the send lock is taken interruptibly
+        } finally {
+            assertTrue(Thread.interrupted(), "the interrupt status is preserved");
+        }
+        assertTrue(client.isOpen(), "an interrupt does not close the connection");
+        client.read(0, ByteBuffer.allocate(512), 0, 512);
+    }
+
+    private static byte[] read(NbdClient client, long at, int length) throws IOException {
+        ByteBuffer buffer = ByteBuffer.allocate(length);
+        for (int done = 0; done < length; done += client.maxRequestBytes()) {
+            int n = Math.min(client.maxRequestBytes(), length - done);
+            client.read(at + done, buffer, done, n);
+        }
+        return buffer.array();
+    }
+
+    interface Condition {
+        boolean holds() throws Exception;
+    }
+
+    static void awaitTrue(Condition condition, String what) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.holds()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for: " + what);
+            }
+            Thread.sleep(5);
+        }
+    }
+
+    /** Blocking socket helper for fake servers. */
+    private static final class RawPeer implements AutoCloseable {
+        private final SocketChannel channel;
+
+        RawPeer(SocketChannel channel) {
+            this.channel = channel;
+        }
+
+        ByteBuffer read(int n) throws IOException {
+            ByteBuffer buffer = ByteBuffer.allocate(n);
+            while (buffer.hasRemaining()) {
+                if (channel.read(buffer) < 0) {
+                    throw new java.io.EOFException();
+                }
+            }
+            return buffer.flip();
+        }
+
+        void write(ByteBuffer buffer) throws IOException {
+            while (buffer.hasRemaining()) {
+                channel.write(buffer);
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            channel.close();
+        }
+    }
+}

@@ -60,6 +60,9 @@ final class AddCommand extends Verb {
                         disk.close();
                     }
                 }
+                // A degraded array starts recovering onto the spare at once: stop it (checkpointed) for
+                // raid rebuild to run in the foreground, and so that status() cannot race its end.
+                Passes.stopAll(session.array());
                 after = session.array().status();
             } finally {
                 if (created && !added) {

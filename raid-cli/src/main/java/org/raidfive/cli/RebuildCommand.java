@@ -52,13 +52,19 @@ final class RebuildCommand extends Verb {
             Raid5Array array = session.array();
             Progress progress = Progress.on(err());
             while (!guard.stopped()) {
+                // Nothing runs here, so status() is safe (see Passes: it must not race a finishing recovery).
+                ArrayStatus before = array.status();
                 SyncAction started = array.startSync();
-                SyncProgress current = array.syncProgress();
-                if (started == null && (current == null || !current.running())) {
+                if (started == null) {
                     break;
                 }
-                say(describe(array));
+                say(describe(before, started));
                 SyncProgress p = progress.follow(array, guard::stopped);
+                // The engine chains the next pass as a recovery completes (another spare, a pending resync).
+                while (!guard.stopped() && p != null && p.complete() && Passes.running(array)) {
+                    say("then " + array.syncProgress().action());
+                    p = progress.follow(array, guard::stopped);
+                }
                 if (guard.stopped()) {
                     break;
                 }
@@ -81,20 +87,23 @@ final class RebuildCommand extends Verb {
         return end.degraded() ? ExitCode.PROBLEM : ExitCode.OK;
     }
 
-    /** What the pass just started does, naming the member it writes. */
-    static String describe(Raid5Array array) {
-        ArrayStatus s = array.status();
-        SyncProgress p = s.sync();
-        String action = p == null ? "pass" : p.action().toString();
-        for (ArrayStatus.MemberStatus m : s.members()) {
-            if (m.state() == MemberState.REBUILDING && p != null && p.action() == SyncAction.RECOVER) {
-                return "recovering slot " + m.slot() + " onto " + m.name()
-                        + (m.replacement() ? " (replacement)" : "")
-                        + (m.recoveryOffset() > 0 ? ", resuming at " + Sizes.human(m.recoveryOffset()) : "");
+    /**
+     * What the pass just started does, from the status taken before it started: recovery goes onto
+     * the member already rebuilding, else onto a spare the array takes into the missing slot.
+     */
+    static String describe(ArrayStatus before, SyncAction started) {
+        if (started == SyncAction.RECOVER) {
+            for (ArrayStatus.MemberStatus m : before.members()) {
+                if (m.state() == MemberState.REBUILDING) {
+                    return "recovering slot " + m.slot() + " onto " + m.name() + (m.replacement() ? " (replacement)" : "")
+                            + (m.recoveryOffset() > 0 ? ", resuming at " + Sizes.human(m.recoveryOffset()) : "");
+                }
             }
+            List<String> spares = before.members().stream().filter(m -> m.state() == MemberState.SPARE)
+                    .map(ArrayStatus.MemberStatus::name).toList();
+            return "recovering the missing member onto " + (spares.size() == 1 ? spares.get(0) : "a spare");
         }
-        return action.equals("resync") ? "resyncing parity" + (p.doneBytes() > 0 ? ", resuming at "
-                + Sizes.human(p.doneBytes()) : "") : action;
+        return started == SyncAction.RESYNC ? "resyncing parity" : started.toString();
     }
 
     /** Ctrl-C arrived: the shutdown hook owns the array now; wait for the JVM to finish exiting. */

@@ -123,7 +123,14 @@ final class CreateCommand extends Verb {
                         + Sizes.human(s.arrayBytes()) + " (" + s.arrayBytes() + " bytes)");
                 if (!clean) {
                     say("computing parity (initial resync)");
-                    SyncProgress p = Progress.on(err()).follow(array, () -> false);
+                    SyncProgress p;
+                    try (SigintGuard guard = SigintGuard.install(array, array, err(), "create",
+                            "the array exists; finish its initial resync with: raid rebuild " + join(members))) {
+                        p = Progress.on(err()).follow(array, guard::stopped);
+                        if (guard.stopped()) {
+                            RebuildCommand.awaitShutdown();
+                        }
+                    }
                     if (p != null && !p.complete()) {
                         throw new CliException(ExitCode.PROBLEM, "initial resync stopped: "
                                 + (p.error() == null ? "incomplete" : p.error()));

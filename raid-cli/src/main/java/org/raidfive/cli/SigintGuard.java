@@ -1,6 +1,7 @@
 package org.raidfive.cli;
 
 import java.io.PrintWriter;
+import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncProgress;
 
 /**
@@ -13,14 +14,14 @@ final class SigintGuard implements AutoCloseable {
     private final Thread hook;
     private volatile boolean stopped;
 
-    private SigintGuard(ArraySession session, PrintWriter err, String verb, String afterText) {
+    private SigintGuard(Raid5Array array, AutoCloseable closer, PrintWriter err, String verb, String afterText) {
         this.hook = new Thread(() -> {
             stopped = true;
             try {
-                SyncProgress p = session.array().syncProgress();
-                session.array().stopSync();
-                SyncProgress at = session.array().syncProgress();
-                session.close();
+                SyncProgress p = array.syncProgress();
+                array.stopSync();
+                SyncProgress at = array.syncProgress();
+                closer.close();
                 SyncProgress shown = at != null ? at : p;
                 err.println();
                 err.println("raid " + verb + ": interrupted" + (shown == null ? ""
@@ -34,7 +35,12 @@ final class SigintGuard implements AutoCloseable {
     }
 
     static SigintGuard install(ArraySession session, PrintWriter err, String verb, String afterText) {
-        SigintGuard g = new SigintGuard(session, err, verb, afterText);
+        return install(session.array(), session, err, verb, afterText);
+    }
+
+    /** Guards {@code array}; {@code closer} closes it (and whatever else must be closed) idempotently. */
+    static SigintGuard install(Raid5Array array, AutoCloseable closer, PrintWriter err, String verb, String afterText) {
+        SigintGuard g = new SigintGuard(array, closer, err, verb, afterText);
         Runtime.getRuntime().addShutdownHook(g.hook);
         return g;
     }

@@ -202,6 +202,18 @@ class BadInputIT {
     }
 
     @Test
+    void logsAreQuietByDefaultAndVerboseOnRequest() {
+        RaidLauncher.Result quiet = ok(RaidLauncher.run(dir, with(List.of("detail"), ARRAY)));
+        assertEquals("", quiet.stderr(), quiet.all());
+        RaidLauncher.Result loud = ok(RaidLauncher.run(dir, with(List.of("-v", "detail"), ARRAY)));
+        assertTrue(loud.stderr().contains("INFO") && loud.stderr().contains("assembled"), loud.all());
+        RaidLauncher.Result after = ok(RaidLauncher.run(dir, with(List.of("detail", "-vv"), ARRAY)));
+        assertTrue(after.stderr().contains("INFO"), after.all());
+        RaidLauncher.Result version = ok(RaidLauncher.run(dir, "--version"));
+        assertTrue(version.out().matches("(?s)raid \\(raidfive\\) \\d+\\.\\d+\\.\\d+.*"), version.all());
+    }
+
+    @Test
     void usageErrors() {
         refused(2, "Unknown option: '--frob'", ARRAY, with(List.of("detail", "--frob"), ARRAY));
         refused(2, "invalid size '12Q'", ARRAY, with(List.of("read", "--offset", "12Q", "--length", "512"), ARRAY));

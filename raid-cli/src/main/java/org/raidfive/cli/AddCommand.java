@@ -26,7 +26,8 @@ final class AddCommand extends Verb {
     @Option(names = "--spare", required = true, paramLabel = "FILE", description = "The spare to add.")
     String spare;
 
-    @Option(names = "--force", description = "Overwrite a spare file that holds data.")
+    @Option(names = "--force", description = "Overwrite a spare file that holds data; also start an array that is "
+            + "dirty and degraded (md's --force: stripes written at the crash may be wrong, the RAID-5 write hole).")
     boolean force;
 
     @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "The current member files, any order.")
@@ -36,7 +37,7 @@ final class AddCommand extends Verb {
     public Integer call() throws Exception {
         MemberCommands.requireNotListed("--spare", spare, members);
         ArrayStatus status;
-        try (ArraySession probe = ArraySession.readOnly(members)) {
+        try (ArraySession probe = ArraySession.assemble(members, ArraySession.READ_ONLY.withForce(force))) {
             status = probe.array().status();
         }
         MemberCommands.Joining kind = MemberCommands.classifyNewMember("--spare", spare, members, status, force);
@@ -44,13 +45,14 @@ final class AddCommand extends Verb {
         all.add(spare);
         ArrayStatus after;
         if (kind == MemberCommands.Joining.STALE_MEMBER) {
-            try (ArraySession session = ArraySession.assemble(all, ArraySession.READ_WRITE.withTakeStaleAsSpare(true))) {
+            try (ArraySession session = ArraySession.assemble(all,
+                    ArraySession.READ_WRITE.withTakeStaleAsSpare(true).withForce(force))) {
                 after = session.array().status();
             }
         } else {
             boolean created = kind == MemberCommands.Joining.ABSENT;
             boolean added = false;
-            try (ArraySession session = ArraySession.readWrite(members)) {
+            try (ArraySession session = ArraySession.assemble(members, ArraySession.READ_WRITE.withForce(force))) {
                 MemberDisk disk = Members.createOrExtend(spare, MemberCommands.memberFileSize(status));
                 try {
                     session.array().addSpare(disk);

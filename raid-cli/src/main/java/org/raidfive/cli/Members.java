@@ -68,7 +68,7 @@ final class Members {
             throw new NoSuchFileException(spec, null, "no such file");
         }
         if (Files.isDirectory(p)) {
-            throw new IllegalArgumentException(spec + " is a directory, not a member file");
+            throw new IllegalArgumentException(spec + " is a directory, not a file");
         }
         return p;
     }

@@ -29,6 +29,10 @@ final class ReadCommand extends Verb {
             description = "Where the bytes go (default: stdout).")
     String output;
 
+    @Option(names = "--force", description = "Start an array that is dirty and degraded anyway (md's --force): data "
+            + "in stripes written at the crash may be wrong (the RAID-5 write hole).")
+    boolean force;
+
     @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in any order.")
     List<String> members;
 
@@ -40,7 +44,7 @@ final class ReadCommand extends Verb {
         if (!stdout && Members.indexOf(members, output) >= 0) {
             throw CliException.usage("--output " + output + " is one of the members");
         }
-        try (ArraySession session = ArraySession.readOnly(members)) {
+        try (ArraySession session = ArraySession.assemble(members, ArraySession.READ_ONLY.withForce(force))) {
             Raid5Array array = session.array();
             long size = array.size();
             if (offset > size || length > size - offset) {

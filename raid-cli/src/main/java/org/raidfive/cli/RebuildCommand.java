@@ -9,6 +9,7 @@ import org.raidfive.array.SyncLimits;
 import org.raidfive.array.SyncProgress;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
@@ -25,13 +26,17 @@ final class RebuildCommand extends Verb {
     @Mixin
     SpeedOptions speed;
 
+    @Option(names = "--force", description = "Start an array that is dirty and degraded anyway (md's --force) and "
+            + "rebuild it: stripes written at the crash may rebuild wrong data (the RAID-5 write hole).")
+    boolean force;
+
     @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, spares included, any order.")
     List<String> members;
 
     @Override
     public Integer call() throws Exception {
         SyncLimits limits = speed.limits();
-        try (ArraySession probe = ArraySession.readOnly(members)) {
+        try (ArraySession probe = ArraySession.assemble(members, ArraySession.READ_ONLY.withForce(force))) {
             ArrayStatus s = probe.array().status();
             boolean rebuilding = s.members().stream().anyMatch(m -> m.state() == MemberState.REBUILDING);
             boolean spare = s.members().stream().anyMatch(m -> m.state() == MemberState.SPARE);
@@ -46,7 +51,8 @@ final class RebuildCommand extends Verb {
             }
         }
         ArrayStatus end;
-        try (ArraySession session = ArraySession.assemble(members, ArraySession.READ_WRITE.withSyncLimits(limits));
+        try (ArraySession session = ArraySession.assemble(members,
+                ArraySession.READ_WRITE.withSyncLimits(limits).withForce(force));
              SigintGuard guard = SigintGuard.install(session, err(), "rebuild",
                      "progress is saved on the members. Resume with: raid rebuild " + join(members))) {
             Raid5Array array = session.array();

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -15,6 +16,10 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.raidfive.array.AssembleOptions;
+import org.raidfive.array.Raid5Array;
+import org.raidfive.disk.FileDisk;
+import org.raidfive.disk.MemberDisk;
 
 /** Fast checks: the command line driven in-process, with captured stdout and stderr. */
 @Timeout(120)
@@ -271,6 +276,38 @@ class RaidCommandTest {
         Cli.Result detail = Cli.run(args(List.of("detail"), rest));
         assertEquals(2, detail.exit(), detail.all());
         assertTrue(detail.out().contains("FAILED"), detail.out());
+    }
+
+    @Test
+    void aDirtyDegradedArrayNeedsForceAndThenRebuildsAndResyncs() throws Exception {
+        List<String> m = files("a", "b", "c", "d");
+        create(m);
+        assertEquals(0, Cli.run(args(List.of("fail", "--member", m.get(3)), m)).exit());
+        List<String> rest = m.subList(0, 3);
+        // A crash while writing to the degraded array: written through the engine, never closed.
+        List<MemberDisk> disks = new ArrayList<>();
+        for (String x : rest) {
+            disks.add(FileDisk.open(Path.of(x)));
+        }
+        Raid5Array crashed = Raid5Array.assemble(disks, AssembleOptions.DEFAULT.withStartSync(false));
+        crashed.write(0, ByteBuffer.wrap(MemberFiles.random(64 << 10, 11)), 0, 64 << 10);
+        for (MemberDisk d : disks) {
+            d.close();
+        }
+        Path out = dir.resolve("out.bin");
+        assertRefused(Cli.run(args(List.of("read", "--offset", "0", "--length", "64K", "--output", out.toString()),
+                rest)), 2, "read", "dirty and degraded");
+        assertEquals(0, Cli.run(args(List.of("read", "--force", "--offset", "0", "--length", "64K", "--output",
+                out.toString()), rest)).exit());
+        assertRefused(Cli.run(args(List.of("add", "--spare", f("e")), rest)), 2, "add", "dirty and degraded");
+        assertEquals(0, Cli.run(args(List.of("add", "--force", "--spare", f("e")), rest)).exit());
+        List<String> now = new ArrayList<>(rest);
+        now.add(f("e"));
+        Cli.Result rebuild = Cli.run(args(List.of("rebuild", "--force"), now));
+        assertEquals(0, rebuild.exit(), rebuild.all());
+        assertTrue(rebuild.err().contains("then resync"), rebuild.all());
+        assertEquals(0, Cli.run(args(List.of("detail"), now)).exit());
+        assertEquals(0, Cli.run(args(List.of("check"), now)).exit());
     }
 
     @Test

@@ -1,0 +1,162 @@
+package org.raidfive.cli;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import org.raidfive.array.ArraySpec;
+import org.raidfive.array.ArrayStatus;
+import org.raidfive.array.Raid5Array;
+import org.raidfive.array.SyncProgress;
+import org.raidfive.disk.MemberDisk;
+import org.raidfive.layout.Raid5Algorithm;
+import org.raidfive.layout.Raid5Layout;
+import org.raidfive.md.DataOffset;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code raid create}: new member files (sparse, all zeros, so parity already holds and no initial
+ * resync is needed) or, with {@code --force}, files that already hold data (then the initial resync
+ * runs in the foreground).
+ */
+@Command(header = "Create an array on member files.", name = "create", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
+        description = {"Create a RAID-5 array on the MEMBER files, writing an md v1.2 superblock to each.",
+                "Absent files are created sparse with --size bytes. A file that already holds data (an md "
+                + "superblock or any non-zero byte in its first 64 KiB) is refused unless --force; then parity is "
+                + "computed by an initial resync in the foreground."})
+final class CreateCommand extends Verb {
+    @Option(names = "--chunk", paramLabel = "SIZE", defaultValue = "512K", converter = Sizes.Converter.class,
+            description = "Chunk size: a power of two from 4K to 1G (default: ${DEFAULT-VALUE}).")
+    long chunk;
+
+    @Option(names = "--layout", paramLabel = "NAME", defaultValue = "left-symmetric",
+            description = "Parity layout, as mdadm names it: left-asymmetric (la), right-asymmetric (ra), "
+                    + "left-symmetric (ls), right-symmetric (rs), parity-first, parity-last (default: ${DEFAULT-VALUE}).")
+    String layout;
+
+    @Option(names = "--size", paramLabel = "SIZE", converter = Sizes.Converter.class,
+            description = "Size of each member file to create when absent (sparse), e.g. 64M or 1G.")
+    Long size;
+
+    @Option(names = "--name", paramLabel = "NAME", description = "Array name (md's set_name, at most 32 bytes).")
+    String arrayName;
+
+    @Option(names = "--spare", paramLabel = "FILE", description = "A hot spare (repeatable); created like the members.")
+    List<String> spares = new ArrayList<>();
+
+    @Option(names = "--force", description = "Overwrite files that already hold data (the initial resync then runs).")
+    boolean force;
+
+    @Option(names = "--assume-clean", description = "Skip the initial resync even on reused files: only right when "
+            + "parity already matches (e.g. the files are all zeros).")
+    boolean assumeClean;
+
+    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in slot order.")
+    List<String> members;
+
+    @Override
+    public Integer call() throws Exception {
+        ArraySpec.Builder builder = ArraySpec.builder().algorithm(Raid5Algorithm.parse(layout)).chunkSize(chunk);
+        if (arrayName != null) {
+            builder.name(arrayName);
+        }
+        if (members.size() < Raid5Layout.MIN_DISKS) {
+            throw CliException.usage("RAID-5 needs at least " + Raid5Layout.MIN_DISKS + " members, got "
+                    + members.size());
+        }
+        List<String> all = new ArrayList<>(members);
+        all.addAll(spares);
+        Members.checkDistinct(all);
+
+        // Everything is checked before the first file is created or changed.
+        List<String> absent = new ArrayList<>();
+        boolean reusedData = false;
+        long smallest = Long.MAX_VALUE;
+        for (int i = 0; i < all.size(); i++) {
+            String m = all.get(i);
+            if (!Members.exists(m)) {
+                if (size == null) {
+                    throw CliException.usage(m + " does not exist; give --size to create the member files");
+                }
+                absent.add(m);
+            } else {
+                Members.existingFile(m);
+                String data = Members.dataFound(m);
+                if (data != null) {
+                    if (!force) {
+                        throw CliException.usage(data + "; use --force to overwrite it");
+                    }
+                    reusedData = true;
+                }
+            }
+            if (i < members.size()) {
+                long bytes = Members.exists(m) ? Math.max(Files.size(Members.path(m)), size == null ? 0 : size) : size;
+                smallest = Math.min(smallest, bytes);
+            }
+        }
+        if (smallest / 512 > 0) {
+            DataOffset.usableSectors(smallest / 512, (int) (chunk / 512)); // refuses members too small for one chunk
+        } else {
+            throw CliException.usage("members of " + smallest + " bytes are too small");
+        }
+        // Fresh sparse files read as zeros, so parity holds; any other file needs the initial resync.
+        boolean clean = assumeClean || (!reusedData && absent.containsAll(members));
+        ArraySpec arraySpec = builder.assumeClean(clean).build();
+
+        List<MemberDisk> disks = new ArrayList<>();
+        List<MemberDisk> spareDisks = new ArrayList<>();
+        boolean ok = false;
+        try {
+            for (int i = 0; i < all.size(); i++) {
+                String m = all.get(i);
+                MemberDisk d = size != null ? Members.createOrExtend(m, size) : Members.open(m);
+                (i < members.size() ? disks : spareDisks).add(d);
+            }
+            try (Raid5Array array = Raid5Array.create(arraySpec, disks, spareDisks)) {
+                ok = true;
+                ArrayStatus s = array.status();
+                say("created " + s.name() + " (UUID " + s.uuid() + "): raid5 " + s.layout() + ", chunk "
+                        + Sizes.chunk(s.chunkSize()) + ", " + s.raidDisks() + " members"
+                        + (spareDisks.isEmpty() ? "" : " + " + spareDisks.size() + " spare") + ", "
+                        + Sizes.human(s.arrayBytes()) + " (" + s.arrayBytes() + " bytes)");
+                if (!clean) {
+                    say("computing parity (initial resync)");
+                    SyncProgress p;
+                    try (SigintGuard guard = SigintGuard.install(array, array, err(), "create",
+                            "the array exists; finish its initial resync with: raid rebuild " + join(members))) {
+                        p = Progress.on(err()).follow(array, guard::stopped);
+                        if (guard.stopped()) {
+                            RebuildCommand.awaitShutdown();
+                        }
+                    }
+                    if (p != null && !p.complete()) {
+                        throw new CliException(ExitCode.PROBLEM, "initial resync stopped: "
+                                + (p.error() == null ? "incomplete" : p.error()));
+                    }
+                } else {
+                    say(assumeClean ? "parity assumed clean (--assume-clean)"
+                            : "new sparse members read as zeros: parity already holds, no resync needed");
+                }
+            }
+        } finally {
+            MemberSet.closeQuietly(disks);
+            MemberSet.closeQuietly(spareDisks);
+            if (!ok) {
+                for (String m : absent) {
+                    deleteQuietly(m);
+                }
+            }
+        }
+        return ExitCode.OK;
+    }
+
+    private static void deleteQuietly(String spec) {
+        try {
+            Files.deleteIfExists(Members.path(spec));
+        } catch (IOException e) {
+            // best effort: the file was ours and empty
+        }
+    }
+}

@@ -1,0 +1,152 @@
+package org.raidfive.cli;
+
+import java.time.ZoneId;
+import java.time.format.DateTimeFormatter;
+import java.util.Locale;
+import java.util.Map;
+import org.raidfive.md.MdLayout;
+import org.raidfive.md.MdUuid;
+import org.raidfive.md.Superblock;
+
+/**
+ * One member's superblock, field by field as {@code mdadm --examine} prints a v1.2 superblock
+ * (mdadm's {@code examine_super1}), or as JSON.
+ */
+final class ExamineReport {
+    /** C's {@code ctime()} without the newline, as mdadm prints times: {@code Tue Dec  2 08:52:00 2025}. */
+    private static final DateTimeFormatter CTIME = DateTimeFormatter.ofPattern("EEE MMM ppd HH:mm:ss yyyy", Locale.US);
+
+    private ExamineReport() {
+    }
+
+    static String text(String path, SuperblockFile.Read read) {
+        Superblock sb = read.sb();
+        StringBuilder s = new StringBuilder(1024);
+        s.append(path).append(":\n");
+        field(s, "Magic", String.format("%08x", sb.magic()));
+        field(s, "Version", "1.2");
+        field(s, "Feature Map", "0x" + Integer.toHexString(sb.featureMap()));
+        field(s, "Array UUID", MdUuid.format(sb.setUuid()));
+        field(s, "Name", sb.name());
+        field(s, "Creation Time", time(sb.ctime()));
+        field(s, "Raid Level", level(sb.level()));
+        field(s, "Raid Devices", Integer.toString(sb.raidDisks()));
+        s.append('\n');
+        field(s, "Avail Dev Size", sb.dataSize() + " sectors" + Sizes.mdadmHuman(sb.dataSize() << 9));
+        long arrayBytes = arrayBytes(sb);
+        field(s, "Array Size", (arrayBytes >> 10) + " KiB" + Sizes.mdadmHuman(arrayBytes));
+        field(s, "Used Dev Size", sb.size() + " sectors" + Sizes.mdadmHuman(sb.size() << 9));
+        field(s, "Data Offset", sb.dataOffset() + " sectors");
+        field(s, "Super Offset", sb.superOffset() + " sectors");
+        if (sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET)) {
+            field(s, "Recovery Offset", Long.toUnsignedString(sb.recoveryOffset()) + " sectors");
+        }
+        field(s, "State", sb.isClean() ? "clean" : "active");
+        field(s, "Device UUID", MdUuid.format(sb.deviceUuid()));
+        s.append('\n');
+        field(s, "Update Time", time(sb.utime()));
+        if (sb.bblogSize() != 0 && sb.bblogOffset() != 0) {
+            field(s, "Bad Block Log", (sb.bblogSize() * 512 / 8) + " entries available at offset " + sb.bblogOffset()
+                    + " sectors" + (sb.hasFeature(Superblock.MD_FEATURE_BAD_BLOCKS) ? " - bad blocks present." : ""));
+        }
+        field(s, "Checksum", Integer.toHexString(read.storedChecksum()) + (read.checksumCorrect() ? " - correct"
+                : " - expected " + Integer.toHexString(read.expectedChecksum())));
+        field(s, "Events", Long.toUnsignedString(sb.events()));
+        s.append('\n');
+        field(s, "Layout", layout(sb.layout()));
+        field(s, "Chunk Size", (sb.chunkSectors() / 2) + "K");
+        s.append('\n');
+        // mdadm prints these two one column to the left of the others
+        s.append("   Device Role : ").append(role(sb)).append('\n');
+        s.append("   Array State : ").append(arrayState(sb))
+                .append(" ('A' == active, '.' == missing, 'R' == replacing)\n");
+        return s.toString();
+    }
+
+    static Map<String, Object> json(String path, SuperblockFile.Read read) {
+        Superblock sb = read.sb();
+        Map<String, Object> m = Json.object();
+        m.put("path", path);
+        m.put("magic", String.format("%08x", sb.magic()));
+        m.put("version", "1.2");
+        m.put("featureMap", sb.featureMap());
+        m.put("arrayUuid", MdUuid.format(sb.setUuid()));
+        m.put("name", sb.name());
+        m.put("creationTime", Superblock.toInstant(sb.ctime()).toString());
+        m.put("raidLevel", level(sb.level()));
+        m.put("raidDevices", sb.raidDisks());
+        m.put("availDevSectors", sb.dataSize());
+        m.put("arraySizeKiB", arrayBytes(sb) >> 10);
+        m.put("usedDevSectors", sb.size());
+        m.put("dataOffsetSectors", sb.dataOffset());
+        m.put("superOffsetSectors", sb.superOffset());
+        m.put("recoveryOffsetSectors", sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET) ? sb.recoveryOffset() : null);
+        m.put("state", sb.isClean() ? "clean" : "active");
+        m.put("resyncOffsetSectors", sb.isClean() ? null : sb.resyncOffset());
+        m.put("deviceUuid", MdUuid.format(sb.deviceUuid()));
+        m.put("updateTime", Superblock.toInstant(sb.utime()).toString());
+        m.put("checksum", Integer.toHexString(read.storedChecksum()));
+        m.put("checksumCorrect", read.checksumCorrect());
+        m.put("expectedChecksum", Integer.toHexString(read.expectedChecksum()));
+        m.put("events", sb.events());
+        m.put("layout", layout(sb.layout()));
+        m.put("chunkSizeKiB", sb.chunkSectors() / 2);
+        m.put("devNumber", sb.devNumber());
+        int role = sb.role();
+        m.put("role", role < Superblock.ROLE_MAX ? (Object) role : Superblock.describeRole(role));
+        m.put("replacement", sb.hasFeature(Superblock.MD_FEATURE_REPLACEMENT));
+        m.put("deviceRole", role(sb));
+        m.put("arrayState", arrayState(sb));
+        return m;
+    }
+
+    private static void field(StringBuilder s, String key, String value) {
+        s.append(String.format("%15s : %s%n", key, value));
+    }
+
+    static long arrayBytes(Superblock sb) {
+        return (sb.size() << 9) * Math.max(0, sb.raidDisks() - 1);
+    }
+
+    static String time(long mdTime) {
+        return CTIME.format(Superblock.toInstant(mdTime).atZone(ZoneId.systemDefault()));
+    }
+
+    static String level(int level) {
+        return level == Superblock.LEVEL_RAID5 ? "raid5" : "-unknown- (" + level + ")";
+    }
+
+    static String layout(int number) {
+        return MdLayout.isValid(number) ? MdLayout.ofNumber(number).mdadmName() : "-unknown-";
+    }
+
+    /** {@code Active device 2}, {@code Replacement device 2}, {@code spare}, {@code faulty}. */
+    static String role(Superblock sb) {
+        int role = sb.role();
+        if (role == Superblock.ROLE_SPARE) {
+            return "spare";
+        }
+        if (role == Superblock.ROLE_FAULTY) {
+            return "faulty";
+        }
+        if (role == Superblock.ROLE_JOURNAL) {
+            return "Journal";
+        }
+        return (sb.hasFeature(Superblock.MD_FEATURE_REPLACEMENT) ? "Replacement device " : "Active device ") + role;
+    }
+
+    /** mdadm's array state: per slot A (one member), R (two: replacing), . (none), ? (more). */
+    static String arrayState(Superblock sb) {
+        StringBuilder s = new StringBuilder(sb.raidDisks());
+        for (int slot = 0; slot < sb.raidDisks(); slot++) {
+            int count = 0;
+            for (int dev = 0; dev < sb.maxDev(); dev++) {
+                if (sb.devRole(dev) == slot) {
+                    count++;
+                }
+            }
+            s.append(count == 0 ? '.' : count == 1 ? 'A' : count == 2 ? 'R' : '?');
+        }
+        return s.toString();
+    }
+}

@@ -1,0 +1,164 @@
+package org.raidfive.cli;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Pattern;
+import org.raidfive.disk.FileDisk;
+import org.raidfive.disk.MemberDisk;
+
+/**
+ * The one place where a member spec from the command line becomes a {@link MemberDisk}. Today a
+ * spec is a file or block device path; URIs ({@code nbd://host/export}, {@code nbd+unix:///export?socket=...})
+ * are recognised here so an NBD member type can plug in without touching the commands.
+ */
+final class Members {
+    /** Bytes at the start of a file that must be zero for it to count as blank: covers the v1.2 superblock. */
+    static final int BLANK_CHECK_BYTES = 64 * 1024;
+    private static final Pattern URI = Pattern.compile("^[A-Za-z][A-Za-z0-9+.-]*://.*");
+
+    private Members() {
+    }
+
+    /** True for a spec that names a network member rather than a path. */
+    static boolean isUri(String spec) {
+        return URI.matcher(spec).matches();
+    }
+
+    /** Opens an existing member for reading and writing. */
+    static MemberDisk open(String spec) throws IOException {
+        return FileDisk.open(existingFile(spec));
+    }
+
+    /**
+     * Opens {@code spec}, creating it as a sparse file of {@code size} bytes when absent (or extending
+     * a smaller file sparsely).
+     */
+    static MemberDisk createOrExtend(String spec, long size) throws IOException {
+        return FileDisk.createOrExtend(path(spec), size, false);
+    }
+
+    /** The path a file spec names; URIs are refused until an NBD member type exists. */
+    static Path path(String spec) {
+        if (isUri(spec)) {
+            throw new IllegalArgumentException(spec + ": network members (" + spec.substring(0, spec.indexOf(':'))
+                    + "://) are not supported yet; give a file or block device path");
+        }
+        if (spec.isEmpty()) {
+            throw new IllegalArgumentException("an empty member path was given");
+        }
+        return Path.of(spec);
+    }
+
+    static boolean exists(String spec) {
+        return !isUri(spec) && Files.exists(path(spec));
+    }
+
+    /** The path of an existing regular file or block device, or a clear error. */
+    static Path existingFile(String spec) throws IOException {
+        Path p = path(spec);
+        if (!Files.exists(p)) {
+            throw new NoSuchFileException(spec, null, "no such file");
+        }
+        if (Files.isDirectory(p)) {
+            throw new IllegalArgumentException(spec + " is a directory, not a file");
+        }
+        return p;
+    }
+
+    /**
+     * What identifies a member's storage, so the same file given twice (under two spellings, or
+     * through a link) is caught: the file key (device and inode) when the file exists, else its
+     * normalised absolute path.
+     */
+    static Object identity(String spec) throws IOException {
+        Path p = path(spec);
+        if (Files.exists(p)) {
+            Object key = Files.readAttributes(p, BasicFileAttributes.class).fileKey();
+            return key != null ? key : p.toRealPath();
+        }
+        return p.toAbsolutePath().normalize();
+    }
+
+    /** Refuses a list that names the same storage twice; names both spellings. */
+    static void checkDistinct(List<String> specs) throws IOException {
+        List<Object> seen = new ArrayList<>();
+        for (int i = 0; i < specs.size(); i++) {
+            Object id = identity(specs.get(i));
+            int j = seen.indexOf(id);
+            if (j >= 0) {
+                String first = specs.get(j);
+                throw CliException.usage(first.equals(specs.get(i)) ? first + " is given twice"
+                        : specs.get(i) + " is given twice (it is the same file as " + first + ")");
+            }
+            seen.add(id);
+        }
+    }
+
+    /** Index of the spec in {@code specs} naming the same storage as {@code spec}, or -1. */
+    static int indexOf(List<String> specs, String spec) throws IOException {
+        Object id = identity(spec);
+        for (int i = 0; i < specs.size(); i++) {
+            if (identity(specs.get(i)).equals(id)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** Opens every spec (after checking they are distinct); closes what it opened if one fails. */
+    static MemberSet openAll(List<String> specs) throws IOException {
+        checkDistinct(specs);
+        for (String s : specs) {
+            existingFile(s);
+        }
+        List<MemberDisk> disks = new ArrayList<>(specs.size());
+        try {
+            for (String s : specs) {
+                disks.add(open(s));
+            }
+        } catch (IOException | RuntimeException e) {
+            MemberSet.closeQuietly(disks);
+            throw e;
+        }
+        return new MemberSet(specs, disks);
+    }
+
+    /**
+     * Why an existing file may not be overwritten: it holds an md superblock or non-zero bytes in
+     * its first 64 KiB; null when it looks blank (or does not exist).
+     */
+    static String dataFound(String spec) throws IOException {
+        Path p = path(spec);
+        if (!Files.exists(p)) {
+            return null;
+        }
+        try {
+            SuperblockFile.Read r = SuperblockFile.read(p, spec);
+            return spec + " already holds an md superblock (array " + org.raidfive.md.MdUuid.format(r.sb().setUuid())
+                    + ", name '" + r.sb().name() + "')";
+        } catch (org.raidfive.md.SuperblockException e) {
+            // no usable superblock: look at the bytes
+        }
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+            ByteBuffer buf = ByteBuffer.allocate(BLANK_CHECK_BYTES);
+            while (buf.hasRemaining() && ch.read(buf, buf.position()) > 0) {
+                // read up to 64 KiB or the end of the file
+            }
+            buf.flip();
+            while (buf.hasRemaining()) {
+                if (buf.get() != 0) {
+                    return spec + " already holds data (a non-zero byte at offset " + (buf.position() - 1) + ")";
+                }
+            }
+        }
+        return null;
+    }
+}

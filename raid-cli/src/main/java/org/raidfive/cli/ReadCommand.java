@@ -1,0 +1,80 @@
+package org.raidfive.cli;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import org.raidfive.array.Raid5Array;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code raid read}: bytes out of the array, from a read-only assembly (degraded arrays reconstruct). */
+@Command(header = "Read bytes out of the array (to a file or stdout).", name = "read", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
+        description = {"Read --length bytes at --offset from the array to --output FILE or stdout.",
+                "Offset and length must be multiples of 512. Assembles read-only: the member files are not changed; "
+                + "a degraded array reconstructs the missing member's data from parity."})
+final class ReadCommand extends Verb {
+    @Option(names = "--offset", required = true, paramLabel = "BYTES", converter = Sizes.Converter.class,
+            description = "Array offset to read from; a multiple of 512 (K, M, G suffixes).")
+    long offset;
+
+    @Option(names = "--length", required = true, paramLabel = "BYTES", converter = Sizes.Converter.class,
+            description = "Bytes to read; a multiple of 512.")
+    long length;
+
+    @Option(names = "--output", paramLabel = "FILE|-", defaultValue = "-",
+            description = "Where the bytes go (default: stdout).")
+    String output;
+
+    @Option(names = "--force", description = "Start an array that is dirty and degraded anyway (md's --force): data "
+            + "in stripes written at the crash may be wrong (the RAID-5 write hole).")
+    boolean force;
+
+    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in any order.")
+    List<String> members;
+
+    @Override
+    public Integer call() throws Exception {
+        WriteCommand.checkAligned("--offset", offset);
+        WriteCommand.checkAligned("--length", length);
+        boolean stdout = output.equals("-");
+        if (!stdout && Members.indexOf(members, output) >= 0) {
+            throw CliException.usage("--output " + output + " is one of the members");
+        }
+        try (ArraySession session = ArraySession.assemble(members, ArraySession.READ_ONLY.withForce(force))) {
+            Raid5Array array = session.array();
+            long size = array.size();
+            if (offset > size || length > size - offset) {
+                throw CliException.usage("reading " + length + " bytes at offset " + offset
+                        + " would go beyond the end of the array (size " + size + " bytes)");
+            }
+            if (stdout) {
+                copy(array, System.out);
+                if (System.out.checkError()) {
+                    throw new IOException("writing to stdout failed (closed pipe?)");
+                }
+            } else {
+                try (OutputStream out = Files.newOutputStream(Members.path(output), StandardOpenOption.CREATE,
+                        StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+                    copy(array, out);
+                }
+            }
+        }
+        return ExitCode.OK;
+    }
+
+    private void copy(Raid5Array array, OutputStream out) throws IOException {
+        ByteBuffer buf = ByteBuffer.allocate(WriteCommand.BLOCK);
+        long done = 0;
+        while (done < length) {
+            int n = (int) Math.min(WriteCommand.BLOCK, length - done);
+            array.read(offset + done, buf, 0, n);
+            out.write(buf.array(), 0, n);
+            done += n;
+        }
+        out.flush();
+    }
+}

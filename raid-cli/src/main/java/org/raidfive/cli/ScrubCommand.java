@@ -1,0 +1,77 @@
+package org.raidfive.cli;
+
+import java.util.List;
+import java.util.Map;
+import org.raidfive.array.ArrayStatus;
+import org.raidfive.array.Raid5Array;
+import org.raidfive.array.SyncProgress;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code raid check} and {@code raid repair}: md's scrub. Every stripe's parity is recomputed and
+ * compared; the count of mismatched sectors is md's {@code mismatch_cnt} (counted per 4 KiB page).
+ * Check assembles read-only and changes nothing; repair rewrites parity where it mismatches.
+ */
+abstract class ScrubCommand extends Verb {
+    @Option(names = "--json", description = "Print the result as JSON.")
+    boolean json;
+
+    @Mixin
+    SpeedOptions speed;
+
+    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, any order.")
+    List<String> members;
+
+    abstract boolean repair();
+
+    @Override
+    public Integer call() throws Exception {
+        String verb = repair() ? "repair" : "check";
+        long started = System.nanoTime();
+        SyncProgress p;
+        ArrayStatus status;
+        try (ArraySession session = ArraySession.assemble(members,
+                (repair() ? ArraySession.READ_WRITE : ArraySession.READ_ONLY).withSyncLimits(speed.limits()));
+             SigintGuard guard = SigintGuard.install(session, err(), verb, repair() ? "parity fixed so far stays fixed; run raid repair again to finish"
+                             : "nothing was changed; run raid check again")) {
+            Raid5Array array = session.array();
+            status = array.status();
+            if (status.degraded()) {
+                throw new CliException(ExitCode.PROBLEM, status.name() + " is degraded: parity cannot be checked; "
+                        + "rebuild it first (raid add --spare FILE ..., raid rebuild ...)");
+            }
+            array.startCheck(repair());
+            p = Progress.on(err()).follow(array, guard::stopped);
+            if (guard.stopped()) {
+                RebuildCommand.awaitShutdown();
+            }
+        }
+        double seconds = (System.nanoTime() - started) / 1e9;
+        if (p == null || !p.complete()) {
+            throw new CliException(ExitCode.PROBLEM, verb + " stopped" + (p == null ? "" : String.format(
+                    java.util.Locale.ROOT, " at %.1f%%", p.percent())) + (p != null && p.error() != null
+                    ? ": " + p.error() : ""));
+        }
+        long mismatches = p.mismatchSectors();
+        if (json) {
+            Map<String, Object> m = Json.object();
+            m.put("action", verb);
+            m.put("uuid", status.uuid());
+            m.put("name", status.name());
+            m.put("complete", true);
+            m.put("mismatchSectors", mismatches);
+            m.put("repaired", repair() ? mismatches : 0);
+            m.put("memberBytes", p.totalBytes());
+            m.put("seconds", seconds);
+            out().print(Json.write(m));
+        } else {
+            out().println(verb + ": " + status.name() + ": " + mismatches + " mismatched sectors (mismatch_cnt)"
+                    + (mismatches == 0 ? ", parity is consistent"
+                    : repair() ? ", parity rewritten there" : ", run raid repair to rewrite parity"));
+        }
+        out().flush();
+        return !repair() && mismatches > 0 ? ExitCode.PROBLEM : ExitCode.OK;
+    }
+}

@@ -1,0 +1,96 @@
+package org.raidfive.cli;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import org.raidfive.md.CorruptSuperblockException;
+import org.raidfive.md.Superblock;
+import org.raidfive.md.SuperblockException;
+
+/**
+ * Reads a member file's md v1.2 superblock directly, opening the file read-only: for
+ * {@code examine}, for {@code detail} when the array cannot be assembled, and to classify members.
+ */
+final class SuperblockFile {
+    /** Bytes the kernel reads for a v1.2 superblock. */
+    private static final int BLOCK = Superblock.MAX_SUPERBLOCK_BYTES;
+    /**
+     * Offset of {@code sb_csum} in {@code struct mdp_superblock_1} (Linux {@code md_p.h}); raid-core
+     * keeps its field offsets package-private, and examine must show a wrong checksum's fields.
+     */
+    private static final int SB_CSUM_OFFSET = 216;
+
+    private SuperblockFile() {
+    }
+
+    /**
+     * A superblock as found: {@code storedChecksum == expectedChecksum} unless it was decoded despite
+     * a wrong checksum.
+     */
+    record Read(Superblock sb, int storedChecksum, int expectedChecksum) {
+        boolean checksumCorrect() {
+            return storedChecksum == expectedChecksum;
+        }
+    }
+
+    /** Reads and fully validates; a wrong checksum is refused like any corruption. */
+    static Superblock readValid(Path path, String name) throws IOException, SuperblockException {
+        return Superblock.decode(block(path, name), name, Superblock.SUPERBLOCK_OFFSET_SECTORS);
+    }
+
+    /**
+     * Reads and validates, except that a superblock whose only fault is its checksum is returned
+     * with both checksums (as {@code mdadm --examine} shows "expected ...").
+     */
+    static Read read(Path path, String name) throws IOException, SuperblockException {
+        ByteBuffer block = block(path, name);
+        try {
+            Superblock sb = Superblock.decode(block.duplicate().order(ByteOrder.LITTLE_ENDIAN), name,
+                    Superblock.SUPERBLOCK_OFFSET_SECTORS);
+            return new Read(sb, sb.sbCsum(), sb.sbCsum());
+        } catch (CorruptSuperblockException e) {
+            int expected;
+            try {
+                expected = Superblock.checksum(block);
+            } catch (IllegalArgumentException notOurs) {
+                throw e;
+            }
+            int stored = block.getInt(SB_CSUM_OFFSET);
+            if (stored == expected) {
+                throw e;
+            }
+            ByteBuffer fixed = ByteBuffer.allocate(BLOCK).order(ByteOrder.LITTLE_ENDIAN);
+            fixed.put(block.duplicate());
+            fixed.flip();
+            fixed.putInt(SB_CSUM_OFFSET, expected);
+            try {
+                Superblock sb = Superblock.decode(fixed, name, Superblock.SUPERBLOCK_OFFSET_SECTORS);
+                return new Read(sb, stored, expected);
+            } catch (SuperblockException other) {
+                throw e;
+            }
+        }
+    }
+
+    private static ByteBuffer block(Path path, String name) throws IOException, SuperblockException {
+        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+            long size = ch.size();
+            boolean device = size == 0 && !java.nio.file.Files.isRegularFile(path);
+            if (!device && size < Superblock.SUPERBLOCK_OFFSET + BLOCK) {
+                throw new SuperblockException(name, "not an md member: the file (" + size
+                        + " bytes) is too small to hold a superblock at " + Superblock.SUPERBLOCK_OFFSET);
+            }
+            ByteBuffer buf = ByteBuffer.allocate(BLOCK).order(ByteOrder.LITTLE_ENDIAN);
+            while (buf.hasRemaining()) {
+                if (ch.read(buf, Superblock.SUPERBLOCK_OFFSET + buf.position()) < 0) {
+                    break;
+                }
+            }
+            buf.flip();
+            return buf;
+        }
+    }
+}

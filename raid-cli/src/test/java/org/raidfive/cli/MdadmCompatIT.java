@@ -1,0 +1,168 @@
+package org.raidfive.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code raid examine} and {@code raid detail} against the real {@code mdadm --examine} on the same
+ * files: healthy, degraded, and with a replacement being rebuilt. Skipped where mdadm is not installed.
+ */
+@Timeout(120)
+class MdadmCompatIT {
+    private static final List<String> MDADM = List.of("/usr/sbin/mdadm", "/sbin/mdadm", "/usr/bin/mdadm");
+    /** Fields mdadm prints that raid examine leaves out. */
+    private static final Set<String> NOT_SHOWN = Set.of("Unused Space");
+
+    @TempDir
+    static Path dir;
+    static String mdadm;
+
+    @BeforeAll
+    static void findMdadm() {
+        mdadm = MDADM.stream().filter(p -> Files.isExecutable(Path.of(p))).findFirst().orElse(null);
+        Assumptions.assumeTrue(mdadm != null, "mdadm is not installed (Debian: apt-get install mdadm); skipping");
+    }
+
+    private static RaidLauncher.Result raid(String... args) {
+        return RaidLauncher.run(dir, args);
+    }
+
+    private static String[] with(List<String> head, List<String> members) {
+        List<String> all = new ArrayList<>(head);
+        all.addAll(members);
+        return all.toArray(new String[0]);
+    }
+
+    @Test
+    void examineAndDetailAgreeWithMdadmHealthyDegradedAndReplacing() throws Exception {
+        List<String> m = List.of("a.img", "b.img", "c.img", "d.img");
+        RaidLauncher.Result created = raid(with(List.of("create", "--size", "32M", "--chunk", "128K", "--layout", "ra",
+                "--name", "host:compat"), m));
+        assertEquals(0, created.exit(), created.all());
+        assertEquals(0, RaidLauncher.run(dir, MemberFiles.random(1 << 20, 7),
+                with(List.of("write", "--offset", "0"), m)).exit());
+        compare(m, 0);
+
+        assertEquals(0, raid(with(List.of("fail", "--member", "c.img"), m)).exit());
+        List<String> rest = List.of("a.img", "b.img", "d.img");
+        compare(rest, 1);
+        assertEquals("AA.A", mdadmExamine("a.img").get("Array State").substring(0, 4));
+
+        assertEquals(0, raid(with(List.of("add", "--spare", "e.img"), rest)).exit());
+        List<String> now = List.of("a.img", "b.img", "d.img", "e.img");
+        assertEquals(0, raid(with(List.of("rebuild"), now)).exit());
+        compare(now, 0);
+
+        assertEquals(0, raid(with(List.of("replace", "--member", "b.img", "--with", "f.img"), now)).exit());
+        List<String> replacing = List.of("a.img", "b.img", "d.img", "e.img", "f.img");
+        Map<String, String> f = mdadmExamine("f.img");
+        assertEquals("Replacement device 1", f.get("Device Role"), f.toString());
+        assertEquals("ARAA", f.get("Array State").substring(0, 4));
+        assertTrue(f.containsKey("Recovery Offset"), f.toString());
+        compare(replacing, 0); // not degraded: every slot is in sync while the copy runs
+    }
+
+    /** Every member's examine field by field, and detail's identity, geometry and roles, against mdadm. */
+    private static void compare(List<String> members, int detailExit) throws Exception {
+        RaidLauncher.Result r = raid(with(List.of("examine"), members));
+        assertEquals(0, r.exit(), r.all());
+        Map<String, Map<String, String>> all = examineBlocks(r.out(), members);
+        for (String file : members) {
+            Map<String, String> theirs = mdadmExamine(file);
+            Map<String, String> ours = all.get(file);
+            for (Map.Entry<String, String> e : theirs.entrySet()) {
+                if (!NOT_SHOWN.contains(e.getKey())) {
+                    assertEquals(e.getValue(), ours.get(e.getKey()), file + ": " + e.getKey() + "\nmdadm:\n" + theirs
+                            + "\nraid:\n" + r.out());
+                }
+            }
+        }
+        RaidLauncher.Result d = raid(with(List.of("detail", "--json"), members));
+        assertEquals(detailExit, d.exit(), d.all());
+        String json = d.out();
+        Map<String, String> first = mdadmExamine(members.get(0));
+        assertEquals(first.get("Array UUID"), LifecycleIT.jsonString(json, "uuid"));
+        assertEquals(first.get("Events"), Long.toString(LifecycleIT.jsonLong(json, "events")));
+        assertEquals(first.get("Layout"), LifecycleIT.jsonString(json, "layout"));
+        assertEquals(first.get("Chunk Size"), LifecycleIT.jsonLong(json, "chunkSize") / 1024 + "K");
+        assertEquals(first.get("Name"), LifecycleIT.jsonString(json, "name"));
+        assertTrue(LifecycleIT.jsonString(json, "state").startsWith(first.get("State")), json);
+        assertEquals(first.get("Raid Devices"), Long.toString(LifecycleIT.jsonLong(json, "raidDevices")));
+        assertEquals(first.get("Array Size").replaceAll(" KiB.*", ""),
+                Long.toString(LifecycleIT.jsonLong(json, "arraySize") / 1024));
+        // Each member's role in detail's table is the one its own superblock gives it.
+        Matcher row = Pattern.compile("\"raidDevice\": (\\d+|null),\\s*\"state\": \"([^\"]*)\",\\s*\"path\": \"([^\"]*)\"")
+                .matcher(json);
+        int rows = 0;
+        while (row.find()) {
+            Map<String, String> own = mdadmExamine(row.group(3));
+            String role = own.get("Device Role");
+            if (row.group(1).equals("null")) {
+                assertTrue(role.equals("spare"), row.group(3) + " " + role);
+            } else {
+                assertTrue(role.endsWith("device " + row.group(1)), row.group(3) + ": " + role + " vs " + row.group());
+            }
+            rows++;
+        }
+        assertEquals(members.size(), rows, json);
+    }
+
+    /** {@code raid examine A B ...} output split per file: each block starts with the file name and a colon. */
+    static Map<String, Map<String, String>> examineBlocks(String text, List<String> files) {
+        Map<String, Map<String, String>> blocks = new LinkedHashMap<>();
+        String current = null;
+        StringBuilder block = new StringBuilder();
+        for (String line : (text + "\n").split("\n")) {
+            if (files.contains(line.endsWith(":") ? line.substring(0, line.length() - 1) : "")) {
+                if (current != null) {
+                    blocks.put(current, fields(block.toString()));
+                }
+                current = line.substring(0, line.length() - 1);
+                block.setLength(0);
+            } else {
+                block.append(line).append('\n');
+            }
+        }
+        blocks.put(current, fields(block.toString()));
+        assertEquals(files.size(), blocks.size(), text);
+        return blocks;
+    }
+
+    static Map<String, String> fields(String text) {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (String line : text.split("\n")) {
+            int colon = line.indexOf(" : ");
+            if (colon > 0) {
+                m.put(line.substring(0, colon).trim(), line.substring(colon + 3).trim());
+            }
+        }
+        return m;
+    }
+
+    static Map<String, String> mdadmExamine(String file) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(mdadm, "--examine", file).directory(dir.toFile()).redirectErrorStream(true)
+                .start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        assertEquals(0, p.exitValue(), "mdadm --examine " + file + ":\n" + out);
+        return fields(out);
+    }
+}

@@ -230,8 +230,8 @@ final class DetailReport {
         m.put("degraded", degraded);
         m.put("failed", failedArray);
         m.put("events", events);
-        m.put("creationTime", Superblock.toInstant(creationTime).toString());
-        m.put("updateTime", Superblock.toInstant(updateTime).toString());
+        m.put("creationTime", org.raidfive.md.MdTime.toInstant(creationTime).toString());
+        m.put("updateTime", org.raidfive.md.MdTime.toInstant(updateTime).toString());
         m.put("activeDevices", active);
         m.put("workingDevices", working);
         m.put("failedDevices", failed);

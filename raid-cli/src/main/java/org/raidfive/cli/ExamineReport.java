@@ -72,7 +72,7 @@ final class ExamineReport {
         m.put("featureMap", sb.featureMap());
         m.put("arrayUuid", MdUuid.format(sb.setUuid()));
         m.put("name", sb.name());
-        m.put("creationTime", Superblock.toInstant(sb.ctime()).toString());
+        m.put("creationTime", org.raidfive.md.MdTime.toInstant(sb.ctime()).toString());
         m.put("raidLevel", level(sb.level()));
         m.put("raidDevices", sb.raidDisks());
         m.put("availDevSectors", sb.dataSize());
@@ -84,7 +84,7 @@ final class ExamineReport {
         m.put("state", sb.isClean() ? "clean" : "active");
         m.put("resyncOffsetSectors", sb.isClean() ? null : sb.resyncOffset());
         m.put("deviceUuid", MdUuid.format(sb.deviceUuid()));
-        m.put("updateTime", Superblock.toInstant(sb.utime()).toString());
+        m.put("updateTime", org.raidfive.md.MdTime.toInstant(sb.utime()).toString());
         m.put("checksum", Integer.toHexString(read.storedChecksum()));
         m.put("checksumCorrect", read.checksumCorrect());
         m.put("expectedChecksum", Integer.toHexString(read.expectedChecksum()));
@@ -109,7 +109,7 @@ final class ExamineReport {
     }
 
     static String time(long mdTime) {
-        return CTIME.format(Superblock.toInstant(mdTime).atZone(ZoneId.systemDefault()));
+        return CTIME.format(org.raidfive.md.MdTime.toInstant(mdTime).atZone(ZoneId.systemDefault()));
     }
 
     static String level(int level) {

@@ -52,7 +52,7 @@ final class Progress {
             if (ended && now != null && now.running()) {
                 // the followed pass completed and the engine started the next one at once
                 last = new SyncProgress(last.action(), last.totalBytes(), last.totalBytes(), last.bytesPerSecond(),
-                        last.mismatchSectors(), false, null);
+                        last.mismatchSectors(), false, null, last.target());
                 break;
             }
             last = now;

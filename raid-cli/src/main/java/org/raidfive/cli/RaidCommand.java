@@ -36,6 +36,7 @@ import picocli.CommandLine.Spec;
             CheckCommand.class,
             RepairCommand.class,
             DemoCommand.class,
+            BenchCommand.class,
             CompletionCommand.class,
             CommandLine.HelpCommand.class,
         },
@@ -64,6 +65,11 @@ public final class RaidCommand implements Callable<Integer> {
         cmd.setParameterExceptionHandler(errors);
         cmd.setExecutionExceptionHandler(errors);
         cmd.setCaseInsensitiveEnumValuesAllowed(true);
+        // Every verb answers --version from the jar manifest, as the top-level command does.
+        ManifestVersion version = new ManifestVersion();
+        for (CommandLine sub : cmd.getSubcommands().values()) {
+            sub.getCommandSpec().versionProvider(version);
+        }
         cmd.setExecutionStrategy(parseResult -> {
             Verbosity.apply(root.verbosity.level());
             return new CommandLine.RunLast().execute(parseResult);

@@ -7,10 +7,19 @@ import java.util.List;
  *
  * @param state clean or active (dirty), with degraded / failed / recovering / resyncing / checking
  * @param sync the running (or last) background pass, or null
+ * @param resyncOffset member offset from which parity still has to be recomputed (md's recovery_cp),
+ *                     or {@code Long.MAX_VALUE} when no resync is pending
+ * @param created when the array was created
+ * @param updated when its metadata was last written
  */
 public record ArrayStatus(String uuid, String name, int level, String layout, int chunkSize, long arrayBytes,
                           long memberDataBytes, int raidDisks, long events, boolean clean, boolean degraded,
-                          boolean failed, String state, SyncProgress sync, List<MemberStatus> members) {
+                          boolean failed, String state, SyncProgress sync, List<MemberStatus> members,
+                          long resyncOffset, java.time.Instant created, java.time.Instant updated) {
+
+    public boolean resyncPending() {
+        return resyncOffset != Long.MAX_VALUE;
+    }
 
     public long activeMembers() {
         return members.stream().filter(m -> m.slot() >= 0 && !m.replacement()

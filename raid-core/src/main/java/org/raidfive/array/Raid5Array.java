@@ -52,6 +52,8 @@ public final class Raid5Array implements MemberDisk {
      */
     private final java.util.concurrent.ScheduledExecutorService daemon;
     private volatile boolean closed;
+    /** Set first thing in close(): nothing new (recovery, safemode) may start once it is. */
+    private volatile boolean closing;
 
     Raid5Array(ArrayCore core, ArrayMetadata meta, SyncLimits syncLimits, boolean readOnly) {
         this.readOnly = readOnly;
@@ -80,11 +82,11 @@ public final class Raid5Array implements MemberDisk {
      */
     private void safemodeTick() {
         try {
-            if (core.takeWriteNote() || !meta.dirty() || closed || isFailed()) {
+            if (core.takeWriteNote() || !meta.dirty() || closing || isFailed()) {
                 return;
             }
             quiesce(() -> {
-                if (core.takeWriteNote() || !meta.dirty() || closed || isFailed()) {
+                if (core.takeWriteNote() || !meta.dirty() || closing || isFailed()) {
                     return;
                 }
                 for (Member m : liveMembers()) {
@@ -105,13 +107,13 @@ public final class Raid5Array implements MemberDisk {
 
     /** Called under the metadata lock by whichever thread saw the failure: only schedules. */
     private void memberFailedAsync() {
-        if (closed || readOnly) {
+        if (closing || readOnly) {
             return;
         }
         try {
             daemon.execute(() -> {
                 try {
-                    if (!closed && !isFailed()) {
+                    if (!closing && !isFailed()) {
                         startSync();
                     }
                 } catch (IOException | RuntimeException e) {
@@ -306,7 +308,8 @@ public final class Raid5Array implements MemberDisk {
             Raid5Layout l = core.layout;
             return new ArrayStatus(uuid(), meta.name, 5, l.algorithm().mdadmName(), l.chunkSize(), l.arrayBytes(),
                     l.memberBytesUsed(), l.disks(), meta.eventsLocked(), clean, degraded, failed, state.toString(),
-                    progress, List.copyOf(list));
+                    progress, List.copyOf(list), meta.recoveryCp(), org.raidfive.md.MdTime.toInstant(meta.ctime),
+                    java.time.Instant.ofEpochSecond(meta.utimeLocked()));
         }
     }
 
@@ -394,6 +397,14 @@ public final class Raid5Array implements MemberDisk {
      * into the missing or faulty slot (removing the faulty member) and starts rebuilding onto it.
      */
     public void addSpare(MemberDisk disk) throws IOException {
+        addSpare(disk, true);
+    }
+
+    /**
+     * Adds a hot spare; with {@code startRecovery} false a degraded array takes it into the empty
+     * slot only when a pass is started later ({@link #startSync()}), e.g. by a foreground rebuild.
+     */
+    public void addSpare(MemberDisk disk, boolean startRecovery) throws IOException {
         Member spare = Assembler.newSpare(this, disk);
         quiesce(() -> {
             synchronized (meta.lock) {
@@ -402,7 +413,9 @@ public final class Raid5Array implements MemberDisk {
             }
         });
         LOG.info("{}: added spare {}", core.name, disk.name());
-        startRecoveryIfNeeded();
+        if (startRecovery) {
+            startRecoveryIfNeeded();
+        }
     }
 
     /**
@@ -690,7 +703,7 @@ public final class Raid5Array implements MemberDisk {
                 sync = null;
             }
         }
-        if (complete && job.action() == SyncAction.RECOVER && !closed) {
+        if (complete && job.action() == SyncAction.RECOVER && !closing) {
             try {
                 startSync();
             } catch (IOException e) {
@@ -743,6 +756,7 @@ public final class Raid5Array implements MemberDisk {
         if (closed) {
             return;
         }
+        closing = true;
         try {
             stopSync();
         } catch (InterruptedException e) {

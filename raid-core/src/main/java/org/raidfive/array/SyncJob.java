@@ -90,7 +90,8 @@ final class SyncJob {
     }
 
     SyncProgress progress() {
-        return new SyncProgress(action, position, layout.memberBytesUsed(), rate, mismatchSectors, running, error);
+        return new SyncProgress(action, position, layout.memberBytesUsed(), rate, mismatchSectors, running, error,
+                target == null ? null : target.name());
     }
 
     private void run() {

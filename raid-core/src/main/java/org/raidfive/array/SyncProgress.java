@@ -12,9 +12,10 @@ import java.time.Duration;
  * @param mismatchSectors parity mismatches found, in 512-byte sectors counted per 4 KiB page as md's mismatch_cnt
  * @param running false once the pass has finished, been stopped or failed
  * @param error why it failed, or null
+ * @param target the member being rebuilt (its name), or null for passes over the whole array
  */
 public record SyncProgress(SyncAction action, long doneBytes, long totalBytes, double bytesPerSecond,
-                           long mismatchSectors, boolean running, String error) {
+                           long mismatchSectors, boolean running, String error, String target) {
 
     public double percent() {
         return totalBytes == 0 ? 100.0 : 100.0 * doneBytes / totalBytes;

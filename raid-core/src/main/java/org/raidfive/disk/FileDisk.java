@@ -29,9 +29,15 @@ public final class FileDisk implements MemberDisk {
     private final FileChannel channel;
     private final long size;
     private final boolean direct;
+    private final boolean readOnly;
     private final ThreadLocal<ByteBuffer> bounce;
 
     private FileDisk(Path path, FileChannel channel, long size, boolean direct) {
+        this(path, channel, size, direct, false);
+    }
+
+    private FileDisk(Path path, FileChannel channel, long size, boolean direct, boolean readOnly) {
+        this.readOnly = readOnly;
         this.path = path;
         this.channel = channel;
         this.size = size;
@@ -51,6 +57,20 @@ public final class FileDisk implements MemberDisk {
         FileChannel channel = FileChannel.open(path, options(direct, false));
         try {
             return new FileDisk(path, channel, sizeOf(path, channel), direct);
+        } catch (IOException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+    }
+
+    /** Opens an existing file or block device for reading only: every write fails, nothing is changed. */
+    public static FileDisk openReadOnly(Path path) throws IOException {
+        if (!Files.exists(path)) {
+            throw new java.nio.file.NoSuchFileException(path.toString(), null, "member file does not exist");
+        }
+        FileChannel channel = FileChannel.open(path, StandardOpenOption.READ);
+        try {
+            return new FileDisk(path, channel, sizeOf(path, channel), false, true);
         } catch (IOException | RuntimeException e) {
             channel.close();
             throw e;
@@ -119,6 +139,10 @@ public final class FileDisk implements MemberDisk {
         return path;
     }
 
+    public boolean isReadOnly() {
+        return readOnly;
+    }
+
     public boolean isDirect() {
         return direct;
     }
@@ -145,6 +169,9 @@ public final class FileDisk implements MemberDisk {
 
     @Override
     public void write(long position, ByteBuffer src, int srcOffset, int length) throws IOException {
+        if (readOnly) {
+            throw new IOException(name() + ": opened read-only; refusing to write " + length + " bytes at " + position);
+        }
         DiskRanges.check(name(), size, position, length);
         if (direct) {
             checkDirectAlignment(position, length);
@@ -205,6 +232,9 @@ public final class FileDisk implements MemberDisk {
 
     @Override
     public void flush() throws IOException {
+        if (readOnly) {
+            return;
+        }
         channel.force(false);
     }
 

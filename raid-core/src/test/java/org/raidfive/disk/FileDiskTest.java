@@ -46,6 +46,22 @@ class FileDiskTest extends MemberDiskContract {
     }
 
     @Test
+    void readOnlyOpenReadsAndRefusesWrites() throws IOException {
+        Path p = dir.resolve("ro.img");
+        try (FileDisk d = FileDisk.createOrExtend(p, 1 << 20, false)) {
+            d.write(4096, java.nio.ByteBuffer.wrap(new byte[] {1, 2, 3}), 0, 3);
+        }
+        try (FileDisk d = FileDisk.openReadOnly(p)) {
+            byte[] got = new byte[3];
+            d.read(4096, java.nio.ByteBuffer.wrap(got), 0, 3);
+            assertEquals(2, got[1]);
+            IOException e = assertThrows(IOException.class, () -> d.write(0, java.nio.ByteBuffer.allocate(1), 0, 1));
+            assertTrue(e.getMessage().contains("read-only"), e.getMessage());
+            d.flush();
+        }
+    }
+
+    @Test
     void openingAMissingFileNamesIt() {
         Path p = dir.resolve("absent.img");
         NoSuchFileException e = assertThrows(NoSuchFileException.class, () -> FileDisk.open(p));

@@ -508,8 +508,10 @@ class MdToRaidfiveIT {
                 assertEquals("clean", r.get("detail"), why);
                 assertEquals(a.ref.sha256(), r.get("sha"), "md reads other data than raidfive holds: " + why);
                 assertEquals("0", r.get("mismatch"), "md's check: " + why);
-                for (Path p : a.returned) {
-                    ExamineCheck.assertAgrees(p); // written by the kernel again
+                if (Mdadm.binary().isPresent()) {
+                    for (Path p : a.returned) {
+                        ExamineCheck.assertAgrees(p); // written by the kernel again
+                    }
                 }
                 try (Raid5Array array = Raid5Array.assemble(Workbench.open(a.returned),
                         AssembleOptions.DEFAULT.withReadOnly(true))) {

@@ -209,7 +209,8 @@ final class ArrayMetadata implements ArrayHooks {
             max = Math.max(max, m.devNumber + 1);
         }
         int[] roles = new int[max];
-        java.util.Arrays.fill(roles, SuperblockIo.ROLE_FAULTY);
+        // Linux 6.1's super_1_sync marks every number not held by a current member spare.
+        java.util.Arrays.fill(roles, SuperblockIo.ROLE_SPARE);
         for (Member m : members) {
             roles[m.devNumber] = roleOf(m);
         }

@@ -63,7 +63,7 @@ final class Assembler {
             }
         }
         byte[] uuid = spec.uuid() != null ? spec.uuid() : MdUuid.random();
-        long ctime = org.raidfive.md.MdTime.of(java.time.Instant.now());
+        long ctime = org.raidfive.md.MdTime.nowSeconds();
         ArrayMetadata meta = new ArrayMetadata(uuid, spec.name(), ctime, layout, 0,
                 spec.assumeClean() ? Long.MAX_VALUE : 0);
         Member[] slots = new Member[disks.size()];
@@ -79,6 +79,9 @@ final class Assembler {
                     MemberState.SPARE, 0, spec.counterMode()));
         }
         Raid5Array array = new Raid5Array(core, meta, spec.syncLimits(), false);
+        for (Member m : meta.members) {
+            SuperblockIo.initBadBlockLog(meta, m);
+        }
         meta.writeAll();
         LOG.info("created {}: {}", spec.name(), layout);
         if (!spec.assumeClean()) {
@@ -103,8 +106,10 @@ final class Assembler {
                 throw new ArrayConfigException(disk.name() + " is too small to join " + meta.name + ": it needs "
                         + needed + " bytes, it has " + disk.size());
             }
-            return new Member(disk, dataOffset, meta.nextDevNumber(), MdUuid.random(), -1, MemberState.SPARE, 0,
-                    array.core.counterMode);
+            Member spare = new Member(disk, dataOffset, meta.nextDevNumber(), MdUuid.random(), -1, MemberState.SPARE,
+                    0, array.core.counterMode);
+            SuperblockIo.initBadBlockLog(meta, spare);
+            return spare;
         }
     }
 

@@ -50,11 +50,17 @@ final class SuperblockIo {
                 .utime(org.raidfive.md.MdTime.of(meta.utimeLocked(), 0))
                 .events(meta.eventsLocked())
                 .resyncOffset(toSectors(meta.resyncOffsetForDisk()));
+        // mdadm reserves an (empty) 8-sector bad block log after the bitmap space on every member it
+        // creates, and md keeps it: keep that reservation, so md can record bad blocks on the member.
+        long bblog = badBlockLogOffset(meta, m);
+        if (bblog >= 0) {
+            sb.bblogShift(0).bblogSize(org.raidfive.md.DataOffset.BAD_BLOCK_LOG_SECTORS).bblogOffset((int) bblog);
+        }
         int[] roles = meta.rolesLocked();
         int maxDev = Math.max(Superblock.DEFAULT_MAX_DEV, roles.length);
         sb.maxDev(maxDev);
         for (int i = 0; i < maxDev; i++) {
-            sb.devRole(i, i < roles.length ? roles[i] : ROLE_FAULTY);
+            sb.devRole(i, i < roles.length ? roles[i] : ROLE_SPARE);
         }
         if (m.state == MemberState.REBUILDING) {
             sb.setFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET, true);
@@ -64,6 +70,31 @@ final class SuperblockIo {
             sb.setFeature(Superblock.MD_FEATURE_REPLACEMENT, true);
         }
         return sb;
+    }
+
+    /** Where mdadm puts the bad block log (sectors after the superblock), or -1 if it does not fit. */
+    static long badBlockLogOffset(ArrayMetadata meta, Member m) {
+        long bblog = org.raidfive.md.DataOffset.badBlockLogOffset(meta.layout.memberBytesUsed() / 512);
+        boolean fits = m.dataOffsetBytes / 512 >= Superblock.SUPERBLOCK_OFFSET_SECTORS + bblog
+                + org.raidfive.md.DataOffset.BAD_BLOCK_LOG_SECTORS;
+        return fits ? bblog : -1;
+    }
+
+    /**
+     * Writes an empty bad block log (all ones, as mdadm initialises it) on a member new to the array,
+     * so the log the superblock points at holds no stale bytes.
+     */
+    static void initBadBlockLog(ArrayMetadata meta, Member m) throws IOException {
+        long bblog = badBlockLogOffset(meta, m);
+        if (bblog < 0) {
+            return;
+        }
+        int bytes = org.raidfive.md.DataOffset.BAD_BLOCK_LOG_SECTORS * 512;
+        ByteBuffer buf = ByteBuffer.allocateDirect(bytes + BLOCK).alignedSlice(BLOCK);
+        for (int i = 0; i < bytes; i++) {
+            buf.put(i, (byte) 0xff);
+        }
+        m.disk.write((Superblock.SUPERBLOCK_OFFSET_SECTORS + bblog) * 512, buf, 0, bytes);
     }
 
     /** Bytes to md sectors, keeping "all ones" (MaxSector) for MAX_VALUE. */

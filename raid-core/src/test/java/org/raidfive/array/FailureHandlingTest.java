@@ -183,7 +183,9 @@ class FailureHandlingTest {
         List<FaultyDisk> members = faultyMembers(DISKS, MEMBER);
         try (Raid5Array array = create(members, Raid5Algorithm.LEFT_SYMMETRIC)) {
             byte[] image = LoadGenerator.fillRandom(array, 14);
+            ArrayLifecycleTest.awaitClean(array); // no safemode flush from here on
             FaultyDisk slow = members.get(0);
+            long opsBefore = slow.operations();
             slow.latency(400, java.util.concurrent.TimeUnit.MILLISECONDS);
             long[] readDone = new long[1];
             byte[] got = new byte[4096];
@@ -196,7 +198,9 @@ class FailureHandlingTest {
                 }
             });
             reader.start();
-            Thread.sleep(100); // the read is now inside the slow member
+            while (slow.operations() == opsBefore) { // wait until the read is inside the slow member
+                Thread.sleep(1);
+            }
             slow.latency(0, java.util.concurrent.TimeUnit.MILLISECONDS);
             array.fail(slow);
             array.remove(slow);
@@ -254,8 +258,13 @@ class FailureHandlingTest {
             byte[] got = new byte[(int) array.size()];
             array.read(0, ByteBuffer.wrap(got), 0, got.length);
             assertTrue(java.util.Arrays.equals(got, image));
-            assertTrue(array.awaitSync(Duration.ofSeconds(60)));
-            assertFalse(array.isDegraded(), "rebuilt onto the hot spare");
+            // The array's daemon starts recovery soon after the failure, off the I/O path.
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (array.isDegraded()) {
+                assertTrue(System.nanoTime() < deadline, "rebuilt onto the hot spare");
+                array.awaitSync(Duration.ofMillis(50));
+                Thread.sleep(5);
+            }
             assertEquals(spare, array.core.slots[1].disk);
             ArrayOracle.assertArrayHolds(array, image);
         }

@@ -87,15 +87,19 @@ public final class PercpuRef {
      * Values. A cell is either LIVE, holding a small signed count
      * (|v| < 2^61: gets and puts of one reference may land in different
      * cells), or a TOMBSTONE: 2^62 plus garbage. Anything >= 2^61 is a
-     * tombstone, so one compare tells them apart. COUNT holds BIAS = 2^62
-     * plus whatever was counted on the atomic path while striped, and the
+     * tombstone, so one compare tells them apart. COUNT is
+     *   [BIAS = 2^62 while the cells are live] + [DEAD = 2^60 while dying] + x
+     * with |x| < 2^59: x is whatever was counted on the atomic path, and the
      * exact count once folded. BIAS keeps COUNT far from zero whenever the
      * cells carry part of the count, so a put on the atomic path never sees
      * a false zero and isZero() is false in striped mode, as the kernel's
-     * PERCPU_COUNT_BIAS does.
+     * PERCPU_COUNT_BIAS does. COUNT < 2^61 means "folded": that, not MODE,
+     * is what isAtomic() reports. DEAD lives in COUNT (the kernel keeps its
+     * DEAD flag in the word its fast path reads, too) so that tryGetLive can
+     * test it and increment in one CAS.
      *
      * Invariant (outside a switch):
-     *   true count = COUNT - (COUNT >= 2^61 ? BIAS : 0) + sum(live cells)
+     *   true count = x + sum(live cells)
      * Tombstones contribute nothing; during a switch the sum in the
      * switcher's hands is added back.
      *
@@ -135,23 +139,25 @@ public final class PercpuRef {
      * before its reset was a redirected operation (its garbage is dropped);
      * one that lands after counts in a live cell, which the next fold sums.
      *
-     * Zero is only ever seen on COUNT: by the put whose getAndAdd returns 1,
-     * or by the fold whose result is 0. Each transition to zero has exactly
+     * Zero is only ever seen on COUNT (as 0 or DEAD): by the put whose
+     * getAndAdd leaves it there, or by the fold that does. Each transition to zero has exactly
      * one such observer, in COUNT's modification order. The release callback
      * is additionally guarded by a CAS on `released`, so it runs once per
      * lifetime even if a buggy caller drives the count through zero twice.
      *
-     * Kill and tryGetLive. kill() sets `dead` (volatile) before the sweep.
-     * A tryGetLive that finds its cell live is ordered before the sweep of
+     * Kill and tryGetLive. kill() adds DEAD to COUNT before the sweep. A
+     * tryGetLive that finds its cell live is ordered before the sweep of
      * that cell and is counted by the fold, like any get. One that goes to
-     * COUNT increments first and reads `dead` second, backing out if set.
-     * Against kill() followed by awaitZero() this is Dekker's pattern: T
-     * writes COUNT then reads dead, K writes dead then reads COUNT. Volatile
-     * accesses are totally ordered (JMM synchronization order, consistent
-     * with program order), so either T sees dead and backs out, or K sees
-     * T's increment and keeps waiting. Checking dead before incrementing (as
-     * the kernel may, protected by its grace period) would let a tryGetLive
-     * succeed after awaitZero() returned.
+     * COUNT does compareAndSet(c, c + 1) only on a c without DEAD (and, for
+     * a reference, not zero: inc_not_zero). Since DEAD and the count are
+     * one word, "not dying" and "incremented" are a single atomic step: a
+     * tryGetLive either takes its reference before kill's add of DEAD (and
+     * kill's awaitZero waits for it) or fails without ever touching the
+     * count. A separate dead flag would force either check-then-increment
+     * (a tryGetLive could succeed after awaitZero returned; the kernel
+     * closes that window with its grace period) or increment-then-check-
+     * then-undo (isZero() would see a phantom reference while a failing
+     * tryGetLive backs out).
      *
      * Memory ordering. Cell and COUNT updates are volatile RMWs (x86 LOCK
      * XADD/XCHG, full fences). A put's write to a cell synchronizes-with the
@@ -164,22 +170,28 @@ public final class PercpuRef {
      * STRIPED after the reset only keeps a thread that sees STRIPED from
      * seeing a pre-reset cell; it is not needed for correctness either.
      *
-     * Bounds. |cell| < 2^61 and |COUNT - BIAS| < 2^61: at 10^9 unbalanced
-     * operations per second on one cell that is 73 years. n in get(n)/put(n)
+     * Bounds. |cell| < 2^61 and |x| < 2^59: at 10^9 unbalanced operations
+     * per second that is 18 years. n in get(n)/put(n)
      * is at most 2^32.
      *
      * Differences from the kernel: no grace period, so switches are
      * synchronous and confirm callbacks run in the caller; the cells are
      * never freed, so switching back to percpu is always possible and
      * ALLOW_REINIT only decides whether a released ref may be resurrected or
-     * reinitialised; tryGetLive increments before it checks dead (above).
+     * reinitialised; DEAD is in the count word, not the mode word (above).
      */
 
     /** Initialisation flags, as {@code PERCPU_REF_INIT_*} and {@code PERCPU_REF_ALLOW_REINIT}. */
     public enum Flag {
-        /** Start in atomic mode (implies {@link #ALLOW_REINIT}, as in the kernel). */
+        /**
+         * Start in atomic mode and stay there (also across {@link #resurrect()})
+         * until {@link #switchToPercpu()}; implies {@link #ALLOW_REINIT}, as in the kernel.
+         */
         INIT_ATOMIC,
-        /** Start dying, in atomic mode, at count zero without having released; {@link #reinit()} to use. */
+        /**
+         * Start dying, in atomic mode, at count zero without having released;
+         * {@link #reinit()} to use (it then goes striped unless {@link #INIT_ATOMIC}).
+         */
         INIT_DEAD,
         /** Allow {@link #resurrect()} and {@link #reinit()} after the release callback has run. */
         ALLOW_REINIT
@@ -191,6 +203,10 @@ public final class PercpuRef {
     private static final long TOMBSTONE = 1L << 62;
     /** Cells at or above this are tombstones; COUNT at or above it still carries BIAS. */
     private static final long LIVE_LIMIT = 1L << 61;
+    /** Set in COUNT while dying. */
+    private static final long DEAD = 1L << 60;
+    /** An unbiased COUNT at or above this carries DEAD. */
+    private static final long DEAD_LIMIT = 1L << 59;
     private static final long MAX_DELTA = 1L << 32;
 
     private static final int MODE = PaddedWords.controlIndex(0);
@@ -227,8 +243,8 @@ public final class PercpuRef {
     private volatile boolean released;
     private volatile Thread zeroWaiter;
 
-    private PercpuRef(Consumer<PercpuRef> release, boolean initialRef, boolean allowReinit,
-                      boolean atomicOnly, boolean startAtomic, boolean startDead, int slots) {
+    private PercpuRef(Consumer<PercpuRef> release, boolean initialRef, boolean allowReinit, boolean atomicOnly,
+                      boolean startAtomic, boolean forceAtomic, boolean startDead, int slots) {
         this.release = release;
         this.initialRef = initialRef;
         this.allowReinit = allowReinit;
@@ -237,7 +253,8 @@ public final class PercpuRef {
         this.slotShift = atomicOnly ? 0 : PaddedWords.slotShift(slots);
         this.words = PaddedWords.allocate(2, slots);
         this.dead = startDead;
-        long start = initialRef && !startDead ? 1 : 0;
+        this.forceAtomic = forceAtomic; // kernel: force_atomic = flags & PERCPU_REF_INIT_ATOMIC
+        long start = (initialRef && !startDead ? 1 : 0) + (startDead ? DEAD : 0);
         if (startAtomic) {
             words[MODE] = ATOMIC;
             words[COUNT] = start;
@@ -271,12 +288,13 @@ public final class PercpuRef {
         for (Flag f : flags) {
             switch (f) {
                 case INIT_ATOMIC -> { atomic = true; reinit = true; }
-                case INIT_DEAD -> { atomic = true; startDead = true; reinit = true; }
+                case INIT_DEAD -> { startDead = true; reinit = true; }
                 case ALLOW_REINIT -> reinit = true;
                 default -> throw new AssertionError(f);
             }
         }
-        return new PercpuRef(release, true, reinit, false, atomic, startDead, PaddedWords.checkSlots(slots));
+        return new PercpuRef(release, true, reinit, false, atomic || startDead, atomic, startDead,
+                PaddedWords.checkSlots(slots));
     }
 
     /**
@@ -291,7 +309,7 @@ public final class PercpuRef {
 
     static PercpuRef inflightCounter(CounterMode mode, int slots) {
         boolean atomicOnly = Objects.requireNonNull(mode, "mode") == CounterMode.ATOMIC;
-        return new PercpuRef(null, false, true, atomicOnly, atomicOnly, false,
+        return new PercpuRef(null, false, true, atomicOnly, atomicOnly, atomicOnly, false,
                 atomicOnly ? 0 : PaddedWords.checkSlots(slots));
     }
 
@@ -311,7 +329,7 @@ public final class PercpuRef {
         final long[] w = words;
         if ((long) WORD.getOpaque(w, MODE) != STRIPED
                 || (long) WORD.getAndAdd(w, cellIndex(), -1L) >= LIVE_LIMIT) {
-            if ((long) WORD.getAndAdd(w, COUNT, -1L) == 1L) {
+            if ((((long) WORD.getAndAdd(w, COUNT, -1L) - 1L) & ~DEAD) == 0L) {
                 onZero();
             }
         }
@@ -333,7 +351,7 @@ public final class PercpuRef {
         final long[] w = words;
         if ((long) WORD.getOpaque(w, MODE) != STRIPED
                 || (long) WORD.getAndAdd(w, cellIndex(), -n) >= LIVE_LIMIT) {
-            if (n != 0 && (long) WORD.getAndAdd(w, COUNT, -n) == n) {
+            if (n != 0 && (((long) WORD.getAndAdd(w, COUNT, -n) - n) & ~DEAD) == 0L) {
                 onZero();
             }
         }
@@ -350,7 +368,7 @@ public final class PercpuRef {
                 && (long) WORD.getAndAdd(w, cellIndex(), 1L) < LIVE_LIMIT) {
             return true;
         }
-        return tryGetAtomic(w);
+        return tryGetAtomic(w, false);
     }
 
     /**
@@ -364,25 +382,17 @@ public final class PercpuRef {
                 && (long) WORD.getAndAdd(w, cellIndex(), 1L) < LIVE_LIMIT) {
             return true; // live cell: ordered before any kill's sweep of it, so counted by that fold
         }
-        if (!tryGetAtomic(w)) {
-            return false;
-        }
-        if (dead) { // read after our increment: see the Dekker note in the design comment
-            if ((long) WORD.getAndAdd(w, COUNT, -1L) == 1L) {
-                onZero();
-            }
-            return false;
-        }
-        return true;
+        return tryGetAtomic(w, true);
     }
 
-    private boolean tryGetAtomic(long[] w) {
-        if (!initialRef) {
+    /** The atomic path of tryGet/tryGetLive: one CAS decides and increments (see "Kill and tryGetLive"). */
+    private boolean tryGetAtomic(long[] w, boolean live) {
+        if (!initialRef && !live) {
             long unused = (long) WORD.getAndAdd(w, COUNT, 1L);
             return true;
         }
         long c = (long) WORD.getVolatile(w, COUNT);
-        while (c != 0) { // inc_not_zero: a released reference stays released
+        while (!(live && isDeadWord(c)) && !(initialRef && (c & ~DEAD) == 0L)) { // a released reference stays released
             long seen = (long) WORD.compareAndExchange(w, COUNT, c, c + 1);
             if (seen == c) {
                 return true;
@@ -390,6 +400,10 @@ public final class PercpuRef {
             c = seen;
         }
         return false;
+    }
+
+    private static boolean isDeadWord(long c) {
+        return (c >= LIVE_LIMIT ? c - BIAS : c) >= DEAD_LIMIT;
     }
 
     private int cellIndex() {
@@ -467,7 +481,8 @@ public final class PercpuRef {
             if (dead) {
                 throw new IllegalStateException("kill() called more than once on " + this);
             }
-            dead = true; // before the sweep: a tryGetLive redirected by a tombstone must see it
+            dead = true;
+            long unused = (long) WORD.getAndAdd(words, COUNT, DEAD); // before the sweep: redirected tryGetLives see it
             toAtomicLocked();
             if (confirmKill != null) {
                 confirmKill.accept(this);
@@ -515,10 +530,9 @@ public final class PercpuRef {
             throw new IllegalStateException("released ref created without ALLOW_REINIT: " + this);
         }
         released = false;
+        long delta = (initialRef ? 1 : 0) - (dead ? DEAD : 0); // COUNT is folded: dying refs are never striped
         dead = false;
-        if (initialRef) {
-            long unused = (long) WORD.getAndAdd(words, COUNT, 1L); // atomic mode: dying refs are never striped
-        }
+        long unused = (long) WORD.getAndAdd(words, COUNT, delta);
         toPercpuIfAllowedLocked();
     }
 
@@ -534,11 +548,10 @@ public final class PercpuRef {
         }
         long delta = sum - BIAS;
         long now = (long) WORD.getAndAdd(w, COUNT, delta) + delta;
-        if (now < 0) {
-            throw new IllegalStateException("count is " + now + " after switching to atomic: put() without get()");
-        }
-        if (now == 0) {
+        if ((now & ~DEAD) == 0L) {
             onZero();
+        } else if (valueOf(now) < 0) {
+            throw new IllegalStateException("count is " + valueOf(now) + " after switching to atomic: put() without get()");
         }
     }
 
@@ -554,15 +567,23 @@ public final class PercpuRef {
         WORD.setRelease(w, MODE, STRIPED);
     }
 
+    /** x of an unbiased COUNT: the count without DEAD. */
+    private static long valueOf(long unbiased) {
+        return unbiased >= DEAD_LIMIT ? unbiased - DEAD : unbiased;
+    }
+
     private static int cell(int i) {
         return CELL_BASE + (i << PaddedWords.SPAN_SHIFT);
     }
 
     // ------------------------------------------------------------------ queries
 
-    /** True in atomic mode (also while a switch to atomic is under way). */
+    /**
+     * True in atomic mode: from the moment a switch to atomic has folded the
+     * cells (so the count is exact) until a switch to percpu starts.
+     */
     public boolean isAtomic() {
-        return (long) WORD.getVolatile(words, MODE) == ATOMIC;
+        return (long) WORD.getVolatile(words, COUNT) < LIVE_LIMIT;
     }
 
     /** True once killed, until resurrected or reinitialised, as {@code percpu_ref_is_dying}. */
@@ -572,7 +593,7 @@ public final class PercpuRef {
 
     /** Exact zero test in atomic mode; false in striped mode and during a switch. */
     public boolean isZero() {
-        return (long) WORD.getVolatile(words, COUNT) == 0L;
+        return ((long) WORD.getVolatile(words, COUNT) & ~DEAD) == 0L;
     }
 
     /**
@@ -584,9 +605,9 @@ public final class PercpuRef {
         final long[] w = words;
         long c = (long) WORD.getVolatile(w, COUNT);
         if (c < LIVE_LIMIT) {
-            return c;
+            return valueOf(c);
         }
-        long sum = c - BIAS;
+        long sum = valueOf(c - BIAS);
         for (int i = 0; i < slots; i++) {
             long v = (long) WORD.getVolatile(w, cell(i));
             if (v < LIVE_LIMIT) {

@@ -111,8 +111,12 @@ public final class PercpuRef {
      *
      * Switch to atomic (under switchLock): MODE := ATOMIC, so new callers go
      * straight to COUNT; then getAndSet(cell, TOMBSTONE) on every cell,
-     * summing the returned values; then COUNT += sum - BIAS. If that makes
-     * COUNT zero, the switcher handles zero as a put would.
+     * summing the returned values; then COUNT += sum - BIAS in one
+     * getAndAdd, the FOLD. The fold is the switch's linearization point:
+     * isAtomic() and isZero() read COUNT only, every get/put before it has
+     * landed in a swept cell or the biased COUNT, and after it all cells
+     * are tombstones. If the fold makes COUNT zero, the switcher handles
+     * zero as a put would.
      *
      * Why no get/put is lost or counted twice: each operation ends in
      * exactly one contribution, its getAndAdd on a live cell or its
@@ -133,9 +137,9 @@ public final class PercpuRef {
      * epoch; the rule only looks at the cell as the add finds it, so ABA
      * across several switches is harmless.
      *
-     * Switch to percpu (under switchLock): COUNT += BIAS first (from here
-     * on COUNT cannot read zero), then setVolatile(cell, 0) on every cell,
-     * then MODE := STRIPED with release. A late add that lands on a cell
+     * Switch to percpu (under switchLock): COUNT += BIAS first (the
+     * linearization point; from here on COUNT cannot read zero), then
+     * setVolatile(cell, 0) on every cell, then MODE := STRIPED with release. A late add that lands on a cell
      * before its reset was a redirected operation (its garbage is dropped);
      * one that lands after counts in a live cell, which the next fold sums.
      *
@@ -145,19 +149,25 @@ public final class PercpuRef {
      * is additionally guarded by a CAS on `released`, so it runs once per
      * lifetime even if a buggy caller drives the count through zero twice.
      *
-     * Kill and tryGetLive. kill() adds DEAD to COUNT before the sweep. A
-     * tryGetLive that finds its cell live is ordered before the sweep of
-     * that cell and is counted by the fold, like any get. One that goes to
-     * COUNT does compareAndSet(c, c + 1) only on a c without DEAD (and, for
-     * a reference, not zero: inc_not_zero). Since DEAD and the count are
-     * one word, "not dying" and "incremented" are a single atomic step: a
-     * tryGetLive either takes its reference before kill's add of DEAD (and
-     * kill's awaitZero waits for it) or fails without ever touching the
-     * count. A separate dead flag would force either check-then-increment
-     * (a tryGetLive could succeed after awaitZero returned; the kernel
-     * closes that window with its grace period) or increment-then-check-
-     * then-undo (isZero() would see a phantom reference while a failing
-     * tryGetLive backs out).
+     * Kill and tryGetLive. kill() adds DEAD (and, for a reference, -1 for
+     * the initial reference) to COUNT in the fold's own getAndAdd, or in one
+     * getAndAdd if already atomic: that add is the kill's linearization
+     * point. A tryGetLive that finds its cell live is ordered before the
+     * sweep of that cell, hence before the fold, and is counted by it like
+     * any get. One that goes to COUNT does compareAndSet(c, c + 1) only on a
+     * c without DEAD (and, for a reference, not zero: inc_not_zero). Since
+     * DEAD and the count are one word, "not dying" and "incremented" are a
+     * single atomic step: a tryGetLive either takes its reference before
+     * the kill (and a later awaitZero waits for it) or fails without ever
+     * touching the count. A separate dead flag would force either
+     * check-then-increment (a tryGetLive could succeed after awaitZero
+     * returned; the kernel closes that window with its grace period) or
+     * increment-then-check-then-undo (isZero() would see a phantom reference
+     * while a failing tryGetLive backs out). resurrect()/reinit() likewise
+     * clear DEAD, retake the initial reference and re-add BIAS in one
+     * getAndAdd. Only killAndConfirm(callback) is two steps, as in the
+     * kernel: DEAD with the fold, the callback, then the initial put (so
+     * release never precedes confirmation).
      *
      * Memory ordering. Cell and COUNT updates are volatile RMWs (x86 LOCK
      * XADD/XCHG, full fences). A put's write to a cell synchronizes-with the
@@ -237,7 +247,6 @@ public final class PercpuRef {
     private final boolean allowReinit;
     private final boolean atomicOnly;
     private final Object switchLock = new Object();
-    private volatile boolean dead;
     /** As the kernel's force_atomic: set by switchToAtomic, cleared by switchToPercpu. */
     private volatile boolean forceAtomic;
     private volatile boolean released;
@@ -252,7 +261,6 @@ public final class PercpuRef {
         this.slots = slots;
         this.slotShift = atomicOnly ? 0 : PaddedWords.slotShift(slots);
         this.words = PaddedWords.allocate(2, slots);
-        this.dead = startDead;
         this.forceAtomic = forceAtomic; // kernel: force_atomic = flags & PERCPU_REF_INIT_ATOMIC
         long start = (initialRef && !startDead ? 1 : 0) + (startDead ? DEAD : 0);
         if (startAtomic) {
@@ -438,7 +446,7 @@ public final class PercpuRef {
     public void switchToAtomic(Consumer<PercpuRef> confirmSwitch) {
         synchronized (switchLock) {
             forceAtomic = true;
-            toAtomicLocked();
+            foldLocked(0);
             if (confirmSwitch != null) {
                 confirmSwitch.accept(this);
             }
@@ -458,11 +466,18 @@ public final class PercpuRef {
     public void switchToPercpu() {
         synchronized (switchLock) {
             forceAtomic = false;
-            toPercpuIfAllowedLocked();
+            unfoldLocked(0);
         }
     }
 
-    /** Marks the ref dying and switches it to atomic mode; drops the initial reference, as {@code percpu_ref_kill}. */
+    /**
+     * Switches to atomic mode, marks the ref dying and drops the initial
+     * reference (references only), as {@code percpu_ref_kill}. The last two
+     * happen in one atomic step, so the release callback may run in this
+     * thread before this returns.
+     *
+     * @throws IllegalStateException if the ref is already dying
+     */
     public void kill() {
         killAndConfirm(null);
     }
@@ -470,25 +485,27 @@ public final class PercpuRef {
     /**
      * {@link #kill()}, running {@code confirmKill} (may be null) once the ref
      * is atomic and dying as seen by every thread: from then on
-     * {@link #tryGetLive()} fails. The initial reference (references only) is
-     * dropped after the callback, so the release callback may run in this
-     * thread before this returns.
+     * {@link #tryGetLive()} fails. With a callback, the initial reference
+     * (references only) is dropped after it, as in the kernel, so the release
+     * callback never runs before the confirmation.
      *
      * @throws IllegalStateException if the ref is already dying
      */
     public void killAndConfirm(Consumer<PercpuRef> confirmKill) {
+        boolean dropLater = initialRef && confirmKill != null;
         synchronized (switchLock) {
-            if (dead) {
+            if (isDying()) {
                 throw new IllegalStateException("kill() called more than once on " + this);
             }
-            dead = true;
-            long unused = (long) WORD.getAndAdd(words, COUNT, DEAD); // before the sweep: redirected tryGetLives see it
-            toAtomicLocked();
+            // DEAD goes in with the fold, in one atomic add: before it every tryGetLive succeeds (and is
+            // counted), after it every tryGetLive fails. The initial reference goes with it unless a
+            // confirmation has to run first.
+            foldLocked(DEAD - (initialRef && !dropLater ? 1 : 0));
             if (confirmKill != null) {
                 confirmKill.accept(this);
             }
         }
-        if (initialRef) {
+        if (dropLater) {
             put();
         }
     }
@@ -502,7 +519,7 @@ public final class PercpuRef {
      */
     public void resurrect() {
         synchronized (switchLock) {
-            if (!dead) {
+            if (!isDying()) {
                 throw new IllegalStateException("resurrect() needs a dying ref: " + this);
             }
             reviveLocked();
@@ -530,23 +547,29 @@ public final class PercpuRef {
             throw new IllegalStateException("released ref created without ALLOW_REINIT: " + this);
         }
         released = false;
-        long delta = (initialRef ? 1 : 0) - (dead ? DEAD : 0); // COUNT is folded: dying refs are never striped
-        dead = false;
-        long unused = (long) WORD.getAndAdd(words, COUNT, delta);
-        toPercpuIfAllowedLocked();
+        // COUNT is folded here (dying and zero refs are atomic): clearing DEAD, taking the initial
+        // reference and (if allowed) re-biasing for striped mode are one atomic add.
+        unfoldLocked((initialRef ? 1 : 0) - (isDying() ? DEAD : 0));
     }
 
-    private void toAtomicLocked() {
+    /**
+     * Switches to atomic mode if striped, adding {@code extra} to COUNT in the
+     * same atomic step as the fold (or alone, if already atomic): that step is
+     * where the switch, and a kill, take effect.
+     */
+    private void foldLocked(long extra) {
         final long[] w = words;
-        if ((long) WORD.getVolatile(w, MODE) == ATOMIC) {
+        long delta = extra;
+        if ((long) WORD.getVolatile(w, MODE) == STRIPED) {
+            WORD.setVolatile(w, MODE, ATOMIC); // a hint: new callers go straight to COUNT
+            long sum = 0;
+            for (int i = 0; i < slots; i++) {
+                sum += (long) WORD.getAndSet(w, cell(i), TOMBSTONE);
+            }
+            delta += sum - BIAS;
+        } else if (extra == 0) {
             return;
         }
-        WORD.setVolatile(w, MODE, ATOMIC);
-        long sum = 0;
-        for (int i = 0; i < slots; i++) {
-            sum += (long) WORD.getAndSet(w, cell(i), TOMBSTONE);
-        }
-        long delta = sum - BIAS;
         long now = (long) WORD.getAndAdd(w, COUNT, delta) + delta;
         if ((now & ~DEAD) == 0L) {
             onZero();
@@ -555,12 +578,21 @@ public final class PercpuRef {
         }
     }
 
-    private void toPercpuIfAllowedLocked() {
+    /**
+     * Adds {@code extra} to the folded COUNT and, unless the ref must stay
+     * atomic, switches to striped mode in the same atomic add (re-biasing).
+     */
+    private void unfoldLocked(long extra) {
         final long[] w = words;
-        if (atomicOnly || forceAtomic || dead || released || (long) WORD.getVolatile(w, MODE) == STRIPED) {
+        boolean stay = atomicOnly || forceAtomic || released || (long) WORD.getVolatile(w, MODE) == STRIPED
+                || isDeadWord((long) WORD.getVolatile(w, COUNT) + extra);
+        if (stay) {
+            if (extra != 0) {
+                long unused = (long) WORD.getAndAdd(w, COUNT, extra);
+            }
             return;
         }
-        long unused = (long) WORD.getAndAdd(w, COUNT, BIAS); // first: COUNT can no longer read zero
+        long unused = (long) WORD.getAndAdd(w, COUNT, BIAS + extra); // first: COUNT can no longer read zero
         for (int i = 0; i < slots; i++) {
             WORD.setVolatile(w, cell(i), 0L); // drops garbage of redirected adds; later adds count here
         }
@@ -588,7 +620,7 @@ public final class PercpuRef {
 
     /** True once killed, until resurrected or reinitialised, as {@code percpu_ref_is_dying}. */
     public boolean isDying() {
-        return dead;
+        return isDeadWord((long) WORD.getVolatile(words, COUNT));
     }
 
     /** Exact zero test in atomic mode; false in striped mode and during a switch. */
@@ -671,7 +703,7 @@ public final class PercpuRef {
     @Override
     public String toString() {
         return "PercpuRef[" + (initialRef ? "ref" : "inflight") + (atomicOnly ? ", atomic-only" : "")
-                + ", " + (isAtomic() ? "atomic" : "striped") + (dead ? ", dying" : "")
+                + ", " + (isAtomic() ? "atomic" : "striped") + (isDying() ? ", dying" : "")
                 + (released ? ", released" : "") + ", count~" + count() + "]";
     }
 }

@@ -662,11 +662,12 @@ public final class PercpuRef {
      * @throws InterruptedException  if interrupted while waiting
      */
     public boolean awaitZero(Duration timeout) throws InterruptedException {
-        if (!isAtomic()) {
-            throw new IllegalStateException("awaitZero needs atomic mode: call switchToAtomicSync() or kill() first");
-        }
-        if (isZero()) {
+        long c = (long) WORD.getVolatile(words, COUNT); // one read decides: exact zero, striped, or wait
+        if ((c & ~DEAD) == 0L) {
             return true;
+        }
+        if (c >= LIVE_LIMIT) {
+            throw new IllegalStateException("awaitZero needs atomic mode: call switchToAtomicSync() or kill() first");
         }
         final long deadline = System.nanoTime() + timeout.toNanos();
         final Thread me = Thread.currentThread();

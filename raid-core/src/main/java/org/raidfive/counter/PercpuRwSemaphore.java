@@ -89,11 +89,13 @@ public final class PercpuRwSemaphore {
 
     private static final int BLOCK = PaddedWords.controlIndex(0);
     private static final int CELL_BASE = PaddedWords.cellBase(1);
+    /** Sums a draining writer tries before it parks (readers' critical sections are usually short). */
     private static final int DRAIN_SPINS = 256;
 
     private final long[] words;
     private final int slotShift;
     private final int slots;
+    private final int drainSpins;
 
     private final ReentrantLock writerMutex = new ReentrantLock();
     private final ReentrantLock waitLock = new ReentrantLock();
@@ -106,6 +108,12 @@ public final class PercpuRwSemaphore {
     }
 
     PercpuRwSemaphore(int slots) {
+        this(slots, DRAIN_SPINS);
+    }
+
+    /** For tests: {@code drainSpins = 0} parks at once (keeps model checking small). */
+    PercpuRwSemaphore(int slots, int drainSpins) {
+        this.drainSpins = drainSpins;
         this.slots = PaddedWords.checkSlots(slots);
         this.slotShift = PaddedWords.slotShift(slots);
         this.words = PaddedWords.allocate(1, slots);
@@ -178,7 +186,7 @@ public final class PercpuRwSemaphore {
         writerMutex.lock();
         drainingWriter = Thread.currentThread(); // before summing: see the wake-up note
         for (int spins = 0; PaddedWords.sumCells(w, CELL_BASE, slots) != 0L; spins++) {
-            if (spins < DRAIN_SPINS) {
+            if (spins < drainSpins) {
                 Thread.onSpinWait();
             } else {
                 LockSupport.park(this);

@@ -31,11 +31,18 @@ import java.util.function.Consumer;
  *     means "idle" and is passed through any number of times. To wait for
  *     idle: stop new work, {@link #switchToAtomicSync()}, then
  *     {@link #awaitZero(Duration)}, then {@link #switchToPercpu()}.
- *     {@link #kill()} only marks it dying so that {@link #tryGetLive()}
- *     fails (member removal); {@link #resurrect()} undoes that. The kernel
- *     has no such kind: with an initial reference an idle ref reads 1, and
- *     dropping that reference is final (release), which is why this counter
- *     does not have one.</li>
+ *     For member removal, {@link #kill()} switches it to atomic mode and
+ *     marks it dying, so that {@link #tryGetLive()} fails while plain
+ *     get/put still count; {@link #awaitZero(Duration)} then waits for the
+ *     operations already in flight, and {@link #resurrect()} makes it live
+ *     (and striped) again. How this differs from the kernel's
+ *     initial-reference semantics: a kernel percpu_ref always starts at 1
+ *     (the initial reference), so an idle one reads 1, not 0, and the only
+ *     way to see zero is to drop that reference, which is final (release;
+ *     only reinit brings it back). An in-flight counter has no initial
+ *     reference, so zero is an ordinary, repeatable state that can be
+ *     awaited without killing anything, and there is no release
+ *     callback.</li>
  * </ul>
  *
  * <h2>Contract</h2>

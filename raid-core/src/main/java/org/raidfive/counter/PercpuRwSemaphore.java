@@ -185,14 +185,19 @@ public final class PercpuRwSemaphore {
         long unused = (long) WORD.getAndAdd(w, BLOCK, 1L); // first: no new reader gets in from here on
         writerMutex.lock();
         drainingWriter = Thread.currentThread(); // before summing: see the wake-up note
+        boolean interrupted = false;
         for (int spins = 0; PaddedWords.sumCells(w, CELL_BASE, slots) != 0L; spins++) {
             if (spins < drainSpins) {
                 Thread.onSpinWait();
             } else {
                 LockSupport.park(this);
+                interrupted |= Thread.interrupted(); // park returns at once while the flag is set
             }
         }
         drainingWriter = null;
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**

@@ -207,6 +207,31 @@ class PercpuRwSemaphoreTest {
         });
     }
 
+    @Test
+    void interruptedWriterStillWaitsForReadersAndKeepsItsInterrupt() {
+        PercpuRwSemaphore s = new PercpuRwSemaphore();
+        assertTimeoutPreemptively(BOUND, () -> {
+            s.readLock();
+            AtomicBoolean in = new AtomicBoolean();
+            AtomicBoolean flagKept = new AtomicBoolean();
+            Thread writer = new Thread(() -> {
+                s.writeLock();
+                in.set(true);
+                flagKept.set(Thread.currentThread().isInterrupted());
+                s.writeUnlock();
+            });
+            writer.start();
+            awaitPending(s);
+            writer.interrupt();
+            Thread.sleep(50);
+            assertFalse(in.get(), "interrupt let the writer in past a reader");
+            s.readUnlock();
+            writer.join();
+            assertTrue(in.get());
+            assertTrue(flagKept.get());
+        });
+    }
+
     private static void awaitPending(PercpuRwSemaphore s) throws InterruptedException {
         while (!s.isWriteLockedOrPending()) {
             Thread.sleep(1);

@@ -656,6 +656,12 @@ public final class PercpuRef {
         return sum;
     }
 
+    /** For tests: the exact count if atomic, else -1, decided on one read of COUNT (linearizable). */
+    long exactCountOrMinusOne() {
+        long c = (long) WORD.getVolatile(words, COUNT);
+        return c < LIVE_LIMIT ? valueOf(c) : -1;
+    }
+
     /**
      * Waits until the count is exactly zero, for quiesce: call after
      * {@link #switchToAtomicSync()} or {@link #kill()}, once new work is

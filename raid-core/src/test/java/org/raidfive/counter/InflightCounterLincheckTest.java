@@ -95,6 +95,6 @@ public class InflightCounterLincheckTest {
     @Test
     @Timeout(value = 90, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void modelCheck() {
-        LinChecker.check(InflightCounterLincheckTest.class, PercpuRefLincheckTest.LincheckBudget.options());
+        LinChecker.check(InflightCounterLincheckTest.class, PercpuRefLincheckTest.LincheckBudget.options(10, 100));
     }
 }

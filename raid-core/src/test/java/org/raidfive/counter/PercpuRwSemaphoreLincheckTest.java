@@ -43,6 +43,6 @@ public class PercpuRwSemaphoreLincheckTest {
     @Test
     @Timeout(value = 90, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void modelCheck() {
-        LinChecker.check(PercpuRwSemaphoreLincheckTest.class, PercpuRefLincheckTest.LincheckBudget.options());
+        LinChecker.check(PercpuRwSemaphoreLincheckTest.class, PercpuRefLincheckTest.LincheckBudget.options(3, 50));
     }
 }

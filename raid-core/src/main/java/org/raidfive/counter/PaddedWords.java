@@ -43,7 +43,8 @@ final class PaddedWords {
 
     /** Slots for this machine: next power of two at or above 4 x CPUs, at least 8, at most {@link #MAX_SLOTS}. */
     static int defaultSlots() {
-        return checkSlots(Math.min(MAX_SLOTS, Math.max(8, nextPowerOfTwo(4 * Runtime.getRuntime().availableProcessors()))));
+        int wanted = nextPowerOfTwo(4 * Runtime.getRuntime().availableProcessors());
+        return checkSlots(Math.min(MAX_SLOTS, Math.max(8, wanted)));
     }
 
     static int checkSlots(int slots) {

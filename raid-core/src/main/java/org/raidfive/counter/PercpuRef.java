@@ -146,13 +146,15 @@ public final class PercpuRef {
      *
      * Switch to percpu (under switchLock): COUNT += BIAS first (the
      * linearization point; from here on COUNT cannot read zero), then
-     * setVolatile(cell, 0) on every cell, then MODE := STRIPED with release. A late add that lands on a cell
-     * before its reset was a redirected operation (its garbage is dropped);
-     * one that lands after counts in a live cell, which the next fold sums.
+     * setVolatile(cell, 0) on every cell, then MODE := STRIPED. A late add
+     * that lands on a cell before its reset was a redirected operation (its
+     * garbage is dropped); one that lands after counts in a live cell,
+     * which the next fold sums.
      *
      * Zero is only ever seen on COUNT (as 0 or DEAD): by the put whose
-     * getAndAdd leaves it there, or by the fold that does. Each transition to zero has exactly
-     * one such observer, in COUNT's modification order. The release callback
+     * getAndAdd leaves it there, or by the fold (or kill's add) that does.
+     * Each transition to zero has exactly one such observer, in COUNT's
+     * modification order. The release callback
      * is additionally guarded by a CAS on `released`, so it runs once per
      * lifetime even if a buggy caller drives the count through zero twice.
      *
@@ -183,13 +185,12 @@ public final class PercpuRef {
      * put() happens-before the observer of zero". MODE is read opaque: it
      * only picks a path and correctness never depends on its freshness;
      * opaque still forbids the JIT from hoisting it out of a loop, so a
-     * thread spinning on get/put does notice a switch. The setRelease of
-     * STRIPED after the reset only keeps a thread that sees STRIPED from
-     * seeing a pre-reset cell; it is not needed for correctness either.
+     * thread spinning on get/put does notice a switch. MODE := STRIPED is a
+     * release store only to state the intended order (reset, then publish);
+     * the opaque readers do not pair with it and need not.
      *
      * Bounds. |cell| < 2^61 and |x| < 2^59: at 10^9 unbalanced operations
-     * per second that is 18 years. n in get(n)/put(n)
-     * is at most 2^32.
+     * per second that is 18 years. n in get(n)/put(n) is at most 2^32.
      *
      * Differences from the kernel: no grace period, so switches are
      * synchronous and confirm callbacks run in the caller; the cells are
@@ -581,7 +582,8 @@ public final class PercpuRef {
         if ((now & ~DEAD) == 0L) {
             onZero();
         } else if (valueOf(now) < 0) {
-            throw new IllegalStateException("count is " + valueOf(now) + " after switching to atomic: put() without get()");
+            throw new IllegalStateException(
+                    "count is " + valueOf(now) + " after switching to atomic: put() without get()");
         }
     }
 

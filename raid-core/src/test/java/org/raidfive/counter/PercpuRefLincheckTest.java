@@ -1,13 +1,10 @@
 package org.raidfive.counter;
 
-import org.jetbrains.kotlinx.lincheck.LinChecker;
 import org.jetbrains.kotlinx.lincheck.annotations.Operation;
 import org.jetbrains.kotlinx.lincheck.annotations.Param;
 import org.jetbrains.kotlinx.lincheck.annotations.Validate;
 import org.jetbrains.kotlinx.lincheck.paramgen.ThreadIdGen;
-import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 /**
  * Lincheck model checking of a {@link PercpuRef} reference: every result of
@@ -121,31 +118,7 @@ public class PercpuRefLincheckTest {
     }
 
     @Test
-    @Timeout(value = 90, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void modelCheck() {
-        LinChecker.check(PercpuRefLincheckTest.class, LincheckBudget.options(10, 100));
-    }
-
-    /**
-     * One place for the model-checking budget of the counter tests. Defaults
-     * keep each class to seconds on a 2-core box (after Lincheck's one-off
-     * warm-up of ~20 s per JVM); {@code -Draid.lincheck.scale=N} multiplies
-     * the invocations for a deeper run.
-     */
-    static final class LincheckBudget {
-        static ModelCheckingOptions options(int iterations, int invocationsPerIteration) {
-            int scale = Integer.getInteger("raid.lincheck.scale", 1);
-            return new ModelCheckingOptions()
-                    .iterations(iterations)
-                    .invocationsPerIteration(invocationsPerIteration * scale)
-                    .threads(3)
-                    .actorsPerThread(3)
-                    .actorsBefore(2)
-                    .actorsAfter(2)
-                    .minimizeFailedScenario(false); // minimising takes minutes on 2 cores; the trace is enough
-        }
-
-        private LincheckBudget() {
-        }
+        LincheckBudget.check(PercpuRefLincheckTest.class, LincheckBudget.options(10, 100));
     }
 }

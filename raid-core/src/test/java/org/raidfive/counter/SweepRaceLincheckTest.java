@@ -1,12 +1,10 @@
 package org.raidfive.counter;
 
-import org.jetbrains.kotlinx.lincheck.LinChecker;
 import org.jetbrains.kotlinx.lincheck.annotations.Operation;
 import org.jetbrains.kotlinx.lincheck.annotations.Param;
 import org.jetbrains.kotlinx.lincheck.paramgen.ThreadIdGen;
 import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 /**
  * Lincheck aimed at the one race the design exists for: a get/put that read
@@ -53,10 +51,9 @@ public class SweepRaceLincheckTest {
     }
 
     @Test
-    @Timeout(value = 90, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void modelCheck() {
         int scale = Integer.getInteger("raid.lincheck.scale", 1);
-        LinChecker.check(SweepRaceLincheckTest.class, new ModelCheckingOptions()
+        LincheckBudget.check(SweepRaceLincheckTest.class, new ModelCheckingOptions()
                 .iterations(15)
                 .invocationsPerIteration(100 * scale)
                 .threads(2)

@@ -1,3 +1,23 @@
 package org.raidfive.counter;
 
-public enum CounterMode { ATOMIC, PERCPU }
+/**
+ * How an array counts its in-flight I/O: the benchmark setting that picks
+ * between md before and after the "md: avoid counter operation conflicts"
+ * series.
+ */
+public enum CounterMode {
+    /**
+     * One exact atomic counter, always: every get and put is a
+     * read-modify-write on one shared word. Never switched to striped mode,
+     * not even by {@link PercpuRef#switchToPercpu()}. Costs no striping
+     * memory.
+     */
+    ATOMIC,
+
+    /**
+     * Striped per-thread cells while running; switched to one exact counter
+     * only while somebody needs to see zero (quiesce, member removal), then
+     * switched back.
+     */
+    PERCPU
+}

@@ -1,42 +1,725 @@
 package org.raidfive.counter;
 
+import static org.raidfive.counter.PaddedWords.WORD;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.Objects;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 
-// Interim stand-in (atomic only) until the counter branch lands.
+/**
+ * A reference count that is striped across per-thread cells while nobody
+ * needs to see zero, and collapses into one exact atomic counter when
+ * somebody does: the JVM port of Linux's {@code percpu_ref}
+ * ({@code lib/percpu-refcount.c}) that md uses for {@code nr_pending} and
+ * {@code active_aligned_reads}.
+ *
+ * <h2>Two kinds</h2>
+ * <ul>
+ * <li><b>Reference</b> ({@link #create}): as in the kernel. It starts with
+ *     one <em>initial reference</em> owned by whoever will {@link #kill()}
+ *     it; {@code kill()} switches it to atomic mode, marks it dying and drops
+ *     the initial reference. When the exact count reaches zero the release
+ *     callback runs, exactly once, in the thread that dropped the last
+ *     reference. Zero means "nobody can use this any more".</li>
+ * <li><b>In-flight counter</b> ({@link #inflightCounter}): what md's
+ *     {@code nr_pending} and {@code active_aligned_reads} are. It starts at
+ *     <em>zero</em>, has no initial reference and no release callback;
+ *     {@code get()}/{@code put()} bracket each in-flight operation, zero
+ *     means "idle" and is passed through any number of times. To wait for
+ *     idle: stop new work, {@link #switchToAtomicSync()}, then
+ *     {@link #awaitZero(Duration)}, then {@link #switchToPercpu()}.
+ *     For member removal, {@link #kill()} switches it to atomic mode and
+ *     marks it dying, so that {@link #tryGetLive()} fails while plain
+ *     get/put still count; {@link #awaitZero(Duration)} then waits for the
+ *     operations already in flight, and {@link #resurrect()} makes it live
+ *     (and striped) again. How this differs from the kernel's
+ *     initial-reference semantics: a kernel percpu_ref always starts at 1
+ *     (the initial reference), so an idle one reads 1, not 0, and the only
+ *     way to see zero is to drop that reference, which is final (release;
+ *     only reinit brings it back). An in-flight counter has no initial
+ *     reference, so zero is an ordinary, repeatable state that can be
+ *     awaited without killing anything, and there is no release
+ *     callback.</li>
+ * </ul>
+ *
+ * <h2>Contract</h2>
+ * <ul>
+ * <li>{@code get()}, {@code put()}: no lock, no allocation; in striped mode
+ *     no write to any word shared with another running thread (unless two
+ *     threads hash to one cell). Never block.</li>
+ * <li>{@code put()} on the atomic path that takes the count to zero runs the
+ *     release callback (references) and wakes an {@link #awaitZero} waiter.
+ *     A put in striped mode cannot see zero; a ref that went to zero there
+ *     is released by the next switch to atomic mode, which sums the
+ *     cells.</li>
+ * <li>{@link #isZero()} is exact in atomic mode and always false in striped
+ *     mode or during a switch, as {@code percpu_ref_is_zero}.
+ *     {@link #count()} is exact in atomic mode.</li>
+ * <li>Mode switches, {@code kill}, {@code resurrect} and {@code reinit}
+ *     serialise on one per-ref lock. They are synchronous: when
+ *     {@code switchToAtomic} returns (and before its callback runs) every
+ *     later get and put counts in the atomic word. Confirm callbacks run in
+ *     the calling thread, before the call returns, while that lock is held
+ *     (they may call back into this ref).</li>
+ * <li>After {@link #killAndConfirm}'s callback has run, {@link #tryGetLive()}
+ *     fails until {@link #resurrect()} or {@link #reinit()}.</li>
+ * <li>Memory ordering: every count change is a volatile read-modify-write
+ *     (part of the JMM synchronization order). Everything a thread did
+ *     before a {@code put()} happens-before the release callback and before
+ *     an {@code isZero()}, {@code count()} or {@code awaitZero()} that
+ *     observes the count that put produced.</li>
+ * </ul>
+ *
+ * <p>As in the kernel: {@code put()} without a matching earlier get, or
+ * {@code get()} on a released reference, is a bug in the caller and is not
+ * detected on the fast path (a negative count is reported by the next
+ * switch to atomic mode).
+ */
 public final class PercpuRef {
-    private final AtomicLong count = new AtomicLong();
+    /*
+     * Design (the JVM has no RCU grace period; this is how the race between
+     * "I saw striped mode" and "the switcher already summed my cell" is
+     * closed).
+     *
+     * Layout. Every mutable hot word lives in one padded long[] (see
+     * PaddedWords): MODE (STRIPED or ATOMIC), COUNT (the atomic counter),
+     * then `slots` cells, each in its own 128-byte span. The object itself
+     * holds only final fields on the hot path, so it is never written while
+     * the ref runs. A thread's cell is a hash of its thread id: finding it
+     * writes nothing.
+     *
+     * Values. A cell is either LIVE, holding a small signed count
+     * (|v| < 2^61: gets and puts of one reference may land in different
+     * cells), or a TOMBSTONE: 2^62 plus garbage. Anything >= 2^61 is a
+     * tombstone, so one compare tells them apart. COUNT is
+     *   [BIAS = 2^62 while the cells are live] + [DEAD = 2^60 while dying] + x
+     * with |x| < 2^59: x is whatever was counted on the atomic path, and the
+     * exact count once folded. BIAS keeps COUNT far from zero whenever the
+     * cells carry part of the count, so a put on the atomic path never sees
+     * a false zero and isZero() is false in striped mode, as the kernel's
+     * PERCPU_COUNT_BIAS does. COUNT < 2^61 means "folded": that, not MODE,
+     * is what isAtomic() reports. DEAD lives in COUNT (the kernel keeps its
+     * DEAD flag in the word its fast path reads, too) so that tryGetLive can
+     * test it and increment in one CAS.
+     *
+     * Invariant (outside a switch):
+     *   true count = x + sum(live cells)
+     * Tombstones contribute nothing; during a switch the sum in the
+     * switcher's hands is added back.
+     *
+     * get/put. Read MODE (opaque). If STRIPED, getAndAdd on the own cell:
+     * the value returned by that same instruction says whether the cell was
+     * live (done: counted in the cell) or a tombstone (the add landed on a
+     * dead cell and counts for nothing: do the getAndAdd on COUNT instead).
+     * If MODE says ATOMIC, getAndAdd on COUNT.
+     *
+     * Switch to atomic (under switchLock): MODE := ATOMIC, so new callers go
+     * straight to COUNT; then getAndSet(cell, TOMBSTONE) on every cell,
+     * summing the returned values; then COUNT += sum - BIAS in one
+     * getAndAdd, the FOLD. The fold is the switch's linearization point:
+     * isAtomic() and isZero() read COUNT only, every get/put before it has
+     * landed in a swept cell or the biased COUNT, and after it all cells
+     * are tombstones. If the fold makes COUNT zero, the switcher handles
+     * zero as a put would.
+     *
+     * Why no get/put is lost or counted twice: each operation ends in
+     * exactly one contribution, its getAndAdd on a live cell or its
+     * getAndAdd on COUNT. On one cell, the operation's getAndAdd and the
+     * switcher's getAndSet are both atomic, so one comes first in that
+     * cell's modification order. If the add comes first, it returned a live
+     * value (the operation is done) and the getAndSet returns a value that
+     * includes it, which the fold moves into COUNT: counted once. If the
+     * getAndSet comes first, the add returns the tombstone, the operation
+     * adds to COUNT itself, and its add to the cell is garbage that the
+     * fold never sees: counted once. There is no third order. The decision
+     * is taken on the value returned by the instruction that did the add,
+     * so there is no window between "I saw striped" and "my add landed";
+     * that window is what RCU closes in the kernel. MODE is only a hint: a
+     * stale STRIPED costs a redirect through the tombstone, a stale ATOMIC
+     * adds to COUNT, which is part of the total in both modes. A thread
+     * descheduled between its MODE read and its add may land in any later
+     * epoch; the rule only looks at the cell as the add finds it, so ABA
+     * across several switches is harmless.
+     *
+     * Switch to percpu (under switchLock): COUNT += BIAS first (the
+     * linearization point; from here on COUNT cannot read zero), then
+     * setVolatile(cell, 0) on every cell, then MODE := STRIPED. A late add
+     * that lands on a cell before its reset was a redirected operation (its
+     * garbage is dropped); one that lands after counts in a live cell,
+     * which the next fold sums.
+     *
+     * Zero is only ever seen on COUNT (as 0 or DEAD): by the put whose
+     * getAndAdd leaves it there, or by the fold (or kill's add) that does.
+     * Each transition to zero has exactly one such observer, in COUNT's
+     * modification order. The release callback
+     * is additionally guarded by a CAS on `released`, so it runs once per
+     * lifetime even if a buggy caller drives the count through zero twice.
+     *
+     * Kill and tryGetLive. kill() adds DEAD (and, for a reference, -1 for
+     * the initial reference) to COUNT in the fold's own getAndAdd, or in one
+     * getAndAdd if already atomic: that add is the kill's linearization
+     * point. A tryGetLive that finds its cell live is ordered before the
+     * sweep of that cell, hence before the fold, and is counted by it like
+     * any get. One that goes to COUNT does compareAndSet(c, c + 1) only on a
+     * c without DEAD (and, for a reference, not zero: inc_not_zero). Since
+     * DEAD and the count are one word, "not dying" and "incremented" are a
+     * single atomic step: a tryGetLive either takes its reference before
+     * the kill (and a later awaitZero waits for it) or fails without ever
+     * touching the count. A separate dead flag would force either
+     * check-then-increment (a tryGetLive could succeed after awaitZero
+     * returned; the kernel closes that window with its grace period) or
+     * increment-then-check-then-undo (isZero() would see a phantom reference
+     * while a failing tryGetLive backs out). resurrect()/reinit() likewise
+     * clear DEAD, retake the initial reference and re-add BIAS in one
+     * getAndAdd. Only killAndConfirm(callback) is two steps, as in the
+     * kernel: DEAD with the fold, the callback, then the initial put (so
+     * release never precedes confirmation).
+     *
+     * Memory ordering. Cell and COUNT updates are volatile RMWs (x86 LOCK
+     * XADD/XCHG, full fences). A put's write to a cell synchronizes-with the
+     * switcher's getAndSet of that cell, which precedes the fold's write to
+     * COUNT, which synchronizes-with any later read of COUNT: hence "before
+     * put() happens-before the observer of zero". MODE is read opaque: it
+     * only picks a path and correctness never depends on its freshness;
+     * opaque still forbids the JIT from hoisting it out of a loop, so a
+     * thread spinning on get/put does notice a switch. MODE := STRIPED is a
+     * release store only to state the intended order (reset, then publish);
+     * the opaque readers do not pair with it and need not.
+     *
+     * Bounds. |cell| < 2^61 and |x| < 2^59: at 10^9 unbalanced operations
+     * per second that is 18 years. n in get(n)/put(n) is at most 2^32.
+     *
+     * Differences from the kernel: no grace period, so switches are
+     * synchronous and confirm callbacks run in the caller; the cells are
+     * never freed, so switching back to percpu is always possible and
+     * ALLOW_REINIT only decides whether a released ref may be resurrected or
+     * reinitialised; DEAD is in the count word, not the mode word (above).
+     */
 
-    public static PercpuRef inflightCounter(CounterMode mode) {
-        return new PercpuRef();
+    /** Initialisation flags, as {@code PERCPU_REF_INIT_*} and {@code PERCPU_REF_ALLOW_REINIT}. */
+    public enum Flag {
+        /**
+         * Start in atomic mode and stay there (also across {@link #resurrect()})
+         * until {@link #switchToPercpu()}; implies {@link #ALLOW_REINIT}, as in the kernel.
+         */
+        INIT_ATOMIC,
+        /**
+         * Start dying, in atomic mode, at count zero without having released;
+         * {@link #reinit()} to use (it then goes striped unless {@link #INIT_ATOMIC}).
+         */
+        INIT_DEAD,
+        /** Allow {@link #resurrect()} and {@link #reinit()} after the release callback has run. */
+        ALLOW_REINIT
     }
 
-    public void get() {
-        count.incrementAndGet();
-    }
+    private static final long STRIPED = 0L;
+    private static final long ATOMIC = 1L;
+    private static final long BIAS = 1L << 62;
+    private static final long TOMBSTONE = 1L << 62;
+    /** Cells at or above this are tombstones; COUNT at or above it still carries BIAS. */
+    private static final long LIVE_LIMIT = 1L << 61;
+    /** Set in COUNT while dying. */
+    private static final long DEAD = 1L << 60;
+    /** An unbiased COUNT at or above this carries DEAD. */
+    private static final long DEAD_LIMIT = 1L << 59;
+    private static final long MAX_DELTA = 1L << 32;
 
-    public void put() {
-        count.decrementAndGet();
-    }
+    private static final int MODE = PaddedWords.controlIndex(0);
+    private static final int COUNT = PaddedWords.controlIndex(1);
+    private static final int CELL_BASE = PaddedWords.cellBase(2);
 
-    public boolean isAtomic() {
-        return true;
-    }
+    private static final VarHandle RELEASED;
+    private static final VarHandle ZERO_WAITER;
 
-    public void switchToAtomicSync() {
-    }
-
-    public void switchToPercpu() {
-    }
-
-    public boolean awaitZero(Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (count.get() != 0) {
-            if (System.nanoTime() > deadline) {
-                return false;
-            }
-            Thread.sleep(1);
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            RELEASED = lookup.findVarHandle(PercpuRef.class, "released", boolean.class);
+            ZERO_WAITER = lookup.findVarHandle(PercpuRef.class, "zeroWaiter", Thread.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
         }
-        return true;
+    }
+
+    // Hot path: final fields only.
+    private final long[] words;
+    private final int slotShift;
+    private final int slots;
+
+    // Cold path.
+    private final Consumer<PercpuRef> release;
+    private final boolean initialRef;
+    private final boolean allowReinit;
+    private final boolean atomicOnly;
+    private final Object switchLock = new Object();
+    /** As the kernel's force_atomic: set by switchToAtomic, cleared by switchToPercpu. */
+    private volatile boolean forceAtomic;
+    private volatile boolean released;
+    private volatile Thread zeroWaiter;
+
+    private PercpuRef(Consumer<PercpuRef> release, boolean initialRef, boolean allowReinit, boolean atomicOnly,
+                      boolean startAtomic, boolean forceAtomic, boolean startDead, int slots) {
+        this.release = release;
+        this.initialRef = initialRef;
+        this.allowReinit = allowReinit;
+        this.atomicOnly = atomicOnly;
+        this.slots = slots;
+        this.slotShift = atomicOnly ? 0 : PaddedWords.slotShift(slots);
+        this.words = PaddedWords.allocate(2, slots);
+        this.forceAtomic = forceAtomic; // kernel: force_atomic = flags & PERCPU_REF_INIT_ATOMIC
+        long start = (initialRef && !startDead ? 1 : 0) + (startDead ? DEAD : 0);
+        if (startAtomic) {
+            words[MODE] = ATOMIC;
+            words[COUNT] = start;
+            for (int i = 0; i < slots; i++) {
+                words[cell(i)] = TOMBSTONE;
+            }
+        } else {
+            words[MODE] = STRIPED;
+            words[COUNT] = BIAS + start;
+        }
+        // Plain stores suffice: `words` is final, so whoever sees this object sees the array as written here.
+    }
+
+    /**
+     * A reference with one initial reference and a release callback, as
+     * {@code percpu_ref_init}. Starts striped unless {@link Flag#INIT_ATOMIC}
+     * or {@link Flag#INIT_DEAD} is given.
+     *
+     * @param release run exactly once, in the thread that drops the last
+     *                reference (or switches the ref to atomic mode and finds it at zero)
+     */
+    public static PercpuRef create(Consumer<PercpuRef> release, Flag... flags) {
+        return create(release, PaddedWords.defaultSlots(), flags);
+    }
+
+    static PercpuRef create(Consumer<PercpuRef> release, int slots, Flag... flags) {
+        Objects.requireNonNull(release, "release");
+        boolean atomic = false;
+        boolean startDead = false;
+        boolean reinit = false;
+        for (Flag f : flags) {
+            switch (f) {
+                case INIT_ATOMIC -> { atomic = true; reinit = true; }
+                case INIT_DEAD -> { startDead = true; reinit = true; }
+                case ALLOW_REINIT -> reinit = true;
+                default -> throw new AssertionError(f);
+            }
+        }
+        return new PercpuRef(release, true, reinit, false, atomic || startDead, atomic, startDead,
+                PaddedWords.checkSlots(slots));
+    }
+
+    /**
+     * An in-flight counter starting at zero, with no initial reference and no
+     * release callback (see the class comment). {@link CounterMode#ATOMIC}
+     * gives one exact counter that never stripes; {@link CounterMode#PERCPU}
+     * starts striped.
+     */
+    public static PercpuRef inflightCounter(CounterMode mode) {
+        return inflightCounter(mode, PaddedWords.defaultSlots());
+    }
+
+    static PercpuRef inflightCounter(CounterMode mode, int slots) {
+        boolean atomicOnly = Objects.requireNonNull(mode, "mode") == CounterMode.ATOMIC;
+        return new PercpuRef(null, false, true, atomicOnly, atomicOnly, atomicOnly, false,
+                atomicOnly ? 0 : PaddedWords.checkSlots(slots));
+    }
+
+    // ---------------------------------------------------------------- hot path
+
+    /** Takes one reference (counts one in-flight operation). */
+    public void get() {
+        final long[] w = words;
+        if ((long) WORD.getOpaque(w, MODE) != STRIPED
+                || (long) WORD.getAndAdd(w, cellIndex(), 1L) >= LIVE_LIMIT) {
+            long unused = (long) WORD.getAndAdd(w, COUNT, 1L);
+        }
+    }
+
+    /** Drops one reference; may run the release callback if it was the last one. */
+    public void put() {
+        final long[] w = words;
+        if ((long) WORD.getOpaque(w, MODE) != STRIPED
+                || (long) WORD.getAndAdd(w, cellIndex(), -1L) >= LIVE_LIMIT) {
+            if ((((long) WORD.getAndAdd(w, COUNT, -1L) - 1L) & ~DEAD) == 0L) {
+                onZero();
+            }
+        }
+    }
+
+    /** Takes {@code n} references at once, {@code 0 <= n <= 2^32}. */
+    public void get(long n) {
+        checkDelta(n);
+        final long[] w = words;
+        if ((long) WORD.getOpaque(w, MODE) != STRIPED
+                || (long) WORD.getAndAdd(w, cellIndex(), n) >= LIVE_LIMIT) {
+            long unused = (long) WORD.getAndAdd(w, COUNT, n);
+        }
+    }
+
+    /** Drops {@code n} references at once, {@code 0 <= n <= 2^32}. */
+    public void put(long n) {
+        checkDelta(n);
+        final long[] w = words;
+        if ((long) WORD.getOpaque(w, MODE) != STRIPED
+                || (long) WORD.getAndAdd(w, cellIndex(), -n) >= LIVE_LIMIT) {
+            if (n != 0 && (((long) WORD.getAndAdd(w, COUNT, -n) - n) & ~DEAD) == 0L) {
+                onZero();
+            }
+        }
+    }
+
+    /**
+     * Takes a reference unless the count is zero in atomic mode (a released
+     * reference), as {@code percpu_ref_tryget}. Always succeeds in striped
+     * mode and, for an in-flight counter, always.
+     */
+    public boolean tryGet() {
+        final long[] w = words;
+        if ((long) WORD.getOpaque(w, MODE) == STRIPED
+                && (long) WORD.getAndAdd(w, cellIndex(), 1L) < LIVE_LIMIT) {
+            return true;
+        }
+        return tryGetAtomic(w, false);
+    }
+
+    /**
+     * Takes a reference unless the ref is dying ({@link #kill()}) or, for a
+     * reference, released, as {@code percpu_ref_tryget_live}. After
+     * {@link #killAndConfirm}'s callback it always fails.
+     */
+    public boolean tryGetLive() {
+        final long[] w = words;
+        if ((long) WORD.getOpaque(w, MODE) == STRIPED
+                && (long) WORD.getAndAdd(w, cellIndex(), 1L) < LIVE_LIMIT) {
+            return true; // live cell: ordered before any kill's sweep of it, so counted by that fold
+        }
+        return tryGetAtomic(w, true);
+    }
+
+    /** The atomic path of tryGet/tryGetLive: one CAS decides and increments (see "Kill and tryGetLive"). */
+    private boolean tryGetAtomic(long[] w, boolean live) {
+        if (!initialRef && !live) {
+            long unused = (long) WORD.getAndAdd(w, COUNT, 1L);
+            return true;
+        }
+        long c = (long) WORD.getVolatile(w, COUNT);
+        while (!(live && isDeadWord(c)) && !(initialRef && (c & ~DEAD) == 0L)) { // a released reference stays released
+            long seen = (long) WORD.compareAndExchange(w, COUNT, c, c + 1);
+            if (seen == c) {
+                return true;
+            }
+            c = seen;
+        }
+        return false;
+    }
+
+    private static boolean isDeadWord(long c) {
+        return (c >= LIVE_LIMIT ? c - BIAS : c) >= DEAD_LIMIT;
+    }
+
+    private int cellIndex() {
+        return PaddedWords.cellIndex(CELL_BASE, slotShift);
+    }
+
+    private static void checkDelta(long n) {
+        if (n < 0 || n > MAX_DELTA) {
+            throw new IllegalArgumentException("n must be in [0, 2^32], was " + n);
+        }
+    }
+
+    /** The count just became exactly zero on COUNT; called by exactly one thread per transition. */
+    private void onZero() {
+        if (release != null && RELEASED.compareAndSet(this, false, true)) {
+            release.accept(this);
+        }
+        Thread waiter = zeroWaiter; // read after our write of COUNT: Dekker with awaitZero's register-then-check
+        if (waiter != null) {
+            LockSupport.unpark(waiter);
+        }
+    }
+
+    // ------------------------------------------------------------ mode switches
+
+    /**
+     * Switches to atomic mode and keeps it there until {@link #switchToPercpu()}
+     * (as {@code percpu_ref_switch_to_atomic}); then runs {@code confirmSwitch}
+     * (may be null) in this thread. Synchronous: waits for a concurrent switch,
+     * never for readers.
+     */
+    public void switchToAtomic(Consumer<PercpuRef> confirmSwitch) {
+        synchronized (switchLock) {
+            forceAtomic = true;
+            foldLocked(0);
+            if (confirmSwitch != null) {
+                confirmSwitch.accept(this);
+            }
+        }
+    }
+
+    /** {@link #switchToAtomic} without a callback: on return the count is exact and {@link #isZero()} meaningful. */
+    public void switchToAtomicSync() {
+        switchToAtomic(null);
+    }
+
+    /**
+     * Lets the ref go back to striped mode, as {@code percpu_ref_switch_to_percpu}.
+     * It stays atomic while dying or released, and always for a
+     * {@link CounterMode#ATOMIC} counter.
+     */
+    public void switchToPercpu() {
+        synchronized (switchLock) {
+            forceAtomic = false;
+            unfoldLocked(0);
+        }
+    }
+
+    /**
+     * Switches to atomic mode, marks the ref dying and drops the initial
+     * reference (references only), as {@code percpu_ref_kill}. The last two
+     * happen in one atomic step, so the release callback may run in this
+     * thread before this returns.
+     *
+     * @throws IllegalStateException if the ref is already dying
+     */
+    public void kill() {
+        killAndConfirm(null);
+    }
+
+    /**
+     * {@link #kill()}, running {@code confirmKill} (may be null) once the ref
+     * is atomic and dying as seen by every thread: from then on
+     * {@link #tryGetLive()} fails. With a callback, the initial reference
+     * (references only) is dropped after it, as in the kernel, so the release
+     * callback never runs before the confirmation.
+     *
+     * @throws IllegalStateException if the ref is already dying
+     */
+    public void killAndConfirm(Consumer<PercpuRef> confirmKill) {
+        boolean dropLater = initialRef && confirmKill != null;
+        synchronized (switchLock) {
+            if (isDying()) {
+                throw new IllegalStateException("kill() called more than once on " + this);
+            }
+            // DEAD goes in with the fold, in one atomic add: before it every tryGetLive succeeds (and is
+            // counted), after it every tryGetLive fails. The initial reference goes with it unless a
+            // confirmation has to run first.
+            foldLocked(DEAD - (initialRef && !dropLater ? 1 : 0));
+            if (confirmKill != null) {
+                confirmKill.accept(this);
+            }
+        }
+        if (dropLater) {
+            put();
+        }
+    }
+
+    /**
+     * Undoes {@link #kill()}: clears dying, takes a new initial reference
+     * (references only) and returns to striped mode unless forced atomic, as
+     * {@code percpu_ref_resurrect}.
+     *
+     * @throws IllegalStateException if not dying, or released without {@link Flag#ALLOW_REINIT}
+     */
+    public void resurrect() {
+        synchronized (switchLock) {
+            if (!isDying()) {
+                throw new IllegalStateException("resurrect() needs a dying ref: " + this);
+            }
+            reviveLocked();
+        }
+    }
+
+    /**
+     * Re-initialises a ref whose count is exactly zero in atomic mode to its
+     * just-created state (count 1 for a reference, 0 for an in-flight
+     * counter; live; striped unless forced atomic), as {@code percpu_ref_reinit}.
+     *
+     * @throws IllegalStateException if the count is not zero, or released without {@link Flag#ALLOW_REINIT}
+     */
+    public void reinit() {
+        synchronized (switchLock) {
+            if (!isZero()) {
+                throw new IllegalStateException("reinit() needs count zero in atomic mode: " + this);
+            }
+            reviveLocked();
+        }
+    }
+
+    private void reviveLocked() {
+        if (released && !allowReinit) {
+            throw new IllegalStateException("released ref created without ALLOW_REINIT: " + this);
+        }
+        released = false;
+        // COUNT is folded here (dying and zero refs are atomic): clearing DEAD, taking the initial
+        // reference and (if allowed) re-biasing for striped mode are one atomic add.
+        unfoldLocked((initialRef ? 1 : 0) - (isDying() ? DEAD : 0));
+    }
+
+    /**
+     * Switches to atomic mode if striped, adding {@code extra} to COUNT in the
+     * same atomic step as the fold (or alone, if already atomic): that step is
+     * where the switch, and a kill, take effect.
+     */
+    private void foldLocked(long extra) {
+        final long[] w = words;
+        long delta = extra;
+        if ((long) WORD.getVolatile(w, MODE) == STRIPED) {
+            WORD.setVolatile(w, MODE, ATOMIC); // a hint: new callers go straight to COUNT
+            long sum = 0;
+            for (int i = 0; i < slots; i++) {
+                sum += (long) WORD.getAndSet(w, cell(i), TOMBSTONE);
+            }
+            delta += sum - BIAS;
+        } else if (extra == 0) {
+            return;
+        }
+        long now = (long) WORD.getAndAdd(w, COUNT, delta) + delta;
+        if ((now & ~DEAD) == 0L) {
+            onZero();
+        } else if (valueOf(now) < 0) {
+            throw new IllegalStateException(
+                    "count is " + valueOf(now) + " after switching to atomic: put() without get()");
+        }
+    }
+
+    /**
+     * Adds {@code extra} to the folded COUNT and, unless the ref must stay
+     * atomic, switches to striped mode in the same atomic add (re-biasing).
+     */
+    private void unfoldLocked(long extra) {
+        final long[] w = words;
+        boolean stay = atomicOnly || forceAtomic || released || (long) WORD.getVolatile(w, MODE) == STRIPED
+                || isDeadWord((long) WORD.getVolatile(w, COUNT) + extra);
+        if (stay) {
+            if (extra != 0) {
+                long unused = (long) WORD.getAndAdd(w, COUNT, extra);
+            }
+            return;
+        }
+        long unused = (long) WORD.getAndAdd(w, COUNT, BIAS + extra); // first: COUNT can no longer read zero
+        for (int i = 0; i < slots; i++) {
+            WORD.setVolatile(w, cell(i), 0L); // drops garbage of redirected adds; later adds count here
+        }
+        WORD.setRelease(w, MODE, STRIPED);
+    }
+
+    /** x of an unbiased COUNT: the count without DEAD. */
+    private static long valueOf(long unbiased) {
+        return unbiased >= DEAD_LIMIT ? unbiased - DEAD : unbiased;
+    }
+
+    private static int cell(int i) {
+        return CELL_BASE + (i << PaddedWords.SPAN_SHIFT);
+    }
+
+    // ------------------------------------------------------------------ queries
+
+    /**
+     * True in atomic mode: from the moment a switch to atomic has folded the
+     * cells (so the count is exact) until a switch to percpu starts.
+     */
+    public boolean isAtomic() {
+        return (long) WORD.getVolatile(words, COUNT) < LIVE_LIMIT;
+    }
+
+    /** True once killed, until resurrected or reinitialised, as {@code percpu_ref_is_dying}. */
+    public boolean isDying() {
+        return isDeadWord((long) WORD.getVolatile(words, COUNT));
+    }
+
+    /** Exact zero test in atomic mode; false in striped mode and during a switch. */
+    public boolean isZero() {
+        return ((long) WORD.getVolatile(words, COUNT) & ~DEAD) == 0L;
+    }
+
+    /**
+     * The count: exact in atomic mode; in striped mode a moving snapshot
+     * (exact only if no get/put or switch runs meanwhile), like
+     * {@code LongAdder.sum()}.
+     */
+    public long count() {
+        final long[] w = words;
+        long c = (long) WORD.getVolatile(w, COUNT);
+        if (c < LIVE_LIMIT) {
+            return valueOf(c);
+        }
+        long sum = valueOf(c - BIAS);
+        for (int i = 0; i < slots; i++) {
+            long v = (long) WORD.getVolatile(w, cell(i));
+            if (v < LIVE_LIMIT) {
+                sum += v;
+            }
+        }
+        return sum;
+    }
+
+    /** For tests: the exact count if atomic, else -1, decided on one read of COUNT (linearizable). */
+    long exactCountOrMinusOne() {
+        long c = (long) WORD.getVolatile(words, COUNT);
+        return c < LIVE_LIMIT ? valueOf(c) : -1;
+    }
+
+    /**
+     * Waits until the count is exactly zero, for quiesce: call after
+     * {@link #switchToAtomicSync()} or {@link #kill()}, once new work is
+     * stopped (an operation that starts after this returns is not waited
+     * for). Wakes on the put that reaches zero; other waiters than the first
+     * poll with a backoff of at most 1 ms.
+     *
+     * @return true if the count was zero, false on timeout (or if another
+     *         thread switched the ref back to striped mode meanwhile)
+     * @throws IllegalStateException if the ref is in striped mode
+     * @throws InterruptedException  if interrupted while waiting
+     */
+    public boolean awaitZero(Duration timeout) throws InterruptedException {
+        long c = (long) WORD.getVolatile(words, COUNT); // one read decides: exact zero, striped, or wait
+        if ((c & ~DEAD) == 0L) {
+            return true;
+        }
+        if (c >= LIVE_LIMIT) {
+            throw new IllegalStateException("awaitZero needs atomic mode: call switchToAtomicSync() or kill() first");
+        }
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        final Thread me = Thread.currentThread();
+        final boolean registered = ZERO_WAITER.compareAndSet(this, null, me);
+        long backoff = 1_000;
+        try {
+            for (int spins = 0; ; spins++) {
+                if (isZero()) { // read after registering: pairs with onZero's read of zeroWaiter
+                    return true;
+                }
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                if (spins < 100) {
+                    Thread.onSpinWait();
+                } else if (registered) {
+                    LockSupport.parkNanos(this, left);
+                } else {
+                    LockSupport.parkNanos(this, Math.min(left, backoff));
+                    backoff = Math.min(backoff * 2, 1_000_000);
+                }
+            }
+        } finally {
+            if (registered) {
+                ZERO_WAITER.compareAndSet(this, me, null);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "PercpuRef[" + (initialRef ? "ref" : "inflight") + (atomicOnly ? ", atomic-only" : "")
+                + ", " + (isAtomic() ? "atomic" : "striped") + (isDying() ? ", dying" : "")
+                + (released ? ", released" : "") + ", count~" + count() + "]";
     }
 }

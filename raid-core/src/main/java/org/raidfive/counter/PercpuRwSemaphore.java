@@ -1,24 +1,233 @@
 package org.raidfive.counter;
 
-import java.util.concurrent.locks.ReentrantReadWriteLock;
+import static org.raidfive.counter.PaddedWords.WORD;
 
-// Interim stand-in until the counter branch lands.
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A read-write lock for a read-mostly configuration: readers on the I/O path
+ * pay one atomic add on their own striped cell and one read of a shared word
+ * that is only written by writers; a rare writer (reconfiguration, block-size
+ * change) blocks new readers, waits for the active ones to drain, and then
+ * runs alone. The JVM port of Linux's {@code percpu_rw_semaphore}
+ * ({@code kernel/locking/percpu-rwsem.c}).
+ *
+ * <h2>Contract</h2>
+ * <ul>
+ * <li>{@link #readLock()} never waits while no writer holds or wants the
+ *     lock. Once a writer has called {@link #writeLock()}, new readers wait
+ *     until every writer is done: writers are never starved by readers
+ *     (readers can be starved by a continuous stream of writers; writers are
+ *     meant to be rare).</li>
+ * <li>Writers exclude each other and every reader.</li>
+ * <li>Not reentrant for readers, as in the kernel: a thread that holds a
+ *     read lock and calls {@code readLock()} again while a writer is
+ *     waiting deadlocks (the writer waits for the first hold, the second
+ *     waits for the writer). Telling a recursive reader apart would need
+ *     per-thread state on the read path. Use {@link #tryReadLock()} where
+ *     recursion is possible. No upgrade (read to write) and no downgrade.</li>
+ * <li>A read lock may be released by another thread than the one that took
+ *     it: the writer sums all cells, so which cell a release lands in does
+ *     not matter.</li>
+ * <li>Memory ordering: everything done under a write lock happens-before
+ *     every later read lock, and everything done under a read lock
+ *     happens-before the next write lock.</li>
+ * </ul>
+ */
 public final class PercpuRwSemaphore {
-    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    /*
+     * Design. One padded long[] (PaddedWords) holds BLOCK, the number of
+     * writers that hold or want the lock, and `slots` reader cells.
+     *
+     * Reader: getAndAdd(own cell, +1), then getVolatile(BLOCK). Zero: in.
+     * Otherwise back out (getAndAdd(cell, -1), wake the draining writer),
+     * wait on a condition until BLOCK is zero, and try again.
+     * Writer: getAndAdd(BLOCK, +1), take the writer mutex, publish itself
+     * as the draining writer, then sum the cells until the sum is zero
+     * (spinning briefly, then parking).
+     *
+     * This is Dekker's pattern, which the kernel's rcu_sync replaces with a
+     * grace period (the kernel reader's this_cpu_inc is followed by smp_mb()
+     * before it reads sem->block). The reader writes its cell then reads
+     * BLOCK; the writer writes BLOCK then reads the cells. All four accesses
+     * are volatile, so they are in the JMM's synchronization order, a total
+     * order consistent with each thread's program order. If the reader's
+     * read of BLOCK comes before the writer's write, then its cell write
+     * comes earlier still and the writer's sum, which comes later, sees it:
+     * the writer waits for that reader. If the reader's read comes after the
+     * write, it sees BLOCK != 0 and backs out. No interleaving lets both miss
+     * each other. (On x86 the LOCK'd add is the full fence; a plain store
+     * followed by a load could be reordered by the store buffer, which is
+     * why the cell update must be an atomic RMW or followed by a fence.)
+     *
+     * The writer's sum is not an atomic snapshot, yet zero still means "no
+     * reader inside": every reader that got in had its increment ordered
+     * before BLOCK was raised, hence before every read of the sum, so each
+     * such increment is seen; its decrement, seen or not, only lowers the
+     * sum if that reader has left. Readers that back out add +1 then -1 to
+     * one cell, which a single read of that cell sees as 0 or +1, never -1.
+     * So sum == 0 implies no reader holds the lock.
+     *
+     * Wake-ups. readUnlock() and a backing-out reader, after their
+     * decrement, read BLOCK and, if it is set, unpark the draining writer.
+     * The writer publishes itself (volatile) before summing. If a reader
+     * reads the writer field as null, that read precedes the writer's
+     * publication, which precedes its sum, so the sum sees the decrement;
+     * otherwise the unpark gives the writer a permit before or during its
+     * park. Either way no wake-up is lost. Readers wait on a Condition
+     * under waitLock and re-check BLOCK under it; the last writer out
+     * lowers BLOCK before signalling under the same lock.
+     *
+     * Ordering for data: the writer's critical section is followed by its
+     * volatile decrement of BLOCK, which a later reader's volatile read of
+     * BLOCK synchronizes with. A reader's critical section is followed by
+     * its volatile decrement of a cell, which the next writer's volatile
+     * read of that cell synchronizes with.
+     */
 
+    private static final int BLOCK = PaddedWords.controlIndex(0);
+    private static final int CELL_BASE = PaddedWords.cellBase(1);
+    /** Sums a draining writer tries before it parks (readers' critical sections are usually short). */
+    private static final int DRAIN_SPINS = 256;
+
+    private final long[] words;
+    private final int slotShift;
+    private final int slots;
+    private final int drainSpins;
+
+    private final ReentrantLock writerMutex = new ReentrantLock();
+    private final ReentrantLock waitLock = new ReentrantLock();
+    private final Condition unblocked = waitLock.newCondition();
+    private volatile Thread drainingWriter;
+
+    /** A semaphore with as many reader cells as this machine warrants (see {@link PercpuRef}). */
+    public PercpuRwSemaphore() {
+        this(PaddedWords.defaultSlots());
+    }
+
+    PercpuRwSemaphore(int slots) {
+        this(slots, DRAIN_SPINS);
+    }
+
+    /** For tests: {@code drainSpins = 0} parks at once (keeps model checking small). */
+    PercpuRwSemaphore(int slots, int drainSpins) {
+        this.drainSpins = drainSpins;
+        this.slots = PaddedWords.checkSlots(slots);
+        this.slotShift = PaddedWords.slotShift(slots);
+        this.words = PaddedWords.allocate(1, slots);
+    }
+
+    // ------------------------------------------------------------------ readers
+
+    /** Takes the read lock, waiting (uninterruptibly) while a writer holds or wants the lock. */
     public void readLock() {
-        lock.readLock().lock();
+        final long[] w = words;
+        final int cell = PaddedWords.cellIndex(CELL_BASE, slotShift);
+        long unused = (long) WORD.getAndAdd(w, cell, 1L);
+        if ((long) WORD.getVolatile(w, BLOCK) != 0L) { // after our add: Dekker with writeLock
+            readLockSlow(w, cell);
+        }
     }
 
+    /** Takes the read lock if no writer holds or wants it; never waits. */
+    public boolean tryReadLock() {
+        final long[] w = words;
+        final int cell = PaddedWords.cellIndex(CELL_BASE, slotShift);
+        long unused = (long) WORD.getAndAdd(w, cell, 1L);
+        if ((long) WORD.getVolatile(w, BLOCK) == 0L) {
+            return true;
+        }
+        leave(w, cell);
+        return false;
+    }
+
+    /** Releases a read lock taken by {@link #readLock()} or a successful {@link #tryReadLock()}. */
     public void readUnlock() {
-        lock.readLock().unlock();
+        leave(words, PaddedWords.cellIndex(CELL_BASE, slotShift));
     }
 
+    private void leave(long[] w, int cell) {
+        long unused = (long) WORD.getAndAdd(w, cell, -1L);
+        if ((long) WORD.getVolatile(w, BLOCK) != 0L) {
+            Thread writer = drainingWriter;
+            if (writer != null) {
+                LockSupport.unpark(writer);
+            }
+        }
+    }
+
+    private void readLockSlow(long[] w, int cell) {
+        do {
+            leave(w, cell);
+            waitLock.lock();
+            try {
+                while ((long) WORD.getVolatile(w, BLOCK) != 0L) {
+                    unblocked.awaitUninterruptibly();
+                }
+            } finally {
+                waitLock.unlock();
+            }
+            long unused = (long) WORD.getAndAdd(w, cell, 1L);
+        } while ((long) WORD.getVolatile(w, BLOCK) != 0L);
+    }
+
+    // ------------------------------------------------------------------ writers
+
+    /**
+     * Takes the write lock (uninterruptibly): from this call on new readers
+     * wait; returns once earlier writers are done and active readers have
+     * drained.
+     */
     public void writeLock() {
-        lock.writeLock().lock();
+        final long[] w = words;
+        long unused = (long) WORD.getAndAdd(w, BLOCK, 1L); // first: no new reader gets in from here on
+        writerMutex.lock();
+        drainingWriter = Thread.currentThread(); // before summing: see the wake-up note
+        boolean interrupted = false;
+        for (int spins = 0; PaddedWords.sumCells(w, CELL_BASE, slots) != 0L; spins++) {
+            if (spins < drainSpins) {
+                Thread.onSpinWait();
+            } else {
+                LockSupport.park(this);
+                interrupted |= Thread.interrupted(); // park returns at once while the flag is set
+            }
+        }
+        drainingWriter = null;
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
+    /**
+     * Releases the write lock; if no other writer wants it, lets readers in.
+     *
+     * @throws IllegalMonitorStateException if this thread does not hold the write lock
+     */
     public void writeUnlock() {
-        lock.writeLock().unlock();
+        if (!writerMutex.isHeldByCurrentThread()) {
+            throw new IllegalMonitorStateException("write lock not held by " + Thread.currentThread());
+        }
+        final long[] w = words;
+        if ((long) WORD.getAndAdd(w, BLOCK, -1L) == 1L) { // last writer out
+            waitLock.lock();
+            try {
+                unblocked.signalAll();
+            } finally {
+                waitLock.unlock();
+            }
+        }
+        writerMutex.unlock();
+    }
+
+    /** True while a writer holds or waits for the lock. */
+    public boolean isWriteLockedOrPending() {
+        return (long) WORD.getVolatile(words, BLOCK) != 0L;
+    }
+
+    /** Read locks currently held (a moving snapshot that may include readers about to back out). */
+    public long readers() {
+        return PaddedWords.sumCells(words, CELL_BASE, slots);
     }
 }

@@ -1,0 +1,124 @@
+package org.raidfive.bench.jmh;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.raidfive.counter.CounterMode;
+import org.raidfive.counter.PercpuRef;
+
+/**
+ * The in-flight counter's hot path, as the engine calls it around every
+ * member I/O: one get and one put, from 1 or 2 threads ({@code -t}), for
+ * each implementation; and the cost of a quiesce switch round trip.
+ *
+ * <pre>
+ * java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -jar raid-bench/target/benchmarks.jar CounterBench \
+ *      -f 3 -wi 3 -i 5 -w 1s -r 1s -t 2 -prof gc
+ * </pre>
+ *
+ * <p>Compare implementations only within one run (shared machines drift);
+ * the ratios are the result, not the absolute numbers.
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 3, jvmArgsAppend = {"--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
+        "--add-opens", "java.base/java.nio=ALL-UNNAMED"})
+public class CounterBench {
+
+    /** One get/put pair; returns something so that nothing is dead code. */
+    interface Counter {
+        long getPut();
+    }
+
+    /** The counter under test, shared by all benchmark threads (they contend on it as the engine's do). */
+    @State(Scope.Benchmark)
+    public static class Counters {
+        @Param({"AtomicLong", "LongAdder", "PercpuRefStriped", "PercpuRefAtomic"})
+        public String impl;
+
+        Counter counter;
+
+        @Setup(Level.Trial)
+        public void setUp() {
+            switch (impl) {
+                case "AtomicLong" -> {
+                    AtomicLong a = new AtomicLong();
+                    counter = () -> {
+                        a.incrementAndGet();
+                        return a.decrementAndGet(); // as atomic_dec_and_test: the result is used
+                    };
+                }
+                case "LongAdder" -> {
+                    LongAdder a = new LongAdder();
+                    counter = () -> {
+                        a.increment();
+                        a.decrement();
+                        return 0;
+                    };
+                }
+                case "PercpuRefStriped" -> counter = pair(PercpuRef.inflightCounter(CounterMode.PERCPU));
+                case "PercpuRefAtomic" -> counter = pair(PercpuRef.inflightCounter(CounterMode.ATOMIC));
+                default -> throw new IllegalArgumentException("unknown impl " + impl);
+            }
+        }
+
+        private static Counter pair(PercpuRef ref) {
+            return () -> {
+                ref.get();
+                ref.put();
+                return 0;
+            };
+        }
+    }
+
+    /** A striped in-flight counter for the switch round trip. */
+    @State(Scope.Benchmark)
+    public static class SwitchState {
+        PercpuRef ref;
+
+        @Setup(Level.Trial)
+        public void setUp() {
+            ref = PercpuRef.inflightCounter(CounterMode.PERCPU);
+        }
+
+        @TearDown(Level.Trial)
+        public void check() {
+            ref.switchToAtomicSync();
+            if (!ref.isZero()) {
+                throw new IllegalStateException("count drifted: " + ref);
+            }
+        }
+    }
+
+    @Benchmark
+    public long getPut(Counters s) {
+        return s.counter.getPut();
+    }
+
+    /**
+     * switchToAtomicSync + switchToPercpu: the quiesce cost without waiting
+     * (with -t 2 the two threads serialise on the switch lock).
+     */
+    @Benchmark
+    public boolean switchRoundTrip(SwitchState s) {
+        s.ref.switchToAtomicSync();
+        boolean atomic = s.ref.isAtomic();
+        s.ref.switchToPercpu();
+        return atomic;
+    }
+}

@@ -209,8 +209,10 @@ final class ArrayMetadata implements ArrayHooks {
             max = Math.max(max, m.devNumber + 1);
         }
         int[] roles = new int[max];
-        // Linux 6.1's super_1_sync marks every number not held by a current member spare.
-        java.util.Arrays.fill(roles, SuperblockIo.ROLE_SPARE);
+        // Numbers not held by a current member read "faulty" (older kernels' fill; Linux 6.1 writes
+        // spare). Faulty keeps a removed member recognisable as a former member of this array, not a
+        // spare of it, when it is given back later; md treats both the same for absent devices.
+        java.util.Arrays.fill(roles, SuperblockIo.ROLE_FAULTY);
         for (Member m : members) {
             roles[m.devNumber] = roleOf(m);
         }

@@ -60,7 +60,7 @@ final class SuperblockIo {
         int maxDev = Math.max(Superblock.DEFAULT_MAX_DEV, roles.length);
         sb.maxDev(maxDev);
         for (int i = 0; i < maxDev; i++) {
-            sb.devRole(i, i < roles.length ? roles[i] : ROLE_SPARE);
+            sb.devRole(i, i < roles.length ? roles[i] : ROLE_FAULTY);
         }
         if (m.state == MemberState.REBUILDING) {
             sb.setFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET, true);

@@ -19,6 +19,8 @@ GOALS = {
     "seqwrite": 0.6,
     "xor": 0.5,
     "foundation": 0.8,
+    "rebuild": 0.7,
+    "degraded": 0.4,
 }
 
 
@@ -196,6 +198,22 @@ class Results:
         rows.append(("xor", "XOR parity on 4 x 64 KiB (3 sources) vs ISA-L `xor_gen` (peer `xor-isal 4 65536`)",
                      java and "%.1f GB/s" % java["median"], isal and "%.1f GB/s (median of %d)" % (isal["median"], isal["n"]),
                      xratio, GOALS["xor"]))
+        rb = (self.peers.get("rebuild") or [None])[0]
+        if rb:
+            reads, rebuilds = spread(rb["read_bytes_per_s"]), spread(rb["rebuild_bytes_per_s"])
+            rows.append(("rebuild", "(failure issue) rebuild onto a spare, 4 x 1 GiB memory members, vs one member's "
+                                    "sequential read rate (same rounds)",
+                         "%s (median)" % fmt_bw(rebuilds["median"]), "%s (median)" % fmt_bw(reads["median"]),
+                         spread(rb["ratio"]), GOALS["rebuild"]))
+        deg, healthy = summary(self.reports.get("randread_degraded"), "array percpu"), summary(rr, "array percpu")
+        if deg and healthy:
+            dratio = {"median": deg["iops"]["median"] / healthy["iops"]["median"],
+                      "min": deg["iops"]["min"] / healthy["iops"]["max"],
+                      "max": deg["iops"]["max"] / healthy["iops"]["min"], "n": deg["iops"]["n"]}
+            rows.append(("degraded", "(failure issue) degraded 4 KiB random reads (one of 4 members failed) vs healthy "
+                                     "(the randread run above)",
+                         "%s IOPS" % fmt_count(deg["iops"]["median"]), "%s IOPS" % fmt_count(healthy["iops"]["median"]),
+                         dratio, GOALS["degraded"]))
         return rows
 
     def counter_rows(self):
@@ -429,10 +447,12 @@ def render(out):
             "%.1f" % isal["median"] if isal and p.get("chunk") == "65536" else ""))
     w("")
     for name, title in (("arrayio", "Whole-array 4 KiB random I/O, 2 threads (`ArrayIoBench`)"),
-                        ("layout", "Layout mapping (`LayoutBench`)"), ("counter", "Counters (`CounterBench`)")):
+                        ("layout", "Layout mapping (`LayoutBench`)"),
+                        ("counter1", "Counters, 1 thread (`CounterBench`, get+put pairs, ops/us)"),
+                        ("counter2", "Counters, 2 threads (`CounterBench`, get+put pairs, ops/us)")):
         entries = jmh_entries(os.path.join(out, name + ".json"))
         if not entries:
-            if name == "counter":
+            if name.startswith("counter"):
                 w("### %s" % title)
                 w("")
                 w("`CounterBench` was not in the tree when this ran; the script runs it when it is:")

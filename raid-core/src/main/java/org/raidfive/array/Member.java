@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.raidfive.counter.CounterMode;
 import org.raidfive.counter.PercpuRef;
+import org.raidfive.disk.DirectAccessDisk;
 import org.raidfive.disk.MemberDisk;
 
 /**
@@ -70,6 +71,21 @@ final class Member {
         } finally {
             nrPending.put();
         }
+    }
+
+    /**
+     * This member's bytes at {@code memberOffset} in place, when its disk offers direct access and
+     * the range is contiguous; else null and the caller copies. The caller brackets its use with
+     * {@code nrPending.get()}/{@code put()} like any other I/O on the member.
+     */
+    ByteBuffer direct(long memberOffset, int length) throws IOException {
+        return disk instanceof DirectAccessDisk
+                ? ((DirectAccessDisk) disk).directBuffer(dataOffsetBytes + memberOffset, length) : null;
+    }
+
+    /** Index in {@link #direct}'s buffer of the byte at {@code memberOffset}. */
+    int directIndex(long memberOffset) {
+        return ((DirectAccessDisk) disk).directIndex(dataOffsetBytes + memberOffset);
     }
 
     String name() {

@@ -1,5 +1,6 @@
 package org.raidfive.array;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import org.jctools.queues.MpmcArrayQueue;
@@ -15,6 +16,16 @@ final class StripeScratch {
     final ByteBuffer parity;
     final ByteBuffer[] sources;
     final int[] offsets;
+    private final boolean[] direct;
+    /** Members whose memory is used in place by the operation in hand, each holding one nr_pending. */
+    private final Member[] pinned;
+    private int pinnedCount;
+    ByteBuffer destination;
+    int destinationOffset;
+    /** Where the last parity computation left its result, and whether that is the parity member itself. */
+    ByteBuffer parityBuffer;
+    int parityOffset;
+    boolean parityInPlace;
 
     StripeScratch(int slots, int pieceSize) {
         buffers = new ByteBuffer[slots];
@@ -25,6 +36,77 @@ final class StripeScratch {
         // Read-modify-write XORs old parity plus old and new bytes of every written member.
         sources = new ByteBuffer[2 * slots + 1];
         offsets = new int[2 * slots + 1];
+        direct = new boolean[2 * slots + 1];
+        pinned = new Member[2 * slots + 2];
+    }
+
+    /**
+     * Makes source {@code k} the bytes of member {@code m} at {@code memberOffset}: in place when the
+     * member's disk offers direct access (pinned with nr_pending until {@link #release()}), else read
+     * into this slot's buffer. Returns false after failing the member if its read fails.
+     */
+    boolean addSource(int k, Member m, int slot, long memberOffset, int len, ArrayCore core) throws IOException {
+        try {
+            ByteBuffer inPlace = m.direct(memberOffset, len);
+            if (inPlace != null) {
+                m.nrPending.get();
+                pinned[pinnedCount++] = m;
+                sources[k] = inPlace;
+                offsets[k] = m.directIndex(memberOffset);
+                direct[k] = true;
+                return true;
+            }
+            m.readData(memberOffset, buffers[slot], 0, len);
+        } catch (IOException e) {
+            core.memberFailed(m, e);
+            return false;
+        }
+        sources[k] = buffers[slot];
+        offsets[k] = 0;
+        direct[k] = false;
+        return true;
+    }
+
+    /** Makes source {@code k} the caller's new bytes. */
+    void addCallerSource(int k, ByteBuffer src, int offset) {
+        sources[k] = src;
+        offsets[k] = offset;
+        direct[k] = false;
+    }
+
+    boolean sourceIsDirect(int k) {
+        return direct[k];
+    }
+
+    /**
+     * Pins member {@code m}'s bytes at {@code memberOffset} as the destination of the parity
+     * computation ({@link #destination}), when its disk offers direct access; false otherwise.
+     */
+    boolean pinDestination(Member m, long memberOffset, int len) {
+        try {
+            ByteBuffer inPlace = m.direct(memberOffset, len);
+            if (inPlace == null) {
+                return false;
+            }
+            m.nrPending.get();
+            pinned[pinnedCount++] = m;
+            destination = inPlace;
+            destinationOffset = m.directIndex(memberOffset);
+            return true;
+        } catch (IOException e) {
+            return false; // the copying path will meet the same error and fail the member
+        }
+    }
+
+    /** Drops the pins and the references to sources taken by the operation. */
+    void release() {
+        for (int i = 0; i < pinnedCount; i++) {
+            pinned[i].nrPending.put();
+            pinned[i] = null;
+        }
+        pinnedCount = 0;
+        java.util.Arrays.fill(sources, null);
+        destination = null;
     }
 
     static ByteBuffer aligned(int size) {
@@ -53,6 +135,7 @@ final class StripeScratch {
         }
 
         void giveBack(StripeScratch s) {
+            s.parityBuffer = null;
             queue.relaxedOffer(s);
         }
     }

@@ -210,42 +210,45 @@ final class SyncJob {
         if (target.state == MemberState.FAULTY || (s[targetSlot] != target && core.replacements[targetSlot] != target)) {
             throw new IOException("rebuild target " + target.name() + " left the array");
         }
-        ByteBuffer out = scratch.parity;
+        long stripeOffset = layout.memberOffset(stripe);
         Member primary = s[targetSlot];
-        boolean copied = false;
-        if (primary != null && primary != target && primary.readable(memberOffset - memberOffset % layout.chunkSize())) {
-            try {
-                primary.readData(memberOffset, out, 0, len);
-                copied = true;
-            } catch (IOException e) {
-                core.memberFailed(primary, e);
-            }
-        }
-        if (!copied) {
+        ByteBuffer out = scratch.parity;
+        int outOffset = 0;
+        boolean inPlace = false;
+        try {
             int count = 0;
-            for (int j = 0; j < s.length; j++) {
-                if (j == targetSlot) {
-                    continue;
+            if (primary != null && primary != target && primary.readable(stripeOffset)) {
+                // Replacing a working member: copy it rather than reconstruct.
+                if (scratch.addSource(count, primary, targetSlot, memberOffset, len, core)) {
+                    count = 1;
                 }
-                Member m = s[j];
-                long stripeOffset = layout.memberOffset(stripe);
-                if (m == null || !m.readable(stripeOffset)) {
-                    throw core.stripeLost(stripe);
-                }
-                try {
-                    m.readData(memberOffset, scratch.buffers[j], 0, len);
-                } catch (IOException e) {
-                    core.memberFailed(m, e);
-                    throw core.stripeLost(stripe);
-                }
-                scratch.sources[count] = scratch.buffers[j];
-                scratch.offsets[count] = 0;
-                count++;
             }
-            Xor.parity(out, 0, scratch.sources, scratch.offsets, count, len);
+            if (count == 0) {
+                for (int j = 0; j < s.length; j++) {
+                    if (j == targetSlot) {
+                        continue;
+                    }
+                    Member m = s[j];
+                    if (m == null || !m.readable(stripeOffset)
+                            || !scratch.addSource(count++, m, j, memberOffset, len, core)) {
+                        throw core.stripeLost(stripe);
+                    }
+                }
+            }
+            inPlace = scratch.pinDestination(target, memberOffset, len);
+            if (inPlace) {
+                out = scratch.destination;
+                outOffset = scratch.destinationOffset;
+            }
+            Xor.parity(out, outOffset, scratch.sources, scratch.offsets, count, len);
+        } finally {
+            scratch.release();
+        }
+        if (inPlace) {
+            return;
         }
         try {
-            target.writeData(memberOffset, out, 0, len);
+            target.writeData(memberOffset, out, outOffset, len);
         } catch (IOException e) {
             core.memberFailed(target, e);
             throw new IOException("rebuild target " + target.name() + " failed: " + e.getMessage(), e);

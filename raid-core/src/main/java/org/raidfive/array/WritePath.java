@@ -129,7 +129,11 @@ final class WritePath {
                 writeToSlot(s, slot, stripeOffset, memberOffset, src, srcAt + (i - lo) * chunkSize, len);
             }
             if (plan != Plan.DATA_ONLY) {
-                writeToSlot(s, paritySlot, stripeOffset, memberOffset, scratch.parity, 0, len);
+                if (!scratch.parityInPlace) {
+                    writeTo(s[paritySlot], stripeOffset, memberOffset, scratch.parityBuffer, scratch.parityOffset, len);
+                }
+                writeTo(core.replacements[paritySlot], stripeOffset, memberOffset, scratch.parityBuffer,
+                        scratch.parityOffset, len);
             }
         } finally {
             core.scratch.giveBack(scratch);
@@ -169,66 +173,59 @@ final class WritePath {
     }
 
     /**
-     * Performs the reads of {@code plan} and leaves the new parity in {@code scratch.parity}.
+     * Performs the reads of {@code plan} and computes the new parity, into the parity member in place
+     * when its disk offers direct access ({@link StripeScratch#parityInPlace}) or else into
+     * {@code scratch.parity}. Members with direct access are XORed in place rather than copied.
      * Returns false if a member read failed: that member is now faulty and the caller re-plans.
      */
     private boolean readForParity(Plan plan, Member[] s, long stripe, int lo, int hi, int x, int len,
                                   int paritySlot, long memberOffset, ByteBuffer src, int srcAt,
                                   StripeScratch scratch) throws IOException {
         int chunkSize = layout.chunkSize();
-        ByteBuffer parity = scratch.parity;
-        if (plan == Plan.READ_MODIFY_WRITE) {
-            // new parity = old parity ^ old data ^ new data, in one fused pass over all of them.
-            ByteBuffer oldParity = scratch.buffers[paritySlot];
-            if (!readInto(s[paritySlot], memberOffset, oldParity, len)) {
-                return false;
-            }
-            int count = 0;
-            scratch.sources[count] = oldParity;
-            scratch.offsets[count++] = 0;
-            for (int i = lo; i <= hi; i++) {
-                int slot = layout.dataSlot(stripe, i);
-                ByteBuffer old = scratch.buffers[slot];
-                if (!readInto(s[slot], memberOffset, old, len)) {
-                    return false;
-                }
-                scratch.sources[count] = old;
-                scratch.offsets[count++] = 0;
-                scratch.sources[count] = src;
-                scratch.offsets[count++] = srcAt + (i - lo) * chunkSize;
-            }
-            Xor.parity(parity, 0, scratch.sources, scratch.offsets, count, len);
-            java.util.Arrays.fill(scratch.sources, null);
-            return true;
-        }
-        int count = 0;
-        for (int i = 0; i < layout.dataDisks(); i++) {
-            if (i >= lo && i <= hi) {
-                scratch.sources[count] = src;
-                scratch.offsets[count] = srcAt + (i - lo) * chunkSize;
-            } else {
-                int slot = layout.dataSlot(stripe, i);
-                ByteBuffer old = scratch.buffers[slot];
-                if (!readInto(s[slot], memberOffset, old, len)) {
-                    return false;
-                }
-                scratch.sources[count] = old;
-                scratch.offsets[count] = 0;
-            }
-            count++;
-        }
-        Xor.parity(parity, 0, scratch.sources, scratch.offsets, count, len);
-        java.util.Arrays.fill(scratch.sources, null);
-        return true;
-    }
-
-    private boolean readInto(Member m, long memberOffset, ByteBuffer buf, int len) throws IOException {
         try {
-            m.readData(memberOffset, buf, 0, len);
+            int count = 0;
+            if (plan == Plan.READ_MODIFY_WRITE) {
+                // new parity = old parity ^ old data ^ new data, in one fused pass over all of them;
+                // old parity comes first so that the result may overwrite it in place.
+                if (!scratch.addSource(count++, s[paritySlot], paritySlot, memberOffset, len, core)) {
+                    return false;
+                }
+                for (int i = lo; i <= hi; i++) {
+                    int slot = layout.dataSlot(stripe, i);
+                    if (!scratch.addSource(count++, s[slot], slot, memberOffset, len, core)) {
+                        return false;
+                    }
+                    scratch.addCallerSource(count++, src, srcAt + (i - lo) * chunkSize);
+                }
+            } else {
+                for (int i = 0; i < layout.dataDisks(); i++) {
+                    if (i >= lo && i <= hi) {
+                        scratch.addCallerSource(count++, src, srcAt + (i - lo) * chunkSize);
+                    } else {
+                        int slot = layout.dataSlot(stripe, i);
+                        if (!scratch.addSource(count++, s[slot], slot, memberOffset, len, core)) {
+                            return false;
+                        }
+                    }
+                }
+            }
+            Member parityMember = s[paritySlot];
+            boolean inPlace = plan == Plan.READ_MODIFY_WRITE
+                    ? scratch.sourceIsDirect(0)
+                    : scratch.pinDestination(parityMember, memberOffset, len);
+            ByteBuffer dst = inPlace ? scratch.sources[0] : scratch.parity;
+            int dOff = inPlace ? scratch.offsets[0] : 0;
+            if (plan != Plan.READ_MODIFY_WRITE && inPlace) {
+                dst = scratch.destination;
+                dOff = scratch.destinationOffset;
+            }
+            Xor.parity(dst, dOff, scratch.sources, scratch.offsets, count, len);
+            scratch.parityInPlace = inPlace;
+            scratch.parityBuffer = dst;
+            scratch.parityOffset = dOff;
             return true;
-        } catch (IOException e) {
-            core.memberFailed(m, e);
-            return false;
+        } finally {
+            scratch.release();
         }
     }
 

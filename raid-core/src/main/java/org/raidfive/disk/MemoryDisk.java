@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Closing drops the segments rather than freeing them explicitly: a thread still copying
  * holds its own reference, so the memory cannot be released under it; the collector frees it.
  */
-public final class MemoryDisk implements MemberDisk {
+public final class MemoryDisk implements DirectAccessDisk {
     private static final int SEGMENT_SHIFT = 30;
     private static final long SEGMENT_SIZE = 1L << SEGMENT_SHIFT;
     private static final long SEGMENT_MASK = SEGMENT_SIZE - 1;
@@ -75,6 +75,19 @@ public final class MemoryDisk implements MemberDisk {
             srcOffset += n;
             length -= n;
         }
+    }
+
+    @Override
+    public ByteBuffer directBuffer(long position, int length) throws IOException {
+        ByteBuffer[] segs = openSegments();
+        DiskRanges.check(name, size, position, length);
+        ByteBuffer segment = segs[(int) (position >>> SEGMENT_SHIFT)];
+        return (position & SEGMENT_MASK) + length <= segment.capacity() ? segment : null;
+    }
+
+    @Override
+    public int directIndex(long position) {
+        return (int) (position & SEGMENT_MASK);
     }
 
     @Override

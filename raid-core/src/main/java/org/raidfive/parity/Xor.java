@@ -59,7 +59,8 @@ public final class Xor {
     /**
      * Parity of {@code count} sources in one call: {@code dst = srcs[0] ^ ... ^ srcs[count-1]},
      * worked in blocks so the destination stays in cache while the sources stream past; within a
-     * block up to four sources are combined per pass.
+     * block up to four sources are combined per pass. {@code dst} may be {@code srcs[0]} at the same
+     * offset (parity updated in place); it must not overlap any other source.
      */
     public static void parity(ByteBuffer dst, int dOff, ByteBuffer[] srcs, int[] srcOffs, int count, int len) {
         if (count < 1) {

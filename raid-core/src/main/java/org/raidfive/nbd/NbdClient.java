@@ -203,11 +203,11 @@ public final class NbdClient implements AutoCloseable {
     /**
      * NBD_CMD_FLUSH: every write acknowledged before this call is durable when it returns.
      *
-     * @throws UnsupportedOperationException if the server did not advertise flush
+     * @throws IllegalStateException if the server did not advertise flush (check {@link #export()} first)
      */
     public void flush() throws IOException {
         if (!export.canFlush()) {
-            throw new UnsupportedOperationException(where + " does not support flush");
+            throw new IllegalStateException(where + " does not support flush");
         }
         submit(NbdProtocol.CMD_FLUSH, 0, 0, 0, null, 0);
     }
@@ -215,7 +215,7 @@ public final class NbdClient implements AutoCloseable {
     /** NBD_CMD_TRIM of up to 4 GiB - 1 bytes (a hint: contents afterwards are unspecified). */
     public void trim(long offset, long length) throws IOException {
         if (!export.canTrim()) {
-            throw new UnsupportedOperationException(where + " does not support trim");
+            throw new IllegalStateException(where + " does not support trim");
         }
         checkWritable("trim");
         checkCommandLength(length);
@@ -226,7 +226,7 @@ public final class NbdClient implements AutoCloseable {
     /** NBD_CMD_WRITE_ZEROES of up to 4 GiB - 1 bytes; {@code noHole} asks the server to allocate. */
     public void writeZeroes(long offset, long length, boolean noHole) throws IOException {
         if (!export.canWriteZeroes()) {
-            throw new UnsupportedOperationException(where + " does not support write-zeroes");
+            throw new IllegalStateException(where + " does not support write-zeroes");
         }
         checkWritable("write-zeroes");
         checkCommandLength(length);

@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * <pre>{@code
  * NbdServerConfig config = NbdServerConfig.builder().exportName("raid").port(0).build();
  * try (NbdServer server = NbdServer.start(disk, config)) {
- *     System.out.println("serving " + server.uri());
+ *     log.info("serving {}", server.uri());
  *     server.awaitTermination();
  * }
  * }</pre>

@@ -158,11 +158,11 @@ public abstract class MemberDiskContract {
         for (int i = 0; i < 2 * a; i++) {
             b.put(i, (byte) 0x5a);
         }
-        IOException e = assertThrows(IOException.class, () -> d.write(SIZE - a, b, 0, 2 * a));
+        IOException e = assertThrows(java.io.EOFException.class, () -> d.write(SIZE - a, b, 0, 2 * a));
         assertTrue(e.getMessage().contains(Long.toString(SIZE - a)) && e.getMessage().contains(Long.toString(SIZE)),
                 "message names offset and size: " + e.getMessage());
-        assertThrows(IOException.class, () -> d.read(SIZE, b, 0, a));
-        assertThrows(IOException.class, () -> d.read(-a, b, 0, a));
+        assertThrows(java.io.EOFException.class, () -> d.read(SIZE, b, 0, a));
+        assertThrows(java.io.EOFException.class, () -> d.read(-a, b, 0, a));
         ByteBuffer tail = buffer(1, a);
         d.read(SIZE - a, tail, 0, a);
         for (int i = 0; i < a; i++) {

@@ -1,90 +1,88 @@
 package org.raidfive.nbd;
 
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.io.TempDir;
 import org.raidfive.disk.MemberDisk;
+import org.raidfive.disk.MemberDiskContract;
 import org.raidfive.disk.MemoryDisk;
 
-/** {@link MemberDiskContractChecks} over NbdDisk against our server and nbdkit, and MemoryDisk as the baseline. */
+/** The one {@link MemberDiskContract}, over NbdDisk against our server (TCP, Unix socket, connection-thread mode) and nbdkit. */
 final class NbdDiskContractTest {
     private NbdDiskContractTest() {
     }
 
-    /** The baseline: if this fails, the checks are wrong, not NBD. */
-    static final class OverMemoryDiskTest extends MemberDiskContractChecks {
-        @Override
-        MemberDisk open(long size) {
-            return new MemoryDisk(size);
-        }
-    }
+    /** Runs our server over a fresh MemoryDisk per disk the contract asks for; stops them after each test. */
+    abstract static class OverOurServer extends MemberDiskContract {
+        private final List<NbdServer> servers = new ArrayList<>();
+        @TempDir
+        Path tmp;
 
-    static final class OverOurServerTcpTest extends MemberDiskContractChecks {
-        private MemoryDisk backing;
-        private NbdServer server;
+        abstract NbdServerConfig config(int index);
 
         @Override
-        MemberDisk open(long size) throws Exception {
-            backing = new MemoryDisk(size);
-            server = NbdServer.start(backing, NbdServerConfig.builder().port(0).build());
+        protected MemberDisk create(long size) throws IOException {
+            NbdServer server = NbdServer.start(new MemoryDisk(size), config(servers.size()));
+            servers.add(server);
             return NbdDisk.open(server.uri());
         }
 
-        @Override
-        void cleanUp() throws Exception {
-            server.close();
-            backing.close();
+        @AfterEach
+        void stopServers() throws IOException {
+            for (NbdServer s : servers) {
+                s.close();
+                s.disk().close();
+            }
         }
     }
 
-    static final class OverOurServerUnixSocketTest extends MemberDiskContractChecks {
-        private MemoryDisk backing;
-        private NbdServer server;
-
+    static final class OverOurServerTcpTest extends OverOurServer {
         @Override
-        MemberDisk open(long size) throws Exception {
-            backing = new MemoryDisk(size);
-            server = NbdServer.start(backing, NbdServerConfig.builder().unixSocket(tmp.resolve("raid.sock"))
-                    .workerThreads(2).build());
-            return NbdDisk.open("nbd+unix:///raid?socket=" + tmp.resolve("raid.sock"));
-        }
-
-        @Override
-        void cleanUp() throws Exception {
-            server.close();
-            backing.close();
+        NbdServerConfig config(int index) {
+            return NbdServerConfig.builder().port(0).build();
         }
     }
 
-    static final class OverOurServerOnConnectionThreadTest extends MemberDiskContractChecks {
-        private MemoryDisk backing;
-        private NbdServer server;
-
+    static final class OverOurServerUnixSocketTest extends OverOurServer {
         @Override
-        MemberDisk open(long size) throws Exception {
-            backing = new MemoryDisk(size);
-            server = NbdServer.start(backing, NbdServerConfig.builder().port(0)
-                    .requestExecution(RequestExecution.CONNECTION_THREAD).build());
-            return NbdDisk.open(server.uri());
-        }
-
-        @Override
-        void cleanUp() throws Exception {
-            server.close();
-            backing.close();
+        NbdServerConfig config(int index) {
+            return NbdServerConfig.builder().unixSocket(tmp.resolve("raid" + index + ".sock")).workerThreads(2).build();
         }
     }
 
-    static final class OverNbdkitMemoryTest extends MemberDiskContractChecks {
-        private Nbdkit nbdkit;
+    static final class OverOurServerOnConnectionThreadTest extends OverOurServer {
+        @Override
+        NbdServerConfig config(int index) {
+            return NbdServerConfig.builder().port(0).requestExecution(RequestExecution.CONNECTION_THREAD).build();
+        }
+    }
+
+    static final class OverNbdkitMemoryTest extends MemberDiskContract {
+        private final List<Nbdkit> servers = new ArrayList<>();
+        @TempDir
+        Path tmp;
 
         @Override
-        MemberDisk open(long size) throws Exception {
-            nbdkit = Nbdkit.unix(tmp, "memory", Long.toString(size));
-            return NbdDisk.open(nbdkit.uri(), NbdClientConfig.defaults());
+        protected MemberDisk create(long size) throws IOException {
+            try {
+                Path dir = java.nio.file.Files.createDirectories(tmp.resolve("k" + servers.size()));
+                Nbdkit nbdkit = Nbdkit.unix(dir, "memory", Long.toString(size));
+                servers.add(nbdkit);
+                return NbdDisk.open(nbdkit.uri(), NbdClientConfig.defaults());
+            } catch (IOException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IOException(e);
+            }
         }
 
-        @Override
-        void cleanUp() throws Exception {
-            if (nbdkit != null) {
-                nbdkit.close();
+        @AfterEach
+        void stopServers() {
+            for (Nbdkit k : servers) {
+                k.close();
             }
         }
     }

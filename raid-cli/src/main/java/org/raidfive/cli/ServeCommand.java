@@ -191,8 +191,8 @@ final class ServeCommand extends Verb {
             exitCode = ExitCode.PROBLEM;
             return;
         }
-        String state = end.failed() ? "FAILED" : end.degraded() ? "degraded (" + end.activeMembers() + " of "
-                + end.raidDisks() + " members in sync)" : "whole";
+        String state = end.failed() ? "FAILED" : end.degraded() ? "degraded, " + end.activeMembers() + " of "
+                + end.raidDisks() + " members in sync" : "whole";
         String closed = served.memory() ? "the in-memory array is gone" : readOnly
                 ? end.name() + " closed, read-only: the members are unchanged"
                 : end.failed() ? end.name() + " closed" : end.name() + " closed clean";

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes BENCHMARKS.md (to stdout) from the raw results bench/run-benchmarks left in a directory.
 
-    render_benchmarks.py OUT          the whole page
-    render_benchmarks.py --check OUT  names of the IOPS targets missed, one per line (for profiling)
+    render_benchmarks.py OUT              the whole page
+    render_benchmarks.py --check OUT      names of the IOPS targets missed, one per line (for profiling)
+    render_benchmarks.py --check-nbd OUT  the NBD workloads (randread, randwrite) that missed their goal
 """
 import glob
 import json
@@ -22,6 +23,9 @@ GOALS = {
     "rebuild": 0.7,
     "degraded": 0.4,
 }
+
+# NBD: fio's nbd engine, 4 KiB, iodepth 32, 1 job, against `raid serve --backend memory` / nbdkit memory.
+NBD_GOALS = {"randread": 1.0, "randwrite": 0.5}
 
 
 def load_json(path):
@@ -148,8 +152,28 @@ class Results:
         self.machine = dict(line.split("=", 1) for line in read_text(os.path.join(out, "machine.txt")).splitlines()
                             if "=" in line)
 
+        self.nbd_machine = dict(line.split("=", 1) for line in
+                                read_text(os.path.join(out, "nbd_machine.txt")).splitlines() if "=" in line)
+
     def cmd(self, name):
         return read_text(os.path.join(self.out, name + ".cmd"), "(not run)")
+
+    def nbd(self, rw):
+        """(ours, pool, nbdkit, per-round ratio ours/nbdkit, per-round ratio pool/nbdkit) for one workload."""
+        def rows(variant):
+            return {r.get("round", i): r["iops"] for i, r in enumerate(self.peers.get("nbd_%s_%s" % (variant, rw), []))}
+        ours, pool, peer = rows("raidfive"), rows("raidfive_pool"), rows("nbdkit")
+
+        def ratio(a):
+            vals = [a[k] / peer[k] for k in sorted(a) if k in peer and peer[k]]
+            return spread(vals) if vals else None
+
+        def stats(a):
+            return spread(list(a.values())) if a else None
+        return stats(ours), stats(pool), stats(peer), ratio(ours), ratio(pool)
+
+    def nbd_missed(self):
+        return [rw for rw, goal in NBD_GOALS.items() if self.nbd(rw)[3] and self.nbd(rw)[3]["median"] < goal]
 
     def targets(self):
         """Rows: key, title, figure text, reference text, ratio spread, goal."""
@@ -214,6 +238,13 @@ class Results:
                                      "(the randread run above)",
                          "%s IOPS" % fmt_count(deg["iops"]["median"]), "%s IOPS" % fmt_count(healthy["iops"]["median"]),
                          dratio, GOALS["degraded"]))
+        for rw, what in (("randread", "reads"), ("randwrite", "writes")):
+            ours, _, peer, ratio, _ = self.nbd(rw)
+            rows.append(("nbd_" + rw, "fio nbd engine, 4 KiB random %s, iodepth 32, 1 job, against `raid serve --backend "
+                                      "memory --disks 4` vs nbdkit's memory plugin (peer `fio-nbd nbdkit-memory`; "
+                                      "see the NBD section)" % what,
+                         ours and "%s IOPS" % fmt_count(ours["median"]), peer and "%s IOPS" % fmt_count(peer["median"]),
+                         ratio, NBD_GOALS[rw]))
         return rows
 
     def counter_rows(self):
@@ -236,26 +267,26 @@ class Results:
         return names
 
 
-def profile_section(out, name):
+def profile_section(out, name, threads=("bench-job", "asyncio"), what="the job threads"):
     """Summary of a JFR recording; kept in NAME.profile.md so the page can be rendered again later."""
     saved = os.path.join(out, name + ".profile.md")
     data = load_json(os.path.join(out, name + ".samples.json"))
     if not data:
         text = read_text(saved)
         return text.splitlines() if text else []
-    lines = profile_lines(out, name, data)
+    lines = profile_lines(out, name, data, threads, what)
     with open(saved, "w") as f:
         f.write("\n".join(lines) + "\n")
     return lines
 
 
-def profile_lines(out, name, data):
+def profile_lines(out, name, data, threads=("bench-job", "asyncio"), what="the job threads"):
     events = data.get("recording", {}).get("events", [])
     self_count, incl_count, total = Counter(), Counter(), 0
     for e in events:
         v = e.get("values", {})
         thread = (v.get("sampledThread") or {}).get("javaName") or ""
-        if not (thread.startswith("bench-job") or thread.startswith("asyncio")):
+        if not thread.startswith(threads):
             continue
         frames = (v.get("stackTrace") or {}).get("frames") or []
         if not frames:
@@ -271,7 +302,7 @@ def profile_lines(out, name, data):
             incl_count[n] += 1
     if not total:
         return []
-    lines = ["%d execution samples on the job threads (`%s`)." % (total, read_text(os.path.join(out, name + ".profile.cmd"))),
+    lines = ["%d execution samples on %s (`%s`)." % (total, what, read_text(os.path.join(out, name + ".profile.cmd"))),
              "", "| self (top of stack) | % | | inclusive (on the stack) | % |", "|---|---:|---|---|---:|"]
     top_self = self_count.most_common(10)
     top_incl = [x for x in incl_count.most_common(40) if not x[0].endswith(".run")][:10]
@@ -298,6 +329,71 @@ def report_table(rep):
             lines.append("> WARNING: %s IOPS spread is CV %.1f%% (> 5%%): differences smaller than that are noise here." % (
                 s["variant"], 100 * s["iops"]["cv"]))
     return lines
+
+
+def nbd_section(R):
+    L = []
+    w = L.append
+    m = R.nbd_machine
+    w("## NBD: fio against `raid serve` and nbdkit's memory plugin")
+    w("")
+    if not m:
+        w("Not measured in this run (`bench/run-benchmarks --only nbd` measures it).")
+        w("")
+        return L
+    w("fio's nbd engine (peer `fio-nbd URI RW 4k 32 1 %s`: 4 KiB, iodepth 32, one job, a 1 GiB region, one NBD" % m.get("runtime", "?"))
+    w("connection) against `raid serve --backend memory --disks 4 --size 1G --port 0` (RAID-5 on four in-memory members,")
+    w("NBD over TCP on loopback) and against nbdkit's memory plugin (C, no RAID; the peer script serves it on a Unix")
+    w("socket, which costs the client and server less per request than TCP). Each round runs nbdkit, then ours with")
+    w("the default executor (`auto`: the connection's thread runs its requests, for a memory array), then ours with")
+    w("`--executor pool`; ratios are taken per round. nbdkit is started afresh for each run (the peer script does).")
+    w("")
+    w("Measured %s, commit %s, load average %s at the start and %s at the end, %s rounds x %s s after one %s s "
+      "warm-up run of each%s." % (m.get("date", "?"), m.get("commit", "?"), m.get("loadavg_start", "?"),
+                                  m.get("loadavg_end", "?"), m.get("repeat", "?"), m.get("runtime", "?"),
+                                  m.get("warmup", "?"),
+                                  "; by `bench/run-benchmarks --only nbd`, apart from the rest of this page"
+                                  if m.get("only") == "nbd" else ""))
+    w("")
+    w("| workload | raid serve (default) IOPS min / median / max (CV) | raid serve `--executor pool` | nbdkit memory "
+      "| ratio default / nbdkit, median (per-round min-max) | ratio pool / nbdkit | goal | verdict |")
+    w("|---|---|---|---|---|---|---:|---|")
+
+    def figs(st):
+        if not st:
+            return "n/a"
+        return "%s / %s / %s (%.0f%%)" % (fmt_count(st["min"]), fmt_count(st["median"]), fmt_count(st["max"]),
+                                        100 * st["cv"])
+
+    def rat(r):
+        return "%.2fx (%.2f-%.2f)" % (r["median"], r["min"], r["max"]) if r else "n/a"
+    for rw in ("randread", "randwrite"):
+        ours, pool, peer, ratio, pratio = R.nbd(rw)
+        w("| 4 KiB %s | %s | %s | %s | %s | %s | >= %.2fx | %s |" % (
+            rw, figs(ours), figs(pool), figs(peer), rat(ratio), rat(pratio), NBD_GOALS[rw],
+            verdict(ratio and ratio["median"], NBD_GOALS[rw])))
+    w("")
+    serve = read_text(os.path.join(R.out, "nbd_serve.txt"))
+    if serve:
+        w("The servers said:")
+        w("")
+        for line in serve.splitlines():
+            w("    " + line)
+        w("")
+    w("Commands:")
+    w("")
+    for rw in ("randread", "randwrite"):
+        for v in ("nbdkit", "raidfive", "raidfive_pool"):
+            w("    " + R.cmd("nbd_%s_%s" % (v, rw)))
+    w("")
+    for rw in ("randread", "randwrite"):
+        lines = profile_section(R.out, "nbd_" + rw, threads=("nbd",), what="the server's NBD threads")
+        if lines:
+            w("### Profile of `raid serve`: %s (missed its goal)" % rw)
+            w("")
+            L.extend(lines)
+            w("")
+    return L
 
 
 def render(out):
@@ -370,6 +466,8 @@ def render(out):
             if key in seen:
                 continue
             seen.add(key)
+            if key.startswith("nbd_"):
+                continue  # profiled in the NBD section
             lines = profile_section(out, key)
             if lines:
                 w("")
@@ -475,12 +573,7 @@ def render(out):
                                                     "%.3f" % alloc["score"] if alloc else ""))
         w("")
 
-    w("## NBD (placeholder)")
-    w("")
-    w("To be filled by the NBD issue: `raid serve` does not exist yet. When it does, this script runs")
-    w("`$PEERS/fio-nbd nbdkit-memory randread 4k 32 1 5` next to `$PEERS/fio-nbd nbd://127.0.0.1:10809 randread 4k 32 1 5 raidfive`")
-    w("against `raid serve` and puts both figures and their ratio here; until then it skips this section.")
-    w("")
+    L.extend(nbd_section(R))
     w("## Running the suites by hand")
     w("")
     w("    mvn -B -q install -DskipTests                    # raid-bench/target/benchmarks.jar, raid-cli/target/raid.jar")
@@ -498,6 +591,10 @@ def render(out):
 def main(argv):
     if len(argv) == 3 and argv[1] == "--check":
         for name in Results(argv[2]).missed():
+            print(name)
+        return 0
+    if len(argv) == 3 and argv[1] == "--check-nbd":
+        for name in Results(argv[2]).nbd_missed():
             print(name)
         return 0
     if len(argv) != 2:

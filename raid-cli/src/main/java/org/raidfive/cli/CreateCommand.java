@@ -19,13 +19,17 @@ import picocli.CommandLine.Parameters;
 /**
  * {@code raid create}: new member files (sparse, all zeros, so parity already holds and no initial
  * resync is needed) or, with {@code --force}, files that already hold data (then the initial resync
- * runs in the foreground).
+ * runs in the foreground). NBD exports ({@code nbd://...}) are members as they are, at their size:
+ * they cannot be created, so {@code --size} is refused with them, and parity is computed by the
+ * initial resync unless {@code --assume-clean}.
  */
 @Command(header = "Create an array on member files.", name = "create", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
         description = {"Create a RAID-5 array on the MEMBER files, writing an md v1.2 superblock to each.",
                 "Absent files are created sparse with --size bytes. A file that already holds data (an md "
                 + "superblock or any non-zero byte in its first 64 KiB) is refused unless --force; then parity is "
-                + "computed by an initial resync in the foreground."})
+                + "computed by an initial resync in the foreground.",
+                "A MEMBER may be an NBD export (nbd://HOST[:PORT]/EXPORT or nbd+unix:///EXPORT?socket=PATH): it is used "
+                + "at its size (no --size), and the initial resync computes parity unless --assume-clean."})
 final class CreateCommand extends Verb {
     @Option(names = "--chunk", paramLabel = "SIZE", defaultValue = "512K", converter = Sizes.Converter.class,
             description = "Chunk size: a power of two from 4K to 1G (default: ${DEFAULT-VALUE}).")
@@ -69,6 +73,14 @@ final class CreateCommand extends Verb {
         List<String> all = new ArrayList<>(members);
         all.addAll(spares);
         Members.checkDistinct(all);
+        if (size != null) {
+            for (String m : all) {
+                if (Members.isNbd(m)) {
+                    throw CliException.usage("--size creates and sizes member files, but " + m + " is an NBD export, "
+                            + "whose size its server sets: leave out --size (every member must then exist)");
+                }
+            }
+        }
 
         // Everything is checked before the first file is created or changed.
         List<String> absent = new ArrayList<>();
@@ -82,7 +94,7 @@ final class CreateCommand extends Verb {
                 }
                 absent.add(m);
             } else {
-                Members.existingFile(m);
+                Members.checkExists(m);
                 String data = Members.dataFound(m);
                 if (data != null) {
                     if (!force) {
@@ -92,7 +104,7 @@ final class CreateCommand extends Verb {
                 }
             }
             if (i < members.size()) {
-                long bytes = Members.exists(m) ? Math.max(Files.size(Members.path(m)), size == null ? 0 : size) : size;
+                long bytes = Members.exists(m) ? Math.max(Members.size(m), size == null ? 0 : size) : size;
                 smallest = Math.min(smallest, bytes);
             }
         }

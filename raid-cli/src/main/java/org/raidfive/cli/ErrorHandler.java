@@ -55,6 +55,7 @@ final class ErrorHandler implements IParameterExceptionHandler, IExecutionExcept
             return ExitCode.PROBLEM;
         }
         if (t instanceof ArrayConfigException || t instanceof FileSystemException || t instanceof SuperblockException
+                || t instanceof MemberUnreachableException
                 || t instanceof IllegalArgumentException || t instanceof IllegalStateException) {
             return ExitCode.USAGE;
         }

@@ -30,7 +30,7 @@ final class ExamineCommand extends Verb {
         List<SuperblockFile.Read> reads = new ArrayList<>();
         for (String m : members) {
             try {
-                reads.add(SuperblockFile.read(Members.existingFile(m), m));
+                reads.add(SuperblockFile.read(m));
             } catch (SuperblockException e) {
                 throw CliException.usage(e.getMessage());
             }

@@ -54,10 +54,10 @@ final class MemberCommands {
         if (!Members.exists(spec)) {
             return Joining.ABSENT;
         }
-        Members.existingFile(spec);
+        Members.checkExists(spec);
         Superblock sb = null;
         try {
-            sb = SuperblockFile.readValid(Members.path(spec), spec);
+            sb = SuperblockFile.readValid(spec);
         } catch (SuperblockException e) {
             // not a member of anything readable: judge by its bytes
         }

@@ -13,16 +13,29 @@ import java.util.List;
 import java.util.regex.Pattern;
 import org.raidfive.disk.FileDisk;
 import org.raidfive.disk.MemberDisk;
+import org.raidfive.nbd.NbdClientConfig;
+import org.raidfive.nbd.NbdDisk;
+import org.raidfive.nbd.NbdUri;
 
 /**
- * The one place where a member spec from the command line becomes a {@link MemberDisk}. Today a
- * spec is a file or block device path; URIs ({@code nbd://host/export}, {@code nbd+unix:///export?socket=...})
- * are recognised here so an NBD member type can plug in without touching the commands.
+ * The one place where a member spec from the command line becomes a {@link MemberDisk}: a file or
+ * block device path ({@link FileDisk}), or an NBD URI ({@code nbd://host[:port]/export},
+ * {@code nbd+unix:///export?socket=PATH}: an {@link NbdDisk}, one connection per open).
+ *
+ * <p>An NBD export always "exists" (it cannot be created or extended: its size is the server's);
+ * one that cannot be reached is a {@link MemberUnreachableException}. Two specs name the same
+ * storage when their files are the same (device and inode) or their URIs are the same once
+ * normalised ({@link NbdUri#toString()}, with a Unix socket path made absolute).
  */
 final class Members {
     /** Bytes at the start of a file that must be zero for it to count as blank: covers the v1.2 superblock. */
     static final int BLANK_CHECK_BYTES = 64 * 1024;
     private static final Pattern URI = Pattern.compile("^[A-Za-z][A-Za-z0-9+.-]*://.*");
+    /**
+     * NBD members: the client's defaults (connect and handshake within 10 s; a request without a
+     * reply for 30 s fails the member, never resent).
+     */
+    static final NbdClientConfig NBD_CLIENT = NbdClientConfig.defaults();
 
     private Members() {
     }
@@ -32,24 +45,53 @@ final class Members {
         return URI.matcher(spec).matches();
     }
 
+    /** True for an {@code nbd://} or {@code nbd+unix://} spec (also the TLS schemes, which {@link #nbdUri} refuses). */
+    static boolean isNbd(String spec) {
+        return isUri(spec) && NbdUri.isNbdUri(spec);
+    }
+
+    /** The parsed NBD URI, or an {@link IllegalArgumentException} saying what is wrong with it. */
+    static NbdUri nbdUri(String spec) {
+        return NbdUri.parse(spec);
+    }
+
     /** Opens an existing member for reading and writing. */
     static MemberDisk open(String spec) throws IOException {
+        if (isNbd(spec)) {
+            return openNbd(spec);
+        }
         return FileDisk.open(existingFile(spec));
+    }
+
+    /** Connects to an NBD member; an unreachable server or unknown export is a {@link MemberUnreachableException}. */
+    static NbdDisk openNbd(String spec) throws IOException {
+        NbdUri uri = nbdUri(spec);
+        try {
+            return NbdDisk.open(uri, NBD_CLIENT);
+        } catch (IOException e) {
+            throw new MemberUnreachableException(spec, e);
+        }
     }
 
     /**
      * Opens {@code spec}, creating it as a sparse file of {@code size} bytes when absent (or extending
-     * a smaller file sparsely).
+     * a smaller file sparsely). An NBD export is opened as it is: the array checks that it is large enough.
      */
     static MemberDisk createOrExtend(String spec, long size) throws IOException {
+        if (isNbd(spec)) {
+            return openNbd(spec);
+        }
         return FileDisk.createOrExtend(path(spec), size, false);
     }
 
-    /** The path a file spec names; URIs are refused until an NBD member type exists. */
+    /** The path a file spec names; URIs are refused with what to give instead. */
     static Path path(String spec) {
+        if (isNbd(spec)) {
+            throw new IllegalArgumentException(spec + " is an NBD URI, not a file");
+        }
         if (isUri(spec)) {
             throw new IllegalArgumentException(spec + ": network members (" + spec.substring(0, spec.indexOf(':'))
-                    + "://) are not supported yet; give a file or block device path");
+                    + "://) are not supported; give a file or block device path, or an nbd:// or nbd+unix:// URI");
         }
         if (spec.isEmpty()) {
             throw new IllegalArgumentException("an empty member path was given");
@@ -57,8 +99,28 @@ final class Members {
         return Path.of(spec);
     }
 
+    /** An NBD export always exists (reaching it is checked when it is opened); a file when it is there. */
     static boolean exists(String spec) {
-        return !isUri(spec) && Files.exists(path(spec));
+        return isNbd(spec) || Files.exists(path(spec));
+    }
+
+    /** Size in bytes: the file's, or the NBD export's (which means connecting to it). */
+    static long size(String spec) throws IOException {
+        if (isNbd(spec)) {
+            try (MemberDisk d = openNbd(spec)) {
+                return d.size();
+            }
+        }
+        return Files.size(existingFile(spec));
+    }
+
+    /** Refuses a file spec that names no file or a directory; checks an NBD URI's syntax only. */
+    static void checkExists(String spec) throws IOException {
+        if (isNbd(spec)) {
+            nbdUri(spec);
+        } else {
+            existingFile(spec);
+        }
     }
 
     /** The path of an existing regular file or block device, or a clear error. */
@@ -76,9 +138,16 @@ final class Members {
     /**
      * What identifies a member's storage, so the same file given twice (under two spellings, or
      * through a link) is caught: the file key (device and inode) when the file exists, else its
-     * normalised absolute path.
+     * normalised absolute path; for an NBD URI its normalised text (a Unix socket path made absolute).
      */
     static Object identity(String spec) throws IOException {
+        if (isNbd(spec)) {
+            NbdUri uri = nbdUri(spec);
+            if (uri.transport() == NbdUri.Transport.UNIX) {
+                uri = NbdUri.unix(uri.exportName(), uri.socket().toAbsolutePath().normalize());
+            }
+            return uri.toString();
+        }
         Path p = path(spec);
         if (Files.exists(p)) {
             Object key = Files.readAttributes(p, BasicFileAttributes.class).fileKey();
@@ -96,7 +165,8 @@ final class Members {
             if (j >= 0) {
                 String first = specs.get(j);
                 throw CliException.usage(first.equals(specs.get(i)) ? first + " is given twice"
-                        : specs.get(i) + " is given twice (it is the same file as " + first + ")");
+                        : specs.get(i) + " is given twice (it is the same " + (isNbd(first) ? "export" : "file")
+                        + " as " + first + ")");
             }
             seen.add(id);
         }
@@ -117,7 +187,7 @@ final class Members {
     static MemberSet openAll(List<String> specs) throws IOException {
         checkDistinct(specs);
         for (String s : specs) {
-            existingFile(s);
+            checkExists(s);
         }
         List<MemberDisk> disks = new ArrayList<>(specs.size());
         try {
@@ -132,10 +202,15 @@ final class Members {
     }
 
     /**
-     * Why an existing file may not be overwritten: it holds an md superblock or non-zero bytes in
-     * its first 64 KiB; null when it looks blank (or does not exist).
+     * Why an existing file (or NBD export) may not be overwritten: it holds an md superblock or
+     * non-zero bytes in its first 64 KiB; null when it looks blank (or does not exist).
      */
     static String dataFound(String spec) throws IOException {
+        if (isNbd(spec)) {
+            try (MemberDisk d = openNbd(spec)) {
+                return dataFound(spec, d);
+            }
+        }
         Path p = path(spec);
         if (!Files.exists(p)) {
             return null;
@@ -157,6 +232,25 @@ final class Members {
                 if (buf.get() != 0) {
                     return spec + " already holds data (a non-zero byte at offset " + (buf.position() - 1) + ")";
                 }
+            }
+        }
+        return null;
+    }
+
+    private static String dataFound(String spec, MemberDisk disk) throws IOException {
+        try {
+            SuperblockFile.Read r = SuperblockFile.read(disk, spec);
+            return spec + " already holds an md superblock (array " + org.raidfive.md.MdUuid.format(r.sb().setUuid())
+                    + ", name '" + r.sb().name() + "')";
+        } catch (org.raidfive.md.SuperblockException e) {
+            // no usable superblock: look at the bytes
+        }
+        int n = (int) Math.min(BLANK_CHECK_BYTES, disk.size());
+        ByteBuffer buf = ByteBuffer.allocate(n);
+        disk.read(0, buf, 0, n);
+        for (int i = 0; i < n; i++) {
+            if (buf.get(i) != 0) {
+                return spec + " already holds data (a non-zero byte at offset " + i + ")";
             }
         }
         return null;

@@ -12,8 +12,8 @@ import picocli.CommandLine.Spec;
  * daemon: each command assembles the array from the member files it is given (in any order), does
  * its work and closes the array cleanly, so the files are the whole state.
  *
- * <p>Every verb is listed once, in {@code subcommands} below; a new one (bench, serve) is added
- * there. Member paths become disks in one place, {@link Members}.
+ * <p>Every verb is listed once, in {@code subcommands} below; a new one is added there. Member
+ * specs (paths and NBD URIs) become disks in one place, {@link Members}.
  */
 @Command(name = "raid", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
         sortOptions = false, usageHelpAutoWidth = true,
@@ -21,7 +21,8 @@ import picocli.CommandLine.Spec;
                 + "format), and move data in and out of them.",
                 "",
                 "Each command assembles the array from the MEMBER files given (any order), does its work and closes "
-                + "it cleanly: the files are the whole state."},
+                + "it cleanly: the files are the whole state. A MEMBER may also be an NBD export "
+                + "(nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH); raid serve exports an array over NBD."},
         subcommands = {
             CreateCommand.class,
             DetailCommand.class,
@@ -37,6 +38,7 @@ import picocli.CommandLine.Spec;
             RepairCommand.class,
             DemoCommand.class,
             BenchCommand.class,
+            ServeCommand.class,
             CompletionCommand.class,
             CommandLine.HelpCommand.class,
         },

@@ -6,12 +6,14 @@ import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import org.raidfive.disk.MemberDisk;
 import org.raidfive.md.CorruptSuperblockException;
 import org.raidfive.md.Superblock;
 import org.raidfive.md.SuperblockException;
 
 /**
- * Reads a member file's md v1.2 superblock directly, opening the file read-only: for
+ * Reads a member's md v1.2 superblock directly, opening the file read-only (or connecting to the NBD
+ * export just for this): for
  * {@code examine}, for {@code detail} when the array cannot be assembled, and to classify members.
  */
 final class SuperblockFile {
@@ -41,12 +43,40 @@ final class SuperblockFile {
         return Superblock.decode(block(path, name), name, Superblock.SUPERBLOCK_OFFSET_SECTORS);
     }
 
+    /** {@link #readValid(Path, String)} of a member spec: a file, or an NBD export (opened just for this). */
+    static Superblock readValid(String spec) throws IOException, SuperblockException {
+        if (Members.isNbd(spec)) {
+            try (MemberDisk disk = Members.openNbd(spec)) {
+                return Superblock.decode(block(disk, spec), spec, Superblock.SUPERBLOCK_OFFSET_SECTORS);
+            }
+        }
+        return readValid(Members.existingFile(spec), spec);
+    }
+
+    /** {@link #read(Path, String)} of a member spec: a file, or an NBD export (opened just for this). */
+    static Read read(String spec) throws IOException, SuperblockException {
+        if (Members.isNbd(spec)) {
+            try (MemberDisk disk = Members.openNbd(spec)) {
+                return read(disk, spec);
+            }
+        }
+        return read(Members.existingFile(spec), spec);
+    }
+
+    /** {@link #read(Path, String)} from an open disk. */
+    static Read read(MemberDisk disk, String name) throws IOException, SuperblockException {
+        return read(block(disk, name), name);
+    }
+
     /**
      * Reads and validates, except that a superblock whose only fault is its checksum is returned
      * with both checksums (as {@code mdadm --examine} shows "expected ...").
      */
     static Read read(Path path, String name) throws IOException, SuperblockException {
-        ByteBuffer block = block(path, name);
+        return read(block(path, name), name);
+    }
+
+    private static Read read(ByteBuffer block, String name) throws SuperblockException {
         try {
             Superblock sb = Superblock.decode(block.duplicate().order(ByteOrder.LITTLE_ENDIAN), name,
                     Superblock.SUPERBLOCK_OFFSET_SECTORS);
@@ -73,6 +103,17 @@ final class SuperblockFile {
                 throw e;
             }
         }
+    }
+
+    private static ByteBuffer block(MemberDisk disk, String name) throws IOException, SuperblockException {
+        long size = disk.size();
+        if (size < Superblock.SUPERBLOCK_OFFSET + BLOCK) {
+            throw new SuperblockException(name, "not an md member: the export (" + size
+                    + " bytes) is too small to hold a superblock at " + Superblock.SUPERBLOCK_OFFSET);
+        }
+        ByteBuffer buf = ByteBuffer.allocate(BLOCK).order(ByteOrder.LITTLE_ENDIAN);
+        disk.read(Superblock.SUPERBLOCK_OFFSET, buf, 0, BLOCK);
+        return buf;
     }
 
     private static ByteBuffer block(Path path, String name) throws IOException, SuperblockException {

@@ -39,7 +39,7 @@ final class Survey {
     static Survey of(List<String> specs) throws IOException, SuperblockException {
         List<Superblock> sbs = new ArrayList<>();
         for (String s : specs) {
-            sbs.add(SuperblockFile.readValid(Members.existingFile(s), s));
+            sbs.add(SuperblockFile.readValid(s));
         }
         return of(specs, sbs);
     }

@@ -202,6 +202,42 @@ class BadInputIT {
     }
 
     @Test
+    void nbdMembersThatCannotBeUsed() {
+        // Nothing listens on port 1: one line naming the URI, exit 2 (4 for detail), nothing written.
+        List<String> m = swap("d.img", "nbd://127.0.0.1:1/d");
+        refused(2, "nbd://127.0.0.1:1/d: cannot reach the NBD export: cannot connect: Connection refused", m,
+                with(List.of("read", "--offset", "0", "--length", "512"), m));
+        refused(4, "nbd://127.0.0.1:1/d: cannot reach the NBD export", m, with(List.of("detail"), m));
+        refused(2, "nbd://127.0.0.1:1/d: cannot reach the NBD export", m, with(List.of("serve", "--port", "0"), m));
+        refused(2, "bad NBD URI 'nbd:///d': nbd:// needs a host", ARRAY,
+                with(List.of("write", "--offset", "0", "--input", "in.bin"), swap("d.img", "nbd:///d")));
+        refused(2, "TLS (nbds://) is not supported", ARRAY,
+                with(List.of("write", "--offset", "0", "--input", "in.bin"), swap("d.img", "nbds://host/d")));
+        refused(2, "network members (http://) are not supported", ARRAY,
+                with(List.of("write", "--offset", "0", "--input", "in.bin"), swap("d.img", "http://host/d")));
+        // The same export spelled two ways, caught before connecting.
+        List<String> twice = List.of("a.img", "nbd+unix:///x?socket=s.sock", "nbd+unix:///x?socket=./s.sock");
+        refused(2, "nbd+unix:///x?socket=./s.sock is given twice (it is the same export as nbd+unix:///x?socket=s.sock)",
+                List.of("a.img"), with(List.of("rebuild"), twice));
+        List<String> n = List.of("n1.img", "n2.img", "nbd://127.0.0.1:1/x");
+        refused(2, "--size creates and sizes member files, but nbd://127.0.0.1:1/x is an NBD export", List.of("n1.img",
+                "n2.img"), with(List.of("create", "--size", "8M"), n));
+    }
+
+    @Test
+    void serveUsageErrors() {
+        refused(2, "give the MEMBER files or NBD URIs of the array to serve", ARRAY, "serve");
+        refused(2, "--backend memory serves a fresh in-memory array: give no MEMBER", ARRAY,
+                with(List.of("serve", "--backend", "memory"), ARRAY));
+        refused(2, "--chunk shapes a fresh array: it applies only with --backend memory", ARRAY,
+                with(List.of("serve", "--chunk", "64K"), ARRAY));
+        refused(2, "give --socket or --port/--bind, not both", ARRAY,
+                with(List.of("serve", "--socket", "x.sock", "--port", "0"), ARRAY));
+        refused(2, "unknown --executor 'turbo'", ARRAY, with(List.of("serve", "--executor", "turbo"), ARRAY));
+        refused(2, "--disks must be 3 to 64, got 2", List.of(), "serve", "--backend", "memory", "--disks", "2");
+    }
+
+    @Test
     void logsAreQuietByDefaultAndVerboseOnRequest() {
         RaidLauncher.Result quiet = ok(RaidLauncher.run(dir, with(List.of("detail"), ARRAY)));
         assertEquals("", quiet.stderr(), quiet.all());

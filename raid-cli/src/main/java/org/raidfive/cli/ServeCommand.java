@@ -1,0 +1,309 @@
+package org.raidfive.cli;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.raidfive.array.ArrayStatus;
+import org.raidfive.array.Raid5Array;
+import org.raidfive.array.SyncAction;
+import org.raidfive.counter.CounterMode;
+import org.raidfive.nbd.NbdServer;
+import org.raidfive.nbd.NbdServerConfig;
+import org.raidfive.nbd.RequestExecution;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code raid serve}: assembles the array (or makes a fresh in-memory one) and exports it with
+ * {@link NbdServer} until SIGINT or SIGTERM; then it stops in order: no new connections, requests
+ * in flight answered, the array flushed, any background pass checkpointed, the array closed clean
+ * (superblocks marked clean on the members).
+ *
+ * <p>Threads: this command's thread waits for the stop signal ({@link StopSignals}) and then runs
+ * the shutdown; a monitor thread reports a member failure or the end of a background pass as it
+ * happens; the server's own threads serve. A shutdown hook runs the same idempotent shutdown if the
+ * JVM is stopped another way (SIGHUP).
+ */
+@Command(header = "Export the array over NBD until stopped (SIGINT/SIGTERM).", name = "serve",
+        mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
+        description = {"Assemble the array from the MEMBER files or NBD URIs (any order) and serve it as an NBD "
+                + "export to clients such as fio, qemu-img, nbdinfo or the kernel's nbd-client, until SIGINT or SIGTERM. "
+                + "The URI served is printed on stderr once listening.",
+                "Stopping answers the requests in flight, then closes the array clean (as any other raid command "
+                + "leaves it). A pending resync or a recovery onto a spare runs in the background meanwhile; a member "
+                + "that fails while serving is reported and the array goes on degraded.",
+                "--backend memory serves a fresh in-memory array instead (for benchmarks and trials; its data goes "
+                + "when the server stops).",
+                "Exit 0 after a clean stop of a whole array, 1 if it ended degraded or failed, 2 for bad input."},
+        footer = {"", "Examples:",
+                "  raid serve a.img b.img c.img d.img          # nbd://127.0.0.1:10809/raid",
+                "  raid serve --port 0 --read-only a.img b.img c.img",
+                "  raid serve --socket /tmp/raid.sock nbd://h1/m nbd://h2/m nbd://h3/m",
+                "  raid serve --backend memory --disks 4 --size 1G"})
+final class ServeCommand extends Verb {
+    static final String DEFAULT_SIZE = "1G";
+
+    @Option(names = "--port", paramLabel = "PORT",
+            description = "TCP port (default: 10809, NBD's; 0 takes a free one, printed).")
+    Integer port;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Serve on this Unix domain socket instead of TCP.")
+    Path socket;
+
+    @Option(names = "--bind", paramLabel = "ADDRESS",
+            description = "Address to listen on (default: 127.0.0.1, this host only). NBD has no authentication: "
+                    + "0.0.0.0 lets anyone who reaches the port read and write the array.")
+    String bind;
+
+    @Option(names = "--export", paramLabel = "NAME", defaultValue = NbdServerConfig.DEFAULT_EXPORT_NAME,
+            description = "Export name clients ask for (default: ${DEFAULT-VALUE}; the empty name selects it too).")
+    String exportName;
+
+    @Option(names = "--read-only", description = "Assemble read-only (nothing is written to the members, no pass "
+            + "starts) and refuse clients' writes (EPERM).")
+    boolean readOnly;
+
+    @Option(names = "--force", description = "Start an array that is dirty and degraded anyway (md's --force): stripes "
+            + "written at the crash may read back wrong (the RAID-5 write hole).")
+    boolean force;
+
+    @Option(names = "--executor", paramLabel = "KIND", defaultValue = "auto",
+            description = "Where requests run: pool (a pool of --workers threads shared by all connections: one "
+                    + "connection's requests run in parallel, right when members have latency) or connection (each "
+                    + "connection's thread runs its requests in order: no hand-off, fastest for memory-speed arrays); "
+                    + "auto is connection for --backend memory, else pool (default: ${DEFAULT-VALUE}).")
+    String executor;
+
+    @Option(names = "--workers", paramLabel = "N", defaultValue = "4",
+            description = "Threads of the pool executor (default: ${DEFAULT-VALUE}).")
+    int workers;
+
+    @Option(names = "--counters", paramLabel = "MODE",
+            description = "The array's hot-path counters: percpu or atomic (default: percpu).")
+    String counters;
+
+    @Option(names = "--backend", paramLabel = "KIND",
+            description = "memory: serve a fresh in-memory array (zeros) instead of MEMBER files, shaped by the options "
+                    + "below, as raid bench builds its arrays.")
+    String backend;
+
+    @Option(names = "--disks", paramLabel = "N", description = "--backend memory: members (default: 4).")
+    Integer disks;
+
+    @Option(names = "--size", paramLabel = "SIZE", converter = Sizes.Converter.class,
+            description = "--backend memory: array size at least this, members sized to hold it (default: "
+                    + DEFAULT_SIZE + ").")
+    Long size;
+
+    @Option(names = "--chunk", paramLabel = "SIZE", converter = Sizes.Converter.class,
+            description = "--backend memory: chunk size (default: 512K).")
+    Long chunk;
+
+    @Option(names = "--layout", paramLabel = "NAME", description = "--backend memory: md layout (default: left-symmetric).")
+    String layout;
+
+    @Parameters(paramLabel = "MEMBER", arity = "0..*",
+            description = "Member files or NBD URIs (nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH), any order.")
+    List<String> members = new ArrayList<>();
+
+    private ServedArray served;
+    private NbdServer server;
+    private ServeMonitor monitor;
+    private boolean stopped;
+    private int exitCode = ExitCode.OK;
+
+    @Override
+    public Integer call() throws Exception {
+        NbdServerConfig config = checkOptions();
+        StopSignals signals = StopSignals.install(err(), name());
+        served = backend != null ? ServedArray.memory(memoryOptions(), counterMode())
+                : ServedArray.assemble(members, readOnly, force, counterMode());
+        Thread hook = new Thread(() -> stop("the JVM is shutting down"), "raid-serve-shutdown");
+        try {
+            Runtime.getRuntime().addShutdownHook(hook);
+            Raid5Array array = served.array();
+            ArrayStatus before = array.status();
+            SyncAction started = readOnly ? null : array.startSync();
+            try {
+                server = NbdServer.start(array, config.toBuilder()
+                        .description("raidfive RAID-5 " + before.name() + " (UUID " + before.uuid() + ")").build());
+            } catch (IOException e) {
+                throw new CliException(ExitCode.USAGE, e.getMessage(), e);
+            }
+            say("serving " + server.uri() + " (" + describe(before, config) + ")");
+            if (started != null) {
+                say(RebuildCommand.describe(before, started) + " in the background");
+            }
+            if (!isLoopback(config)) {
+                say("listening on " + config.bindAddress() + ": NBD has no authentication, so any host that reaches "
+                        + "port " + server.port() + " can read and write the array");
+            }
+            monitor = ServeMonitor.start(array, this::say);
+            String why = signals.await();
+            stop(why);
+        } finally {
+            stop("error");
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs or ran; stop() is idempotent
+            }
+        }
+        return exitCode;
+    }
+
+    /** Stops in order, once, whoever calls first (this command's thread or the shutdown hook). */
+    private synchronized void stop(String why) {
+        if (stopped || served == null) {
+            return;
+        }
+        stopped = true;
+        Raid5Array array = served.array();
+        List<String> problems = new ArrayList<>();
+        if (server != null) {
+            say("stopping (" + why + "): answering the requests in flight, then closing the array");
+            try {
+                server.close();
+            } catch (IOException e) {
+                problems.add("flushing the array failed: " + e.getMessage());
+            }
+        }
+        if (monitor != null) {
+            monitor.close();
+        }
+        ArrayStatus end = null;
+        try {
+            Passes.stopAll(array);
+            end = array.status();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            served.close();
+        } catch (IOException e) {
+            problems.add("closing the array failed: " + e.getMessage());
+        }
+        if (end == null || server == null) {
+            exitCode = ExitCode.PROBLEM;
+            return;
+        }
+        String state = end.failed() ? "FAILED" : end.degraded() ? "degraded, " + end.activeMembers() + " of "
+                + end.raidDisks() + " members in sync" : "whole";
+        String closed = served.memory() ? "the in-memory array is gone" : readOnly
+                ? end.name() + " closed, read-only: the members are unchanged"
+                : end.failed() ? end.name() + " closed" : end.name() + " closed clean";
+        for (String p : problems) {
+            say(p);
+        }
+        say("stopped; " + closed + " (" + state + ")");
+        exitCode = !problems.isEmpty() || end.failed() || end.degraded() ? ExitCode.PROBLEM : ExitCode.OK;
+    }
+
+    private NbdServerConfig checkOptions() {
+        if (backend == null) {
+            if (members.isEmpty()) {
+                throw CliException.usage("give the MEMBER files or NBD URIs of the array to serve, or --backend memory "
+                        + "for a fresh in-memory array");
+            }
+            for (Object[] o : new Object[][] {{"--disks", disks}, {"--size", size}, {"--chunk", chunk},
+                {"--layout", layout}}) {
+                if (o[1] != null) {
+                    throw CliException.usage(o[0] + " shapes a fresh array: it applies only with --backend memory");
+                }
+            }
+        } else {
+            if (!backend.toLowerCase(Locale.ROOT).equals("memory")) {
+                throw CliException.usage("unknown --backend '" + backend + "'; valid: memory");
+            }
+            if (!members.isEmpty()) {
+                throw CliException.usage("--backend memory serves a fresh in-memory array: give no MEMBER ("
+                        + String.join(" ", members) + ")");
+            }
+        }
+        if (socket != null && (port != null || bind != null)) {
+            throw CliException.usage("give --socket or --port/--bind, not both");
+        }
+        NbdServerConfig.Builder b = NbdServerConfig.builder().exportName(exportName).readOnly(readOnly)
+                .requestExecution(parseExecutor(executor, backend != null)).workerThreads(workers)
+                // The array takes whole 512-byte sectors: advertise it, so clients align (and others get EINVAL).
+                .minimumBlockSize(512);
+        if (socket != null) {
+            b.unixSocket(socket);
+        } else {
+            b.bindAddress(bind != null ? bind : NbdServerConfig.DEFAULT_BIND_ADDRESS)
+                    .port(port != null ? port : NbdServerConfig.DEFAULT_PORT);
+        }
+        try {
+            return b.build();
+        } catch (IllegalArgumentException e) {
+            throw CliException.usage(e.getMessage());
+        }
+    }
+
+    /**
+     * {@code auto}: measured with fio (4 KiB, iodepth 32, one connection) on a memory array, the
+     * connection's own thread beats the hand-off to a pool by about a third; with file or NBD
+     * members a slow request would hold up the connection's others, so the pool.
+     */
+    static RequestExecution parseExecutor(String text, boolean memoryBackend) {
+        switch (text.toLowerCase(Locale.ROOT)) {
+            case "auto":
+                return memoryBackend ? RequestExecution.CONNECTION_THREAD : RequestExecution.WORKER_POOL;
+            case "pool":
+                return RequestExecution.WORKER_POOL;
+            case "connection":
+                return RequestExecution.CONNECTION_THREAD;
+            default:
+                throw CliException.usage("unknown --executor '" + text + "'; valid: auto, pool, connection");
+        }
+    }
+
+    private CounterMode counterMode() {
+        if (counters == null) {
+            return CounterMode.PERCPU;
+        }
+        switch (counters.toLowerCase(Locale.ROOT)) {
+            case "percpu":
+                return CounterMode.PERCPU;
+            case "atomic":
+                return CounterMode.ATOMIC;
+            default:
+                throw CliException.usage("unknown --counters '" + counters + "'; valid: percpu, atomic");
+        }
+    }
+
+    private ServedArray.MemoryOptions memoryOptions() {
+        return new ServedArray.MemoryOptions(disks != null ? disks : 4, size != null ? size : Sizes.parse(DEFAULT_SIZE),
+                chunk != null ? chunk : 512 * 1024, layout != null ? layout : "left-symmetric");
+    }
+
+    private String describe(ArrayStatus s, NbdServerConfig config) {
+        StringBuilder d = new StringBuilder("array size ").append(s.arrayBytes()).append(" bytes = ")
+                .append(Sizes.human(s.arrayBytes())).append(", ").append(s.name()).append(" raid5 ").append(s.layout())
+                .append(" chunk ").append(Sizes.chunk(s.chunkSize())).append(", ")
+                .append(s.activeMembers()).append(" of ").append(s.raidDisks()).append(" members in sync");
+        if (s.spareMembers() > 0) {
+            d.append(" + ").append(s.spareMembers()).append(" spare");
+        }
+        d.append(", ").append(s.state()).append(", ").append(served.memory() ? "in memory, " : "")
+                .append(config.readOnly() ? "read-only" : "read-write").append(", ")
+                .append(config.requestExecution() == RequestExecution.CONNECTION_THREAD ? "connection executor"
+                        : "pool executor (" + config.workerThreads() + " workers)");
+        return d.toString();
+    }
+
+    private static boolean isLoopback(NbdServerConfig config) {
+        if (config.unixSocket() != null) {
+            return true;
+        }
+        try {
+            return InetAddress.getByName(config.bindAddress()).isLoopbackAddress();
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}

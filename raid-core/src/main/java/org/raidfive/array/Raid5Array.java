@@ -674,7 +674,7 @@ public final class Raid5Array implements MemberDisk {
     }
 
     private void syncFinished(SyncJob job, boolean complete, Throwable error) {
-        SyncProgress p = job.progress();
+        SyncProgress p = job.ended();
         try {
             switch (job.action()) {
                 case RESYNC:

@@ -90,7 +90,16 @@ final class SyncJob {
     }
 
     SyncProgress progress() {
-        return new SyncProgress(action, position, layout.memberBytesUsed(), rate, mismatchSectors, running, error,
+        return snapshot(running);
+    }
+
+    /** The final figures, for the listener: the pass counts as running until its outcome is recorded. */
+    SyncProgress ended() {
+        return snapshot(false);
+    }
+
+    private SyncProgress snapshot(boolean isRunning) {
+        return new SyncProgress(action, position, layout.memberBytesUsed(), rate, mismatchSectors, isRunning, error,
                 target == null ? null : target.name());
     }
 
@@ -156,10 +165,11 @@ final class SyncJob {
             LOG.warn("{} of {} stopped at member offset {}: {}", action, core.name, position, error);
         } finally {
             core.syncRunning = false;
-            running = false;
             try {
                 listener.finished(this, complete && failure == null, failure);
             } finally {
+                // Only now: whoever sees the pass stopped also sees its outcome (a rebuilt member in sync).
+                running = false;
                 done.countDown();
             }
         }

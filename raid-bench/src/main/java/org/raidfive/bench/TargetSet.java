@@ -108,7 +108,7 @@ final class TargetSet implements AutoCloseable {
         List<MemberDisk> base = disks.get(v.target());
         switch (v.target()) {
             case RAW:
-                return new Opened(new KeepOpenDisk(base.get(0)), null);
+                return new Opened(KeepOpenDisk.of(base.get(0)), null);
             case RAW_MEMBERS:
                 return new Opened(new StripedDisks(keepOpen(base), config.chunk()), null);
             default:
@@ -127,7 +127,7 @@ final class TargetSet implements AutoCloseable {
     private static List<MemberDisk> keepOpen(List<MemberDisk> base) {
         List<MemberDisk> list = new ArrayList<>(base.size());
         for (MemberDisk d : base) {
-            list.add(new KeepOpenDisk(d));
+            list.add(KeepOpenDisk.of(d));
         }
         return list;
     }

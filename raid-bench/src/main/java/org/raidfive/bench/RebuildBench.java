@@ -15,6 +15,7 @@ import org.raidfive.array.SyncLimits;
 import org.raidfive.array.SyncProgress;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.MemoryDisk;
+import org.raidfive.parity.Xor;
 
 /**
  * Rebuild rate against the sequential read rate of one member, measured back to back in each round
@@ -63,30 +64,44 @@ public final class RebuildBench {
         List<Double> reads = new ArrayList<>();
         List<Double> rebuilds = new ArrayList<>();
         List<Double> ratios = new ArrayList<>();
+        List<Double> bounds1 = new ArrayList<>();
+        List<Double> bounds2 = new ArrayList<>();
+        int piece = Math.min(chunk, 256 * 1024); // the engine's sync piece (ArrayCore.MAX_PIECE)
         for (int round = 0; round <= repeat; round++) {
             double read = sequentialRead(memberSize);
             double rebuild = rebuild(disks, memberSize, chunk);
+            double bound1 = bareXor(disks, memberSize, piece, 1);
+            double bound2 = bareXor(disks, memberSize, piece, 2);
             if (round == 0) {
                 continue; // warm-up round for the JIT, not reported
             }
             reads.add(read);
             rebuilds.add(rebuild);
             ratios.add(rebuild / read);
-            out.printf("round %d: member sequential read %.2f GiB/s, rebuild %.2f GiB/s, ratio %.3f%n", round,
-                    read / (1 << 30), rebuild / (1 << 30), rebuild / read);
+            bounds1.add(bound1);
+            bounds2.add(bound2);
+            out.printf("round %d: member sequential read %.2f GiB/s, rebuild %.2f GiB/s, ratio %.3f; bare XOR of %d "
+                            + "members into one: 1 thread %.2f GiB/s, 2 threads %.2f GiB/s%n", round,
+                    read / (1 << 30), rebuild / (1 << 30), rebuild / read, disks - 1, bound1 / (1 << 30),
+                    bound2 / (1 << 30));
         }
         Stats r = Stats.of(reads.stream().mapToDouble(Double::doubleValue).toArray());
         Stats b = Stats.of(rebuilds.stream().mapToDouble(Double::doubleValue).toArray());
         Stats q = Stats.of(ratios.stream().mapToDouble(Double::doubleValue).toArray());
+        Stats x1 = Stats.of(bounds1.stream().mapToDouble(Double::doubleValue).toArray());
+        Stats x2 = Stats.of(bounds2.stream().mapToDouble(Double::doubleValue).toArray());
         out.printf("summary (%d rounds): read median %.2f GiB/s (%.2f-%.2f), rebuild median %.2f GiB/s (%.2f-%.2f), "
-                        + "ratio median %.3f (%.3f-%.3f)%n", repeat, r.median() / (1 << 30), r.min() / (1 << 30),
+                        + "ratio median %.3f (%.3f-%.3f); bare XOR 1 thread %.2f GiB/s (%.2f-%.2f), "
+                        + "2 threads %.2f GiB/s (%.2f-%.2f)%n", repeat, r.median() / (1 << 30), r.min() / (1 << 30),
                 r.max() / (1 << 30), b.median() / (1 << 30), b.min() / (1 << 30), b.max() / (1 << 30), q.median(),
-                q.min(), q.max());
+                q.min(), q.max(), x1.median() / (1 << 30), x1.min() / (1 << 30), x1.max() / (1 << 30),
+                x2.median() / (1 << 30), x2.min() / (1 << 30), x2.max() / (1 << 30));
         if (json != null) {
             Files.writeString(json, String.format(java.util.Locale.ROOT,
                     "{\"disks\":%d,\"member_bytes\":%d,\"chunk\":%d,\"read_bytes_per_s\":%s,"
-                            + "\"rebuild_bytes_per_s\":%s,\"ratio\":%s}%n",
-                    disks, memberSize, chunk, reads, rebuilds, ratios));
+                            + "\"rebuild_bytes_per_s\":%s,\"ratio\":%s,\"bare_xor_1thread_bytes_per_s\":%s,"
+                            + "\"bare_xor_2threads_bytes_per_s\":%s}%n",
+                    disks, memberSize, chunk, reads, rebuilds, ratios, bounds1, bounds2));
         }
     }
 
@@ -100,6 +115,63 @@ public final class RebuildBench {
                 disk.read(pos, buf, 0, buf.capacity());
             }
             return memberSize * 1e9 / (System.nanoTime() - start);
+        }
+    }
+
+    /**
+     * The rebuild's arithmetic with nothing around it: {@code disks - 1} filled memory members XORed
+     * in place into another, {@code piece} bytes per call, the member range split between
+     * {@code threads} threads. One thread is the ceiling of a one-thread rebuild on this memory: it
+     * moves the same bytes (three member streams in, one out) through the same kernel.
+     */
+    static double bareXor(int disks, long memberSize, int piece, int threads) throws Exception {
+        List<MemoryDisk> sources = new ArrayList<>();
+        for (int i = 0; i < disks - 1; i++) {
+            MemoryDisk d = new MemoryDisk(memberSize);
+            sources.add(d);
+            fill(d, 0, memberSize);
+        }
+        // Allocated last, as the rebuild's spare is: fresh, zeroed memory.
+        try (MemoryDisk target = new MemoryDisk(memberSize)) {
+            long share = memberSize / threads / piece * piece;
+            Thread[] workers = new Thread[threads];
+            Exception[] failure = new Exception[1];
+            long start = System.nanoTime();
+            for (int t = 0; t < threads; t++) {
+                long from = t * share;
+                long to = t == threads - 1 ? memberSize : from + share;
+                workers[t] = new Thread(() -> {
+                    ByteBuffer[] srcs = new ByteBuffer[disks - 1];
+                    int[] offs = new int[disks - 1];
+                    try {
+                        for (long pos = from; pos + piece <= to; pos += piece) {
+                            for (int s = 0; s < srcs.length; s++) {
+                                srcs[s] = sources.get(s).directBuffer(pos, piece);
+                                offs[s] = sources.get(s).directIndex(pos);
+                            }
+                            Xor.parity(target.directBuffer(pos, piece), target.directIndex(pos), srcs, offs,
+                                    srcs.length, piece);
+                        }
+                    } catch (IOException e) {
+                        synchronized (failure) {
+                            failure[0] = e;
+                        }
+                    }
+                });
+                workers[t].start();
+            }
+            for (Thread w : workers) {
+                w.join();
+            }
+            long elapsed = System.nanoTime() - start;
+            if (failure[0] != null) {
+                throw failure[0];
+            }
+            return memberSize * 1e9 / elapsed;
+        } finally {
+            for (MemoryDisk d : sources) {
+                d.close();
+            }
         }
     }
 

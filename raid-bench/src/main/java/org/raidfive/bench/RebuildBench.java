@@ -68,9 +68,13 @@ public final class RebuildBench {
         List<Double> bounds2 = new ArrayList<>();
         int piece = Math.min(chunk, 256 * 1024); // the engine's sync piece (ArrayCore.MAX_PIECE)
         for (int round = 0; round <= repeat; round++) {
+            settle();
             double read = sequentialRead(memberSize);
+            settle();
             double rebuild = rebuild(disks, memberSize, chunk);
+            settle();
             double bound1 = bareXor(disks, memberSize, piece, 1);
+            settle();
             double bound2 = bareXor(disks, memberSize, piece, 2);
             if (round == 0) {
                 continue; // warm-up round for the JIT, not reported
@@ -103,6 +107,16 @@ public final class RebuildBench {
                             + "\"bare_xor_2threads_bytes_per_s\":%s}%n",
                     disks, memberSize, chunk, reads, rebuilds, ratios, bounds1, bounds2));
         }
+    }
+
+    /**
+     * Lets the previous phase's gigabytes of memory members go before the next is measured: closed
+     * {@link MemoryDisk}s are freed by their cleaners after a collection, and freeing is not the
+     * next phase's cost.
+     */
+    private static void settle() throws InterruptedException {
+        System.gc();
+        Thread.sleep(300);
     }
 
     /** One thread reading a whole filled member in 1 MiB requests: bytes per second. */

@@ -35,7 +35,7 @@ final class ArraySession implements AutoCloseable {
     }
 
     static ArraySession assemble(List<String> specs, AssembleOptions options) throws IOException {
-        MemberSet set = Members.openAll(specs);
+        MemberSet set = Members.openAll(specs, options.readOnly());
         try {
             return new ArraySession(set, Raid5Array.assemble(set.disks(), options));
         } catch (IOException | RuntimeException e) {

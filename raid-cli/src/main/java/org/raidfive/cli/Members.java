@@ -57,10 +57,20 @@ final class Members {
 
     /** Opens an existing member for reading and writing. */
     static MemberDisk open(String spec) throws IOException {
+        return open(spec, false);
+    }
+
+    /**
+     * Opens an existing member; {@code readOnly} opens a file without write access (so commands that
+     * only look work on files the user cannot write, and cannot change them by mistake). An NBD
+     * export is opened as it is: read-only assembly writes nothing to any member.
+     */
+    static MemberDisk open(String spec, boolean readOnly) throws IOException {
         if (isNbd(spec)) {
             return openNbd(spec);
         }
-        return FileDisk.open(existingFile(spec));
+        Path file = existingFile(spec);
+        return readOnly ? FileDisk.openReadOnly(file) : FileDisk.open(file);
     }
 
     /** Connects to an NBD member; an unreachable server or unknown export is a {@link MemberUnreachableException}. */
@@ -185,6 +195,11 @@ final class Members {
 
     /** Opens every spec (after checking they are distinct); closes what it opened if one fails. */
     static MemberSet openAll(List<String> specs) throws IOException {
+        return openAll(specs, false);
+    }
+
+    /** As {@link #openAll(List)}, files opened without write access when {@code readOnly}. */
+    static MemberSet openAll(List<String> specs, boolean readOnly) throws IOException {
         checkDistinct(specs);
         for (String s : specs) {
             checkExists(s);
@@ -192,7 +207,7 @@ final class Members {
         List<MemberDisk> disks = new ArrayList<>(specs.size());
         try {
             for (String s : specs) {
-                disks.add(open(s));
+                disks.add(open(s, readOnly));
             }
         } catch (IOException | RuntimeException e) {
             MemberSet.closeQuietly(disks);

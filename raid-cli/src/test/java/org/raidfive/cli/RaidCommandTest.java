@@ -361,4 +361,26 @@ class RaidCommandTest {
         assertTrue(r.out().contains("percpu / atomic = "), r.out());
         assertFalse(r.out().contains("FAILED"), r.out());
     }
+
+    @Test
+    void commandsThatOnlyLookOpenMemberFilesWithoutWriteAccess() throws Exception {
+        List<String> members = files("a.img", "b.img", "c.img");
+        create(members);
+        try (ArraySession session = ArraySession.readOnly(members)) {
+            for (String m : members) {
+                MemberDisk disk = session.disk(m);
+                assertTrue(disk instanceof FileDisk && ((FileDisk) disk).isReadOnly(), m + " opened writable");
+                java.io.IOException refused = org.junit.jupiter.api.Assertions.assertThrows(java.io.IOException.class,
+                        () -> disk.write(0, ByteBuffer.allocate(512), 0, 512));
+                assertTrue(refused.getMessage().contains("read-only"), refused.getMessage());
+            }
+            ByteBuffer buf = ByteBuffer.allocate(4096);
+            session.array().read(0, buf, 0, buf.capacity()); // reads still work through read-only files
+        }
+        Cli.Result detail = Cli.run(args(List.of("detail"), members));
+        assertEquals(0, detail.exit(), detail.all());
+        try (ArraySession session = ArraySession.readWrite(members)) {
+            assertFalse(((FileDisk) session.disk(members.get(0))).isReadOnly());
+        }
+    }
 }

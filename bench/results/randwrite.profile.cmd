@@ -1,1 +1,0 @@
-raid bench --rw randwrite --bs 4k --numjobs 2 --disks 4 --target array (java -XX:StartFlightRecording=...,settings=profile; jfr print --events jdk.ExecutionSample)

@@ -22,6 +22,9 @@ GOALS = {
     "foundation": 0.8,
     "rebuild": 0.7,
     "degraded": 0.4,
+    "striped_vs_atomiclong": 2.4,
+    "striped_vs_longadder": 1.0,
+    "atomic_vs_atomiclong": 0.9,
 }
 
 # NBD: fio's nbd engine, 4 KiB, iodepth 32, 1 job, against `raid serve --backend memory` / nbdkit memory.
@@ -253,6 +256,7 @@ class Results:
                                      "(the randread run above)",
                          "%s IOPS" % fmt_count(deg["iops"]["median"]), "%s IOPS" % fmt_count(healthy["iops"]["median"]),
                          dratio, GOALS["degraded"]))
+        rows.extend(self.counter_bench_rows())
         for rw, what in (("randread", "reads"), ("randwrite", "writes")):
             ours, _, peer, ratio, _ = self.nbd(rw)
             rows.append(("nbd_" + rw, "fio nbd engine, 4 KiB random %s, iodepth 32, 1 job, against `raid serve --backend "
@@ -260,6 +264,34 @@ class Results:
                                       "see the NBD section)" % what,
                          ours and "%s IOPS" % fmt_count(ours["median"]), peer and "%s IOPS" % fmt_count(peer["median"]),
                          ratio, NBD_GOALS[rw]))
+        return rows
+
+    def counter_bench_rows(self):
+        """The counters issue's JMH targets: medians over all forks' iterations, range ours-min / theirs-max."""
+        def impls(name):
+            out = {}
+            for e in jmh_entries(os.path.join(self.out, name + ".json")):
+                if e["benchmark"].endswith(".getPut"):
+                    out[e.get("params", {}).get("impl")] = raw_scores(e["primaryMetric"])
+            return out
+
+        rows = []
+        for name, threads in (("counter2", 2), ("counter1", 1)):
+            got = impls(name)
+            pairs = [("PercpuRefAtomic", "AtomicLong", "atomic_vs_atomiclong", "atomic mode")]
+            if threads == 2:
+                pairs = [("PercpuRefStriped", "AtomicLong", "striped_vs_atomiclong", "striped"),
+                         ("PercpuRefStriped", "LongAdder", "striped_vs_longadder", "striped")] + pairs
+            for ours, theirs, goal, what in pairs:
+                a, b = got.get(ours), got.get(theirs)
+                if not a or not b:
+                    continue
+                ma, mb = statistics.median(a), statistics.median(b)
+                ratio = {"median": ma / mb, "min": min(a) / max(b), "max": max(a) / min(b), "n": len(a)}
+                rows.append(("counters", "(counters issue) PercpuRef %s vs %s, get+put pairs, %d thread%s (`CounterBench`, "
+                                         "medians of all forks' iterations)" % (what, theirs, threads,
+                                                                               "s" if threads > 1 else ""),
+                             "%.1f ops/us" % ma, "%.1f ops/us" % mb, ratio, GOALS[goal]))
         return rows
 
     def counter_rows(self):

@@ -16,10 +16,14 @@ final class ExamineReport {
     /** C's {@code ctime()} without the newline, as mdadm prints times: {@code Tue Dec  2 08:52:00 2025}. */
     private static final DateTimeFormatter CTIME = DateTimeFormatter.ofPattern("EEE MMM ppd HH:mm:ss yyyy", Locale.US);
 
+    /** Sectors after a 1.2 superblock that md counts as metadata whatever the features ((32 + 4) * 2). */
+    private static final long KERNEL_RESERVE_SECTORS = 72;
+
     private ExamineReport() {
     }
 
-    static String text(String path, SuperblockFile.Read read) {
+    /** {@code memberBytes}: the member's size, or 0 when unknown (then no "Unused Space" line). */
+    static String text(String path, SuperblockFile.Read read, long memberBytes) {
         Superblock sb = read.sb();
         StringBuilder s = new StringBuilder(1024);
         s.append(path).append(":\n");
@@ -40,6 +44,10 @@ final class ExamineReport {
         field(s, "Super Offset", sb.superOffset() + " sectors");
         if (sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET)) {
             field(s, "Recovery Offset", Long.toUnsignedString(sb.recoveryOffset()) + " sectors");
+        }
+        long[] unused = unusedSpace(sb, memberBytes);
+        if (unused != null) {
+            field(s, "Unused Space", "before=" + unused[0] + " sectors, after=" + unused[1] + " sectors");
         }
         field(s, "State", sb.isClean() ? "clean" : "active");
         field(s, "Device UUID", MdUuid.format(sb.deviceUuid()));
@@ -63,7 +71,7 @@ final class ExamineReport {
         return s.toString();
     }
 
-    static Map<String, Object> json(String path, SuperblockFile.Read read) {
+    static Map<String, Object> json(String path, SuperblockFile.Read read, long memberBytes) {
         Superblock sb = read.sb();
         Map<String, Object> m = Json.object();
         m.put("path", path);
@@ -80,6 +88,9 @@ final class ExamineReport {
         m.put("usedDevSectors", sb.size());
         m.put("dataOffsetSectors", sb.dataOffset());
         m.put("superOffsetSectors", sb.superOffset());
+        long[] unused = unusedSpace(sb, memberBytes);
+        m.put("unusedSectorsBefore", unused == null ? null : unused[0]);
+        m.put("unusedSectorsAfter", unused == null ? null : unused[1]);
         m.put("recoveryOffsetSectors", sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET) ? sb.recoveryOffset() : null);
         m.put("state", sb.isClean() ? "clean" : "active");
         m.put("resyncOffsetSectors", sb.isClean() ? null : sb.resyncOffset());
@@ -98,6 +109,28 @@ final class ExamineReport {
         m.put("deviceRole", role(sb));
         m.put("arrayState", arrayState(sb));
         return m;
+    }
+
+    /**
+     * The space around the data that mdadm's "Unused Space" line reports for a 1.2 member, {before,
+     * after} in sectors, or null where mdadm prints no line (both zero; a pending data-offset change)
+     * or we cannot tell: an unknown member size, or an internal bitmap (its size is in the bitmap's own
+     * header, which we do not read). Before: from the end of whatever follows the superblock (the
+     * kernel's 36 KiB reserve, the bad-block log) to the data; after: from the end of the used data to
+     * the end of the member.
+     */
+    static long[] unusedSpace(Superblock sb, long memberBytes) {
+        if (memberBytes <= 0 || sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)
+                || sb.hasFeature(Superblock.MD_FEATURE_NEW_OFFSET)) {
+            return null;
+        }
+        long earliest = sb.superOffset() + KERNEL_RESERVE_SECTORS;
+        if (sb.bblogOffset() != 0 && sb.bblogSize() != 0) {
+            earliest = Math.max(earliest, sb.superOffset() + sb.bblogOffset() + sb.bblogSize());
+        }
+        long before = Math.max(0, sb.dataOffset() - earliest);
+        long after = (memberBytes >> 9) - sb.size() - sb.dataOffset();
+        return before == 0 && after == 0 ? null : new long[] {before, after};
     }
 
     private static void field(StringBuilder s, String key, String value) {

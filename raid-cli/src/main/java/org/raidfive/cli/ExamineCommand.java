@@ -35,7 +35,7 @@ final class ExamineCommand extends Verb {
             } catch (SuperblockException e) {
                 throw CliException.usage(e.getMessage());
             }
-            sizes.add(Members.size(m)); // 0 for a block device: its size is not known here
+            sizes.add(Members.size(m));
         }
         if (json) {
             List<Object> list = new ArrayList<>();

@@ -39,7 +39,9 @@ final class ExamineReport {
         field(s, "Avail Dev Size", sb.dataSize() + " sectors" + Sizes.mdadmHuman(sb.dataSize() << 9));
         long arrayBytes = arrayBytes(sb);
         field(s, "Array Size", (arrayBytes >> 10) + " KiB" + Sizes.mdadmHuman(arrayBytes));
-        field(s, "Used Dev Size", sb.size() + " sectors" + Sizes.mdadmHuman(sb.size() << 9));
+        if (sb.size() != sb.dataSize()) { // mdadm shows it only when it differs from Avail Dev Size
+            field(s, "Used Dev Size", sb.size() + " sectors" + Sizes.mdadmHuman(sb.size() << 9));
+        }
         field(s, "Data Offset", sb.dataOffset() + " sectors");
         field(s, "Super Offset", sb.superOffset() + " sectors");
         if (sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET)) {

@@ -114,14 +114,16 @@ final class Members {
         return isNbd(spec) || Files.exists(path(spec));
     }
 
-    /** Size in bytes: the file's, or the NBD export's (which means connecting to it). */
+    /** Size in bytes: the file's or block device's, or the NBD export's (which means connecting to it). */
     static long size(String spec) throws IOException {
         if (isNbd(spec)) {
             try (MemberDisk d = openNbd(spec)) {
                 return d.size();
             }
         }
-        return Files.size(existingFile(spec));
+        try (FileDisk file = FileDisk.openReadOnly(existingFile(spec))) {
+            return file.size(); // a block device's too, which the file system reports as 0
+        }
     }
 
     /** Refuses a file spec that names no file or a directory; checks an NBD URI's syntax only. */

@@ -28,24 +28,22 @@ final class ExamineCommand extends Verb {
     public Integer call() throws Exception {
         Members.checkDistinct(members);
         List<SuperblockFile.Read> reads = new ArrayList<>();
-        List<Long> sizes = new ArrayList<>();
         for (String m : members) {
             try {
                 reads.add(SuperblockFile.read(m));
             } catch (SuperblockException e) {
                 throw CliException.usage(e.getMessage());
             }
-            sizes.add(Members.size(m));
         }
         if (json) {
             List<Object> list = new ArrayList<>();
             for (int i = 0; i < members.size(); i++) {
-                list.add(ExamineReport.json(members.get(i), reads.get(i), sizes.get(i)));
+                list.add(ExamineReport.json(members.get(i), reads.get(i), reads.get(i).memberBytes()));
             }
             out().print(Json.write(list.size() == 1 ? list.get(0) : list));
         } else {
             for (int i = 0; i < members.size(); i++) {
-                out().print(ExamineReport.text(members.get(i), reads.get(i), sizes.get(i)));
+                out().print(ExamineReport.text(members.get(i), reads.get(i), reads.get(i).memberBytes()));
             }
         }
         out().flush();

@@ -195,12 +195,10 @@ final class Members {
         return -1;
     }
 
-    /** Opens every spec (after checking they are distinct); closes what it opened if one fails. */
-    static MemberSet openAll(List<String> specs) throws IOException {
-        return openAll(specs, false);
-    }
-
-    /** As {@link #openAll(List)}, files opened without write access when {@code readOnly}. */
+    /**
+     * Opens every spec (after checking they are distinct), files without write access when
+     * {@code readOnly}; closes what it opened if one fails.
+     */
     static MemberSet openAll(List<String> specs, boolean readOnly) throws IOException {
         checkDistinct(specs);
         for (String s : specs) {

@@ -3,9 +3,8 @@ package org.raidfive.cli;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
+import org.raidfive.disk.FileDisk;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.md.CorruptSuperblockException;
 import org.raidfive.md.Superblock;
@@ -32,7 +31,7 @@ final class SuperblockFile {
      * A superblock as found: {@code storedChecksum == expectedChecksum} unless it was decoded despite
      * a wrong checksum.
      */
-    record Read(Superblock sb, int storedChecksum, int expectedChecksum) {
+    record Read(Superblock sb, int storedChecksum, int expectedChecksum, long memberBytes) {
         boolean checksumCorrect() {
             return storedChecksum == expectedChecksum;
         }
@@ -40,7 +39,9 @@ final class SuperblockFile {
 
     /** Reads and fully validates; a wrong checksum is refused like any corruption. */
     static Superblock readValid(Path path, String name) throws IOException, SuperblockException {
-        return Superblock.decode(block(path, name), name, Superblock.SUPERBLOCK_OFFSET_SECTORS);
+        try (FileDisk disk = FileDisk.openReadOnly(path)) {
+            return Superblock.decode(block(disk, name), name, Superblock.SUPERBLOCK_OFFSET_SECTORS);
+        }
     }
 
     /** {@link #readValid(Path, String)} of a member spec: a file, or an NBD export (opened just for this). */
@@ -65,7 +66,7 @@ final class SuperblockFile {
 
     /** {@link #read(Path, String)} from an open disk. */
     static Read read(MemberDisk disk, String name) throws IOException, SuperblockException {
-        return read(block(disk, name), name);
+        return read(block(disk, name), name, disk.size());
     }
 
     /**
@@ -73,14 +74,16 @@ final class SuperblockFile {
      * with both checksums (as {@code mdadm --examine} shows "expected ...").
      */
     static Read read(Path path, String name) throws IOException, SuperblockException {
-        return read(block(path, name), name);
+        try (FileDisk disk = FileDisk.openReadOnly(path)) { // a block device's size too, not the 0 fstat gives
+            return read(disk, name);
+        }
     }
 
-    private static Read read(ByteBuffer block, String name) throws SuperblockException {
+    private static Read read(ByteBuffer block, String name, long memberBytes) throws SuperblockException {
         try {
             Superblock sb = Superblock.decode(block.duplicate().order(ByteOrder.LITTLE_ENDIAN), name,
                     Superblock.SUPERBLOCK_OFFSET_SECTORS);
-            return new Read(sb, sb.sbCsum(), sb.sbCsum());
+            return new Read(sb, sb.sbCsum(), sb.sbCsum(), memberBytes);
         } catch (CorruptSuperblockException e) {
             int expected;
             try {
@@ -98,7 +101,7 @@ final class SuperblockFile {
             fixed.putInt(SB_CSUM_OFFSET, expected);
             try {
                 Superblock sb = Superblock.decode(fixed, name, Superblock.SUPERBLOCK_OFFSET_SECTORS);
-                return new Read(sb, stored, expected);
+                return new Read(sb, stored, expected, memberBytes);
             } catch (SuperblockException other) {
                 throw e;
             }
@@ -108,30 +111,12 @@ final class SuperblockFile {
     private static ByteBuffer block(MemberDisk disk, String name) throws IOException, SuperblockException {
         long size = disk.size();
         if (size < Superblock.SUPERBLOCK_OFFSET + BLOCK) {
-            throw new SuperblockException(name, "not an md member: the export (" + size
+            String what = disk instanceof FileDisk ? "file" : "export";
+            throw new SuperblockException(name, "not an md member: the " + what + " (" + size
                     + " bytes) is too small to hold a superblock at " + Superblock.SUPERBLOCK_OFFSET);
         }
         ByteBuffer buf = ByteBuffer.allocate(BLOCK).order(ByteOrder.LITTLE_ENDIAN);
         disk.read(Superblock.SUPERBLOCK_OFFSET, buf, 0, BLOCK);
         return buf;
-    }
-
-    private static ByteBuffer block(Path path, String name) throws IOException, SuperblockException {
-        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-            long size = ch.size();
-            boolean device = size == 0 && !java.nio.file.Files.isRegularFile(path);
-            if (!device && size < Superblock.SUPERBLOCK_OFFSET + BLOCK) {
-                throw new SuperblockException(name, "not an md member: the file (" + size
-                        + " bytes) is too small to hold a superblock at " + Superblock.SUPERBLOCK_OFFSET);
-            }
-            ByteBuffer buf = ByteBuffer.allocate(BLOCK).order(ByteOrder.LITTLE_ENDIAN);
-            while (buf.hasRemaining()) {
-                if (ch.read(buf, Superblock.SUPERBLOCK_OFFSET + buf.position()) < 0) {
-                    break;
-                }
-            }
-            buf.flip();
-            return buf;
-        }
     }
 }

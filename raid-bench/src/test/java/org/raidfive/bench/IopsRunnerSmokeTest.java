@@ -31,7 +31,9 @@ class IopsRunnerSmokeTest {
             Latency.Percentiles p = Latency.Percentiles.of(r.latency());
             assertEquals(r.ops(), p.count(), "one latency per counted I/O");
             assertTrue(p.p50() > 0 && p.p50() <= p.p99() && p.p99() <= p.p999() && p.p999() <= p.max());
-            assertTrue(r.cpuPercent() >= 0 && r.cpuPercent() <= 100.5, "cpu " + r.cpuPercent());
+            // Process CPU time is sampled in clock ticks (10 ms): over a 200 ms window on 2 cores that
+            // is a few percent either way, so a saturated run may read slightly above 100.
+            assertTrue(r.cpuPercent() >= 0 && r.cpuPercent() <= 110, "cpu " + r.cpuPercent());
         }
         assertEquals(1, report.ratios().size());
         assertEquals("array percpu / raw", report.ratios().get(0).label());

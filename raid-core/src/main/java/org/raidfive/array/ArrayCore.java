@@ -19,8 +19,6 @@ import org.raidfive.layout.Raid5Layout;
  */
 final class ArrayCore {
     static final int MAX_PIECE = 256 * 1024;
-    /** md's max_corr_read_errors default: a member that needed this many rewrites is failed. */
-    static final int MAX_CORRECTED_READ_ERRORS = 20;
 
     final String name;
     final Raid5Layout layout;
@@ -108,11 +106,14 @@ final class ArrayCore {
         }
     }
 
-    /** Number of slots in {@code stripe} whose data cannot be read (missing, faulty, not yet rebuilt). */
-    int unreadableSlots(Member[] s, long stripeOffset) {
+    /**
+     * Number of slots whose bytes {@code [memberOffset, memberOffset + length)} of the stripe at
+     * {@code stripeOffset} cannot be read (missing, faulty, not yet rebuilt, listed as bad blocks).
+     */
+    int unreadableSlots(Member[] s, long stripeOffset, long memberOffset, int length) {
         int n = 0;
         for (Member m : s) {
-            if (m == null || !m.readable(stripeOffset)) {
+            if (m == null || !m.readable(stripeOffset, memberOffset, length)) {
                 n++;
             }
         }

@@ -18,4 +18,10 @@ interface ArrayHooks {
      * @throws ArrayFailedException when the array can no longer serve I/O
      */
     void memberFailed(Member member, IOException cause) throws IOException;
+
+    /**
+     * {@code member} recorded new bad blocks (an error md could not correct): writes the
+     * superblocks, with the bad block log, before the I/O that found them returns.
+     */
+    void badBlocksRecorded(Member member) throws IOException;
 }

@@ -29,6 +29,15 @@ final class ArrayMetadata implements ArrayHooks {
     /** Every member the array knows: in a slot, replacing one, spare, or faulty and not yet removed. */
     final List<Member> members = new ArrayList<>();
 
+    /**
+     * md's internal bitmap, kept but not yet maintained bit by bit: its offset from the superblock
+     * in sectors (0 when the array has none) and the bytes of bits after its 256-byte superblock.
+     * Every bit is set once per assembly, before the first write (see {@link #beforeWrite}).
+     */
+    int bitmapOffset;
+    long bitmapBitBytes;
+    private boolean bitmapAllDirty;
+
     private ArrayCore core;
     private volatile boolean dirty;
     private long events;
@@ -111,9 +120,43 @@ final class ArrayMetadata implements ArrayHooks {
         synchronized (lock) {
             if (!dirty) {
                 core.checkUsable();
+                markBitmapDirtyLocked();
                 dirty = true;
                 writeAllLocked();
             }
+        }
+    }
+
+    /**
+     * Until raidfive keeps md's bitmap bit by bit, it sets every bit before its first write: md, or
+     * raidfive after a crash, then resyncs (or recovers onto a re-added member) everything raidfive
+     * may have touched, rather than trusting a bitmap that does not know about those writes.
+     */
+    private void markBitmapDirtyLocked() throws IOException {
+        if (bitmapOffset == 0 || bitmapAllDirty || core.readOnly) {
+            return;
+        }
+        for (Member m : members) {
+            if (m.state == MemberState.FAULTY) {
+                continue;
+            }
+            try {
+                SuperblockIo.markBitmapDirty(this, m);
+            } catch (IOException e) {
+                LOG.warn("{}: bitmap write to {} failed ({}); marking it faulty", name, m.name(), e.getMessage());
+                m.state = MemberState.FAULTY;
+                updateFailureLocked();
+                core.checkUsable();
+            }
+        }
+        bitmapAllDirty = true;
+    }
+
+    @Override
+    public void badBlocksRecorded(Member member) throws IOException {
+        synchronized (lock) {
+            LOG.warn("{}: recorded bad blocks on {}: {}", name, member.name(), member.badBlocks());
+            writeAllLocked();
         }
     }
 
@@ -188,6 +231,13 @@ final class ArrayMetadata implements ArrayHooks {
                 }
                 try {
                     SuperblockIo.write(this, m);
+                } catch (SuperblockIo.NewerOnDiskException e) {
+                    // Someone else owns the members now: writing on would undo their changes. Stop.
+                    if (core.failure == null) {
+                        core.failure = "stopped to avoid overwriting newer metadata: " + e.getMessage();
+                        LOG.error("{}: {}", name, core.failure);
+                    }
+                    throw new ArrayFailedException(name + " " + core.failure, e);
                 } catch (IOException e) {
                     LOG.warn("{}: superblock write to {} failed ({}); marking it faulty", name, m.name(), e.getMessage());
                     m.state = MemberState.FAULTY;
@@ -198,6 +248,7 @@ final class ArrayMetadata implements ArrayHooks {
                 return;
             }
             updateFailureLocked();
+            failureListener.run(); // a member lost to a superblock write is a failure like any other
         }
         throw new ArrayFailedException(name + ": no member accepts superblock writes");
     }

@@ -3,15 +3,22 @@ package org.raidfive.array;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.raidfive.disk.ClaimMode;
+import org.raidfive.disk.DiskClaim;
 import org.raidfive.disk.MemberDisk;
+import org.raidfive.disk.MemberInUseException;
 import org.raidfive.layout.Raid5Algorithm;
 import org.raidfive.layout.Raid5Layout;
+import org.raidfive.md.BadBlockLog;
+import org.raidfive.md.BitmapSuperblock;
 import org.raidfive.md.DataOffset;
+import org.raidfive.md.MdFeatures;
 import org.raidfive.md.MdUuid;
 import org.raidfive.md.Superblock;
 import org.raidfive.md.SuperblockException;
@@ -21,9 +28,27 @@ import org.slf4j.LoggerFactory;
 /**
  * Builds arrays: {@code create} writes new metadata; {@code assemble} reads it back from members
  * given in any order and applies md's rules for which of them can be trusted.
+ *
+ * <p>Both claim every member first ({@link MemberDisk#claim}: exclusive for a writable array,
+ * shared for a read-only one), so a member another array holds, in this process or another, is
+ * refused before anything is written.
+ *
+ * <p>Assembly, as mdadm and md do it: a member the freshest superblock records as faulty, or whose
+ * events lag it, is left out (reported in {@link AssemblyReport}) and the array runs without it,
+ * degraded, when it can. When too few members are fresh to run, {@code force} takes back the
+ * members that failed most recently, as {@code mdadm --assemble --force} does, plus any other
+ * member that failed together with them (within {@link #FORCE_TOGETHER_EVENTS} events of the
+ * freshest), brings their events up and marks the array dirty so that a resync recomputes parity.
+ * md features raidfive does not implement are refused ({@link MdFeatures}); read-only or not.
  */
 final class Assembler {
     private static final Logger LOG = LoggerFactory.getLogger(Assembler.class);
+    /**
+     * Members whose events are this close to the freshest failed together with the last ones to
+     * fail (a failure bumps events once, a retried superblock write once more): force takes them
+     * all back, so the array comes back whole and no stripe is rebuilt from a half-written one.
+     */
+    static final long FORCE_TOGETHER_EVENTS = 8;
 
     private Assembler() {
     }
@@ -63,33 +88,79 @@ final class Assembler {
             }
         }
         byte[] uuid = spec.uuid() != null ? spec.uuid() : MdUuid.random();
-        long ctime = org.raidfive.md.MdTime.nowSeconds();
-        ArrayMetadata meta = new ArrayMetadata(uuid, spec.name(), ctime, layout, 0,
-                spec.assumeClean() ? Long.MAX_VALUE : 0);
-        Member[] slots = new Member[disks.size()];
-        for (int i = 0; i < slots.length; i++) {
-            slots[i] = new Member(disks.get(i), dataOffset, i, MdUuid.random(), i, MemberState.IN_SYNC, 0,
-                    spec.counterMode());
+        List<DiskClaim> claims = claimAll(all, ClaimMode.EXCLUSIVE, holder(spec.name(), uuid), null);
+        try {
+            long ctime = org.raidfive.md.MdTime.nowSeconds();
+            ArrayMetadata meta = new ArrayMetadata(uuid, spec.name(), ctime, layout, 0,
+                    spec.assumeClean() ? Long.MAX_VALUE : 0);
+            Member[] slots = new Member[disks.size()];
+            for (int i = 0; i < slots.length; i++) {
+                slots[i] = new Member(disks.get(i), dataOffset, i, MdUuid.random(), i, MemberState.IN_SYNC, 0,
+                        spec.counterMode());
+            }
+            ArrayCore core = new ArrayCore(spec.name(), layout, slots, spec.counterMode(), meta);
+            meta.attach(core);
+            meta.members.addAll(Arrays.asList(slots));
+            for (int j = 0; j < spares.size(); j++) {
+                meta.members.add(new Member(spares.get(j), dataOffset, slots.length + j, MdUuid.random(), -1,
+                        MemberState.SPARE, 0, spec.counterMode()));
+            }
+            for (int i = 0; i < meta.members.size(); i++) {
+                meta.members.get(i).claimed(claims.get(i));
+            }
+            Raid5Array array = new Raid5Array(core, meta, spec.syncLimits(), false, AssemblyReport.NONE);
+            for (Member m : meta.members) {
+                SuperblockIo.initBadBlockLog(meta, m);
+            }
+            meta.writeAll();
+            LOG.info("created {}: {}", spec.name(), layout);
+            if (!spec.assumeClean()) {
+                array.startSync();
+            }
+            return array;
+        } catch (IOException | RuntimeException e) {
+            claims.forEach(DiskClaim::close);
+            throw e;
         }
-        ArrayCore core = new ArrayCore(spec.name(), layout, slots, spec.counterMode(), meta);
-        meta.attach(core);
-        meta.members.addAll(Arrays.asList(slots));
-        for (int j = 0; j < spares.size(); j++) {
-            meta.members.add(new Member(spares.get(j), dataOffset, slots.length + j, MdUuid.random(), -1,
-                    MemberState.SPARE, 0, spec.counterMode()));
-        }
-        Raid5Array array = new Raid5Array(core, meta, spec.syncLimits(), false);
-        for (Member m : meta.members) {
-            SuperblockIo.initBadBlockLog(meta, m);
-        }
-        meta.writeAll();
-        LOG.info("created {}: {}", spec.name(), layout);
-        if (!spec.assumeClean()) {
-            array.startSync();
-        }
-        return array;
     }
 
+    static String holder(String name, byte[] uuid) {
+        return "array " + name + " (UUID " + MdUuid.format(uuid) + ")";
+    }
+
+    /**
+     * Claims every disk, or none: on a refusal the claims already taken are given back and the
+     * refusal says which array the member belongs to, when its superblock tells.
+     */
+    private static List<DiskClaim> claimAll(List<? extends MemberDisk> disks, ClaimMode mode, String holder,
+                                            Map<MemberDisk, Superblock> superblocks) throws IOException {
+        List<DiskClaim> claims = new ArrayList<>();
+        try {
+            for (MemberDisk d : disks) {
+                claims.add(d.claim(mode, holder));
+            }
+        } catch (MemberInUseException e) {
+            claims.forEach(DiskClaim::close);
+            Superblock sb = superblocks == null ? null : superblocks.get(find(disks, e.member()));
+            throw sb == null ? e : new MemberInUseException(e.member(), e.getMessage() + "; it is a member of "
+                    + holder(sb.name(), sb.setUuid()) + ", held there", e.holderPid());
+        } catch (IOException | RuntimeException e) {
+            claims.forEach(DiskClaim::close);
+            throw e;
+        }
+        return claims;
+    }
+
+    private static MemberDisk find(List<? extends MemberDisk> disks, String name) {
+        for (MemberDisk d : disks) {
+            if (d.name().equals(name)) {
+                return d;
+            }
+        }
+        return null;
+    }
+
+    /** A disk joining a running array (hot spare or replacement): claimed, with an empty bad block log. */
     static Member newSpare(Raid5Array array, MemberDisk disk) throws IOException {
         ArrayMetadata meta = array.meta;
         synchronized (meta.lock) {
@@ -106,10 +177,32 @@ final class Assembler {
                 throw new ArrayConfigException(disk.name() + " is too small to join " + meta.name + ": it needs "
                         + needed + " bytes, it has " + disk.size());
             }
-            Member spare = new Member(disk, dataOffset, meta.nextDevNumber(), MdUuid.random(), -1, MemberState.SPARE,
-                    0, array.core.counterMode);
-            SuperblockIo.initBadBlockLog(meta, spare);
-            return spare;
+            DiskClaim claim = disk.claim(ClaimMode.EXCLUSIVE, holder(meta.name, meta.uuid));
+            try {
+                Member spare = new Member(disk, dataOffset, meta.nextDevNumber(), MdUuid.random(), -1,
+                        MemberState.SPARE, 0, array.core.counterMode);
+                spare.claimed(claim);
+                SuperblockIo.initBadBlockLog(meta, spare);
+                if (meta.bitmapOffset != 0) {
+                    Member from = null;
+                    for (Member m : meta.members) {
+                        if (m.state != MemberState.FAULTY) {
+                            from = m;
+                            break;
+                        }
+                    }
+                    if (from != null) {
+                        SuperblockIo.copyBitmap(meta, from, spare);
+                        if (meta.dirty()) {
+                            SuperblockIo.markBitmapDirty(meta, spare);
+                        }
+                    }
+                }
+                return spare;
+            } catch (IOException | RuntimeException e) {
+                claim.close();
+                throw e;
+            }
         }
     }
 
@@ -127,11 +220,8 @@ final class Assembler {
     private record Found(MemberDisk disk, Superblock sb) {
     }
 
-    static Raid5Array assemble(List<? extends MemberDisk> disks, AssembleOptions options) throws IOException {
-        if (disks.isEmpty()) {
-            throw new ArrayConfigException("no members given");
-        }
-        checkDistinct(disks);
+    /** Every disk's superblock; the array is the UUID most carry, anything else is refused. */
+    private static List<Found> readAll(List<? extends MemberDisk> disks) throws IOException {
         List<Found> found = new ArrayList<>();
         for (MemberDisk d : disks) {
             try {
@@ -142,7 +232,6 @@ final class Assembler {
                 throw new IOException("cannot read the superblock of " + d.name() + ": " + e.getMessage(), e);
             }
         }
-        // The array is the UUID most members carry; anything else belongs to another array.
         Map<String, Integer> votes = new LinkedHashMap<>();
         for (Found f : found) {
             votes.merge(MdUuid.format(f.sb.setUuid()), 1, Integer::sum);
@@ -164,27 +253,80 @@ final class Assembler {
                         + " are the same member (device UUID " + MdUuid.format(f.sb.deviceUuid()) + "): a copy?");
             }
         }
+        return found;
+    }
+
+    private static Found freshest(List<Found> found) {
         Found freshest = found.get(0);
         for (Found f : found) {
             if (Long.compareUnsigned(f.sb.events(), freshest.sb.events()) > 0) {
                 freshest = f;
             }
         }
+        return freshest;
+    }
+
+    /** A member the freshest superblock does not trust, and what force could do with it. */
+    private record Stale(Found found, Member member, String reason, boolean forcible) {
+    }
+
+    static Raid5Array assemble(List<? extends MemberDisk> disks, AssembleOptions options) throws IOException {
+        if (disks.isEmpty()) {
+            throw new ArrayConfigException("no members given");
+        }
+        checkDistinct(disks);
+        List<Found> found = readAll(disks);
+        Superblock first = freshest(found).sb;
+        Map<MemberDisk, Superblock> bySb = new IdentityHashMap<>();
+        for (Found f : found) {
+            bySb.put(f.disk, f.sb);
+        }
+        List<DiskClaim> claims = claimAll(disks, options.readOnly() ? ClaimMode.SHARED : ClaimMode.EXCLUSIVE,
+                holder(first.name(), first.setUuid()), bySb);
+        Map<MemberDisk, DiskClaim> claimOf = new IdentityHashMap<>();
+        for (int i = 0; i < disks.size(); i++) {
+            claimOf.put(disks.get(i), claims.get(i));
+        }
+        try {
+            // Read again now that the members are ours: what another holder wrote before letting go counts.
+            return assembleClaimed(readAll(disks), options, claimOf);
+        } catch (IOException | RuntimeException e) {
+            claims.forEach(DiskClaim::close);
+            throw e;
+        }
+    }
+
+    private static Raid5Array assembleClaimed(List<Found> found, AssembleOptions opts,
+                                              Map<MemberDisk, DiskClaim> claimOf) throws IOException {
+        Found freshest = freshest(found);
         Superblock top = freshest.sb;
         if (top.level() != Superblock.LEVEL_RAID5) {
             throw new ArrayConfigException(freshest.disk.name() + " belongs to a RAID-" + top.level()
                     + " array; raidfive runs RAID-5 only");
         }
+        for (Found f : found) {
+            String refusal = MdFeatures.refusal(f.sb, f.disk.name());
+            if (refusal != null) {
+                throw new ArrayConfigException(refusal);
+            }
+        }
         int raidDisks = top.raidDisks();
         int chunk = top.chunkSectors() * 512;
         Raid5Algorithm algorithm = Raid5Algorithm.fromMdNumber(top.layout());
         Raid5Layout layout = new Raid5Layout(algorithm, raidDisks, chunk, top.size() * 512);
-        AssembleOptions opts = options;
+        BitmapSuperblock bitmap = null;
+        if (top.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)) {
+            try {
+                bitmap = SuperblockIo.readBitmap(freshest.disk, top);
+            } catch (SuperblockException e) {
+                throw new ArrayConfigException(e.getMessage() + "; raidfive will not write to it", e);
+            }
+        }
 
         Member[] slots = new Member[raidDisks];
         Member[] replacements = new Member[raidDisks];
         List<Member> members = new ArrayList<>();
-        List<String> stale = new ArrayList<>();
+        List<Stale> stale = new ArrayList<>();
         for (Found f : found) {
             Superblock sb = f.sb;
             if (sb.raidDisks() != raidDisks || sb.chunkSectors() != top.chunkSectors() || sb.layout() != top.layout()
@@ -201,50 +343,50 @@ final class Assembler {
             int role = dev < top.maxDev() ? top.devRole(dev) : Superblock.ROLE_SPARE;
             boolean behind = Long.compareUnsigned(sb.events() + 1, top.events()) < 0;
             boolean ownRoleActive = sb.devRole(dev) < Superblock.ROLE_MAX;
-            MemberState state;
-            int slot = -1;
-            long recovery = 0;
+            Member m = member(f, opts);
             if (role == Superblock.ROLE_FAULTY || (behind && (role < Superblock.ROLE_MAX || ownRoleActive))) {
                 String why = role == Superblock.ROLE_FAULTY
-                        ? "it is marked faulty in the array (events " + top.events() + "), its own superblock is at "
-                        + sb.events()
-                        : "its events (" + sb.events() + ") lag the array's (" + top.events() + ")";
-                if (!opts.takeStaleAsSpare()) {
-                    stale.add(f.disk.name() + " is stale: " + why
-                            + "; it failed or was removed earlier and its data is out of date"
-                            + " (add it back as a spare to rebuild it)");
+                        ? "failed earlier (the array records it as faulty; events " + Long.toUnsignedString(sb.events())
+                        + " < " + Long.toUnsignedString(top.events()) + ")"
+                        : "it is behind the others (events " + Long.toUnsignedString(sb.events()) + " < "
+                        + Long.toUnsignedString(top.events()) + ")";
+                if (opts.takeStaleAsSpare()) {
+                    LOG.warn("{}: taking stale member {} as a spare ({})", top.name(), f.disk.name(), why);
+                    m.state = MemberState.SPARE;
+                    m.slot = -1;
+                    members.add(m);
                     continue;
                 }
-                LOG.warn("{}: taking stale member {} as a spare ({})", top.name(), f.disk.name(), why);
-                state = MemberState.SPARE;
-            } else if (role == Superblock.ROLE_SPARE || role >= Superblock.ROLE_MAX) {
-                state = MemberState.SPARE;
+                int ownRole = sb.devRole(dev);
+                boolean forcible = ownRole < raidDisks && !sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET)
+                        && !sb.hasFeature(Superblock.MD_FEATURE_REPLACEMENT);
+                if (forcible) {
+                    m.slot = ownRole;
+                    m.state = MemberState.IN_SYNC;
+                }
+                stale.add(new Stale(f, m, why, forcible));
+                continue;
+            }
+            if (role == Superblock.ROLE_SPARE || role >= Superblock.ROLE_MAX) {
+                m.state = MemberState.SPARE;
+                m.slot = -1;
             } else {
                 if (role >= raidDisks) {
                     throw new ArrayConfigException(f.disk.name() + " claims slot " + role + " of a " + raidDisks
                             + "-member array");
                 }
-                slot = role;
                 boolean rebuilding = sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET);
-                state = rebuilding ? MemberState.REBUILDING : MemberState.IN_SYNC;
-                recovery = rebuilding ? sb.recoveryOffset() * 512 : 0;
-            }
-            Member m = new Member(f.disk, sb.dataOffset() * 512, dev, sb.deviceUuid(), slot, state, recovery,
-                    opts.counterMode());
-            m.correctedReadErrors.set(sb.cntCorrectedRead());
-            if (slot >= 0) {
-                boolean replacement = sb.hasFeature(Superblock.MD_FEATURE_REPLACEMENT);
-                Member[] table = replacement ? replacements : slots;
-                if (table[slot] != null) {
-                    throw new ArrayConfigException(f.disk.name() + " and " + table[slot].name() + " both claim slot "
-                            + slot);
+                m.slot = role;
+                m.state = rebuilding ? MemberState.REBUILDING : MemberState.IN_SYNC;
+                m.recoveryOffset = rebuilding ? sb.recoveryOffset() * 512 : 0;
+                Member[] table = sb.hasFeature(Superblock.MD_FEATURE_REPLACEMENT) ? replacements : slots;
+                if (table[role] != null) {
+                    throw new ArrayConfigException(f.disk.name() + " and " + table[role].name() + " both claim slot "
+                            + role);
                 }
-                table[slot] = m;
+                table[role] = m;
             }
             members.add(m);
-        }
-        if (!stale.isEmpty()) {
-            throw new ArrayConfigException(String.join("; ", stale));
         }
         // A replacement whose primary is gone takes the slot as an ordinary rebuilding member.
         for (int i = 0; i < raidDisks; i++) {
@@ -253,20 +395,45 @@ final class Assembler {
                 replacements[i] = null;
             }
         }
-        List<String> out = new ArrayList<>();
-        for (int i = 0; i < raidDisks; i++) {
-            if (slots[i] == null) {
-                out.add("slot " + i + " missing");
-            } else if (slots[i].state != MemberState.IN_SYNC) {
-                out.add("slot " + i + " (" + slots[i].name() + ") still rebuilding");
-            }
+        List<AssemblyReport.Forced> forced = new ArrayList<>();
+        if (outOfSync(slots).size() > 1 && opts.force()) {
+            force(slots, stale, members, top, forced);
         }
+        List<String> out = outOfSync(slots);
         if (out.size() > 1) {
-            throw new ArrayConfigException("too few members to run " + top.name() + ": RAID-5 needs " + (raidDisks - 1)
-                    + " of " + raidDisks + " in sync, but " + String.join(", ", out));
+            StringBuilder why = new StringBuilder("too few members to run " + top.name() + ": RAID-5 needs "
+                    + (raidDisks - 1) + " of " + raidDisks + " in sync, but " + String.join(", ", out));
+            List<String> forcible = new ArrayList<>();
+            for (Stale s : stale) {
+                if (s.forcible) {
+                    forcible.add(s.found.disk.name() + " (slot " + s.member.slot + ", events "
+                            + Long.toUnsignedString(s.found.sb.events()) + ")");
+                }
+                why.append("; ").append(s.found.disk.name()).append(' ').append(s.reason);
+            }
+            if (!forcible.isEmpty() && !opts.force()) {
+                why.append(". These failed and still hold their last data: ").append(String.join(", ", forcible))
+                        .append("; force (mdadm's --assemble --force) takes the most recent back");
+            }
+            throw new ArrayConfigException(why.toString());
+        }
+        List<AssemblyReport.LeftOut> leftOut = new ArrayList<>();
+        for (Stale s : stale) {
+            if (!members.contains(s.member)) {
+                leftOut.add(new AssemblyReport.LeftOut(s.found.disk, s.reason, s.found.sb.events()));
+                DiskClaim c = claimOf.remove(s.found.disk);
+                if (c != null) {
+                    c.close();
+                }
+                LOG.warn("{}: leaving out {}: {}", top.name(), s.found.disk.name(), s.reason);
+            }
         }
         boolean degraded = !out.isEmpty();
         long recoveryCp = SuperblockIo.toBytes(top.resyncOffset());
+        boolean resyncForced = !forced.isEmpty();
+        if (resyncForced) {
+            recoveryCp = 0;
+        }
         if (degraded && recoveryCp != Long.MAX_VALUE && !opts.force()) {
             throw new ArrayConfigException(top.name() + " is dirty and degraded (" + out.get(0) + "): it was not shut "
                     + "down cleanly while a member was missing, so parity of the stripes being written at that moment "
@@ -274,14 +441,25 @@ final class Assembler {
                     + "trusted; refusing to start it. Use force to start it anyway and accept that risk.");
         }
         ArrayMetadata meta = new ArrayMetadata(top.setUuid(), top.name(), top.ctime(), layout, top.events(), recoveryCp);
+        if (bitmap != null) {
+            meta.bitmapOffset = top.bitmapOffset();
+            meta.bitmapBitBytes = bitmap.bitBytes();
+        }
         ArrayCore core = new ArrayCore(top.name(), layout, slots, opts.counterMode(), meta);
         core.replacements = replacements;
         core.readOnly = opts.readOnly();
         meta.attach(core);
         meta.members.addAll(members);
-        Raid5Array array = new Raid5Array(core, meta, opts.syncLimits(), opts.readOnly());
+        for (Member m : members) {
+            m.claimed(claimOf.get(m.disk));
+        }
+        AssemblyReport report = new AssemblyReport(leftOut, forced, resyncForced);
+        Raid5Array array = new Raid5Array(core, meta, opts.syncLimits(), opts.readOnly(), report);
         if (!opts.readOnly()) {
             meta.writeAll();
+        }
+        for (String line : report.lines()) {
+            LOG.info("{}: {}", top.name(), line);
         }
         LOG.info("assembled {} from {} members ({}{})", top.name(), members.size(), degraded ? "degraded" : "healthy",
                 recoveryCp == Long.MAX_VALUE ? ", clean" : ", needs resync from member offset " + recoveryCp);
@@ -289,5 +467,69 @@ final class Assembler {
             array.startSync();
         }
         return array;
+    }
+
+    /** A member from its superblock: everything md keeps per device, as found. */
+    private static Member member(Found f, AssembleOptions opts) throws IOException {
+        Superblock sb = f.sb;
+        Member m = new Member(f.disk, sb.dataOffset() * 512, sb.devNumber(), sb.deviceUuid(), -1, MemberState.SPARE, 0,
+                opts.counterMode());
+        m.correctedSectors.set(Integer.toUnsignedLong(sb.cntCorrectedRead()));
+        m.devflags = sb.devflags();
+        m.dataSizeSectors = sb.dataSize();
+        if (sb.bblogOffset() != 0 && sb.bblogSize() > 0) {
+            m.bblogOffset = sb.bblogOffset();
+            m.bblogSize = sb.bblogSize();
+            m.bblogShift = sb.bblogShift();
+        }
+        try {
+            BadBlockLog bad = SuperblockIo.readBadBlocks(f.disk, sb);
+            m.loadBadBlocks(bad);
+            if (!bad.isEmpty()) {
+                LOG.info("{}: {} lists bad blocks {}: those sectors are rebuilt from parity when read", sb.name(),
+                        f.disk.name(), bad);
+            }
+        } catch (SuperblockException e) {
+            throw new ArrayConfigException(e.getMessage(), e);
+        }
+        return m;
+    }
+
+    /** Slots that are not in sync, described. */
+    private static List<String> outOfSync(Member[] slots) {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < slots.length; i++) {
+            if (slots[i] == null) {
+                out.add("slot " + i + " missing");
+            } else if (slots[i].state != MemberState.IN_SYNC) {
+                out.add("slot " + i + " (" + slots[i].name() + ") still rebuilding");
+            }
+        }
+        return out;
+    }
+
+    /**
+     * mdadm's forced assembly: the freshest failed member whose slot is free is taken back, again
+     * and again, until the array can run; then also every other one that failed together with them.
+     */
+    private static void force(Member[] slots, List<Stale> stale, List<Member> members, Superblock top,
+                              List<AssemblyReport.Forced> forced) {
+        List<Stale> candidates = new ArrayList<>();
+        for (Stale s : stale) {
+            if (s.forcible) {
+                candidates.add(s);
+            }
+        }
+        candidates.sort(Comparator.comparing((Stale s) -> s.found.sb.events(), Long::compareUnsigned).reversed());
+        for (Stale s : candidates) {
+            boolean needed = outOfSync(slots).size() > 1;
+            boolean together = Long.compareUnsigned(s.found.sb.events() + FORCE_TOGETHER_EVENTS, top.events()) >= 0;
+            int slot = s.member.slot;
+            if ((needed || together) && slots[slot] == null) {
+                slots[slot] = s.member;
+                members.add(s.member);
+                forced.add(new AssemblyReport.Forced(s.found.disk.name(), slot, s.found.sb.events(), top.events() + 1));
+            }
+        }
     }
 }

@@ -3,10 +3,13 @@ package org.raidfive.array;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.raidfive.counter.CounterMode;
 import org.raidfive.counter.PercpuRef;
 import org.raidfive.disk.DirectAccessDisk;
+import org.raidfive.disk.DiskClaim;
 import org.raidfive.disk.MemberDisk;
+import org.raidfive.md.BadBlockLog;
 
 /**
  * One member disk of an array: its storage, role, state and in-flight counter ({@code nr_pending}).
@@ -16,18 +19,42 @@ import org.raidfive.disk.MemberDisk;
  * path reads them without a lock; they change under the array's metadata lock (state) or the
  * stripe lock of the stripe being rebuilt (recovery offset), and the recovery offset only grows
  * while the member keeps its role.
+ *
+ * <p>Bad blocks: md's list of device sectors that must not be read as data, an immutable
+ * {@link BadBlockLog} in a volatile field (empty on nearly every member, so the I/O path pays one
+ * volatile read). A listed range counts as unreadable on this member; a successful write over it
+ * clears it (md's "made good"), and the changed list goes to disk with the next superblock write.
  */
 final class Member {
+    /** md's {@code max_nr_stripes} default: more consecutive read errors than this fail the member. */
+    static final int MAX_READ_ERRORS = 256;
+
     final MemberDisk disk;
     final long dataOffsetBytes;
     final PercpuRef nrPending;
-    final AtomicInteger correctedReadErrors = new AtomicInteger();
+    /** md's {@code read_errors}: failed reads since the last good one. */
+    final AtomicInteger readErrors = new AtomicInteger();
+    /** md's {@code corrected_errors} ({@code cnt_corrected_read}): sectors rewritten after read errors. */
+    final AtomicLong correctedSectors = new AtomicLong();
 
     volatile int devNumber;
     volatile byte[] deviceUuid;
     volatile int slot;
     volatile MemberState state;
     volatile long recoveryOffset;
+    /** md's {@code devflags} (write-mostly, failfast): kept as found; raid5 does not act on them. */
+    volatile int devflags;
+    /** md's {@code data_size}: sectors of the member usable for data, kept as found (md keeps it). */
+    volatile long dataSizeSectors;
+    /** Where this member's bad block log lives, sectors from the superblock; 0 when it has none. */
+    volatile int bblogOffset;
+    volatile int bblogSize;
+    volatile int bblogShift;
+    private volatile BadBlockLog badBlocks = BadBlockLog.EMPTY;
+    /** The list changed since the log was last written. */
+    private volatile boolean badBlocksChanged;
+    /** This array's ownership of the storage; null until claimed, and after release. */
+    private volatile DiskClaim claim;
 
     Member(MemberDisk disk, long dataOffsetBytes, int devNumber, byte[] deviceUuid, int slot,
            MemberState state, long recoveryOffset, CounterMode counterMode) {
@@ -39,12 +66,22 @@ final class Member {
         this.state = state;
         this.recoveryOffset = recoveryOffset;
         this.nrPending = PercpuRef.inflightCounter(counterMode);
+        this.dataSizeSectors = (disk.size() - dataOffsetBytes) / 512;
     }
 
     /** True when the bytes of the stripe at {@code memberOffset} on this member can be trusted. */
     boolean readable(long memberOffset) {
         MemberState s = state;
         return s == MemberState.IN_SYNC || (s == MemberState.REBUILDING && memberOffset < recoveryOffset);
+    }
+
+    /**
+     * True when {@code [memberOffset, memberOffset + length)} of the stripe at {@code stripeOffset}
+     * can be read from this member: it holds the stripe ({@link #readable}) and lists none of those
+     * sectors as bad.
+     */
+    boolean readable(long stripeOffset, long memberOffset, int length) {
+        return readable(stripeOffset) && !hasBadBlocks(memberOffset, length);
     }
 
     /**
@@ -55,12 +92,68 @@ final class Member {
         return readable(memberOffset);
     }
 
+    /** True if any sector of the data range is on this member's bad block list. */
+    boolean hasBadBlocks(long memberOffset, int length) {
+        BadBlockLog b = badBlocks;
+        return !b.isEmpty() && b.overlaps(sector(memberOffset), sectors(length));
+    }
+
+    BadBlockLog badBlocks() {
+        return badBlocks;
+    }
+
+    /** Loads the list read from disk (not a change: nothing to write back). */
+    void loadBadBlocks(BadBlockLog list) {
+        badBlocks = list;
+    }
+
+    /** True if this member can record bad blocks (it has a bad block log area). */
+    boolean canRecordBadBlocks() {
+        return bblogOffset != 0 && bblogSize > 0;
+    }
+
+    /** Lists the data range as bad (an error md could not correct); written with the next superblock. */
+    synchronized void recordBadBlocks(long memberOffset, int length) {
+        badBlocks = badBlocks.add(sector(memberOffset), sectors(length));
+        badBlocksChanged = true;
+    }
+
+    /** True (once) if the list changed since the last call: the log must be written again. */
+    boolean takeBadBlocksChanged() {
+        if (!badBlocksChanged) {
+            return false;
+        }
+        badBlocksChanged = false;
+        return true;
+    }
+
+    private long sector(long memberOffset) {
+        return (dataOffsetBytes + memberOffset) >>> 9;
+    }
+
+    private static long sectors(int length) {
+        return (length + 511L) >>> 9;
+    }
+
+    /** A successful write over listed sectors made them good (md's R5_MadeGood). */
+    private synchronized void clearBadBlocks(long memberOffset, int length) {
+        BadBlockLog b = badBlocks;
+        BadBlockLog cleared = b.clear(sector(memberOffset), sectors(length));
+        if (cleared != b) {
+            badBlocks = cleared;
+            badBlocksChanged = true;
+        }
+    }
+
     void readData(long memberOffset, ByteBuffer dst, int dstOffset, int length) throws IOException {
         nrPending.get();
         try {
             disk.read(dataOffsetBytes + memberOffset, dst, dstOffset, length);
         } finally {
             nrPending.put();
+        }
+        if (readErrors.get() != 0) {
+            readErrors.set(0); // md resets read_errors on every good read; a plain read otherwise
         }
     }
 
@@ -71,21 +164,38 @@ final class Member {
         } finally {
             nrPending.put();
         }
+        if (!badBlocks.isEmpty()) {
+            clearBadBlocks(memberOffset, length);
+        }
     }
 
     /**
-     * This member's bytes at {@code memberOffset} in place, when its disk offers direct access and
-     * the range is contiguous; else null and the caller copies. The caller brackets its use with
-     * {@code nrPending.get()}/{@code put()} like any other I/O on the member.
+     * This member's bytes at {@code memberOffset} in place, when its disk offers direct access, the
+     * range is contiguous and lists no bad blocks; else null and the caller copies (through
+     * {@link #readData}/{@link #writeData}, which keep the bad block list). The caller brackets its
+     * use with {@code nrPending.get()}/{@code put()} like any other I/O on the member.
      */
     ByteBuffer direct(long memberOffset, int length) throws IOException {
-        return disk instanceof DirectAccessDisk
+        return disk instanceof DirectAccessDisk && badBlocks.isEmpty()
                 ? ((DirectAccessDisk) disk).directBuffer(dataOffsetBytes + memberOffset, length) : null;
     }
 
     /** Index in {@link #direct}'s buffer of the byte at {@code memberOffset}. */
     int directIndex(long memberOffset) {
         return ((DirectAccessDisk) disk).directIndex(dataOffsetBytes + memberOffset);
+    }
+
+    void claimed(DiskClaim c) {
+        claim = c;
+    }
+
+    /** Gives the storage up (idempotent). */
+    void releaseClaim() {
+        DiskClaim c = claim;
+        claim = null;
+        if (c != null) {
+            c.close();
+        }
     }
 
     String name() {

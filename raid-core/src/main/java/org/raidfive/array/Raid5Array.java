@@ -55,7 +55,10 @@ public final class Raid5Array implements MemberDisk {
     /** Set first thing in close(): nothing new (recovery, safemode) may start once it is. */
     private volatile boolean closing;
 
-    Raid5Array(ArrayCore core, ArrayMetadata meta, SyncLimits syncLimits, boolean readOnly) {
+    private final AssemblyReport assemblyReport;
+
+    Raid5Array(ArrayCore core, ArrayMetadata meta, SyncLimits syncLimits, boolean readOnly, AssemblyReport report) {
+        this.assemblyReport = report;
         this.readOnly = readOnly;
         this.core = core;
         this.meta = meta;
@@ -313,6 +316,14 @@ public final class Raid5Array implements MemberDisk {
         }
     }
 
+    /**
+     * What assembly left out or forced ({@link AssemblyReport#NONE} for a created array). Disks it
+     * left out are not the array's: the caller closes them.
+     */
+    public AssemblyReport assemblyReport() {
+        return assemblyReport;
+    }
+
     /** md's mismatch_cnt from the last check or repair, in sectors; -1 if none ran. */
     public long mismatchSectors() {
         return meta.mismatchSectors();
@@ -358,6 +369,7 @@ public final class Raid5Array implements MemberDisk {
             }
             detach(m);
         });
+        m.releaseClaim();
         m.disk.close();
     }
 
@@ -406,12 +418,17 @@ public final class Raid5Array implements MemberDisk {
      */
     public void addSpare(MemberDisk disk, boolean startRecovery) throws IOException {
         Member spare = Assembler.newSpare(this, disk);
-        quiesce(() -> {
-            synchronized (meta.lock) {
-                meta.members.add(spare);
-                meta.writeAll();
-            }
-        });
+        try {
+            quiesce(() -> {
+                synchronized (meta.lock) {
+                    meta.members.add(spare);
+                    meta.writeAll();
+                }
+            });
+        } catch (IOException | RuntimeException e) {
+            releaseUnlessMember(spare);
+            throw e;
+        }
         LOG.info("{}: added spare {}", core.name, disk.name());
         if (startRecovery) {
             startRecoveryIfNeeded();
@@ -428,6 +445,25 @@ public final class Raid5Array implements MemberDisk {
             throw new IllegalStateException(old.name() + " is not in sync; only an in-sync member can be replaced");
         }
         Member target = Assembler.newSpare(this, spare);
+        try {
+            replaceWith(old, target);
+        } catch (IOException | RuntimeException e) {
+            releaseUnlessMember(target);
+            throw e;
+        }
+    }
+
+    /** A member that never joined gives its storage back. */
+    private void releaseUnlessMember(Member m) {
+        synchronized (meta.lock) {
+            if (meta.members.contains(m)) {
+                return;
+            }
+        }
+        m.releaseClaim();
+    }
+
+    private void replaceWith(Member old, Member target) throws IOException {
         synchronized (syncLock) {
             if (sync != null) {
                 throw new IllegalStateException(core.name + " is busy with " + sync.action()
@@ -627,6 +663,7 @@ public final class Raid5Array implements MemberDisk {
             }
             if (faulty != null) {
                 detach(faulty);
+                faulty.releaseClaim();
                 faulty.disk.close();
             }
             synchronized (meta.lock) {
@@ -740,12 +777,38 @@ public final class Raid5Array implements MemberDisk {
             }
         });
         if (replaced[0] != null) {
+            replaced[0].releaseClaim();
             replaced[0].disk.close();
         }
         LOG.info("{}: {} is in sync", core.name, target.name());
     }
 
     // ------------------------------------------------------------------ close
+
+    /**
+     * For tests: the process dies here. Nothing more is written (not even a checkpoint), background
+     * work stops, and the members' claims go as the kernel drops a dead process's locks; the disks
+     * are left open for the test to close.
+     */
+    void crashForTest() throws InterruptedException {
+        core.readOnly = true;
+        closing = true;
+        closed = true;
+        daemon.shutdownNow();
+        SyncJob job;
+        synchronized (syncLock) {
+            job = sync;
+        }
+        if (job != null) {
+            job.requestStop();
+            job.await(DRAIN_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS);
+        }
+        synchronized (meta.lock) {
+            for (Member m : meta.members) {
+                m.releaseClaim();
+            }
+        }
+    }
 
     /**
      * Stops any background pass (checkpointed), drains I/O, flushes every member, marks the array
@@ -797,6 +860,7 @@ public final class Raid5Array implements MemberDisk {
                 all = new ArrayList<>(meta.members);
             }
             for (Member m : all) {
+                m.releaseClaim();
                 try {
                     m.disk.close();
                 } catch (IOException e) {

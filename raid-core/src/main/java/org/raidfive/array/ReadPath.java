@@ -8,9 +8,16 @@ import org.raidfive.parity.Xor;
 /**
  * Reads. A request is cut at chunk boundaries; each piece whose member holds valid data is read
  * straight into the caller's buffer with no stripe lock (md's aligned-read bypass, counted in
- * {@code activeAlignedReads}). A piece whose member is missing or failed is reconstructed under
- * the stripe lock from the other members; a piece whose read fails is reconstructed the same way
- * and written back to the member, as md does with read errors.
+ * {@code activeAlignedReads}). A piece whose member is missing or failed, or whose sectors the
+ * member lists as bad blocks, is reconstructed under the stripe lock from the other members.
+ *
+ * <p>Read errors follow md's raid5 ({@code raid5_end_read_request}): the bytes are rebuilt from
+ * the other members, handed to the caller, written back over the bad sectors and read again; a
+ * member is failed only when that does not work (the rewrite or the re-read fails, or more than
+ * {@link Member#MAX_READ_ERRORS} reads failed in a row), and when the stripe is degraded, so that
+ * nothing can be rebuilt, the sectors are recorded as bad blocks where the member keeps a log (the
+ * read fails; the array goes on) and the member is failed where it does not. Corrections are
+ * counted in sectors, md's {@code cnt_corrected_read}.
  */
 final class ReadPath {
     private final ArrayCore core;
@@ -43,6 +50,10 @@ final class ReadPath {
         long stripeOffset = layout.memberOffset(stripe);
         Member m = core.slots[slot];
         if (m != null && m.readable(stripeOffset)) {
+            if (m.hasBadBlocks(stripeOffset + inChunk, n)) {
+                correct(m, stripe, slot, inChunk, dst, dstOffset, n, null);
+                return;
+            }
             IOException error;
             core.activeAlignedReads.get();
             try {
@@ -53,7 +64,7 @@ final class ReadPath {
             } finally {
                 core.activeAlignedReads.put();
             }
-            correctReadError(m, stripe, slot, inChunk, dst, dstOffset, n, error);
+            correct(m, stripe, slot, inChunk, dst, dstOffset, n, error);
             return;
         }
         core.locks.lock(stripe);
@@ -65,20 +76,27 @@ final class ReadPath {
     }
 
     /**
-     * md's read-error handling: rebuild the bytes from the other members, hand them to the caller
-     * and write them back over the bad sectors. The member is failed if the rewrite fails or it has
-     * needed too many corrections.
+     * md's read-error handling (and its handling of listed bad blocks, {@code error == null}):
+     * rebuild the bytes from the other members, hand them to the caller and write them back over
+     * the bad sectors, then read them again to prove the correction.
      */
-    private void correctReadError(Member m, long stripe, int slot, int inChunk, ByteBuffer dst, int dstOffset,
-                                  int n, IOException error) throws IOException {
+    private void correct(Member m, long stripe, int slot, int inChunk, ByteBuffer dst, int dstOffset, int n,
+                         IOException error) throws IOException {
+        if (error != null && m.readErrors.incrementAndGet() > Member.MAX_READ_ERRORS) {
+            core.memberFailed(m, new IOException(m.name() + ": more than " + Member.MAX_READ_ERRORS
+                    + " read errors in a row (md's limit)", error));
+        }
         core.locks.lock(stripe);
         try {
             Member[] s = core.slots;
             long stripeOffset = layout.memberOffset(stripe);
-            if (core.unreadableSlots(s, stripeOffset) > 0) {
-                // Already degraded elsewhere: nothing to rebuild from, so this member must go.
-                core.memberFailed(m, error);
+            long memberOffset = stripeOffset + inChunk;
+            if (m.state == MemberState.FAULTY || s[slot] != m) {
                 reconstruct(stripe, slot, inChunk, dst, dstOffset, n);
+                return;
+            }
+            if (!othersReadable(s, slot, stripeOffset, memberOffset, n)) {
+                notCorrectable(m, stripe, memberOffset, n, error);
                 return;
             }
             reconstructFromOthers(s, stripe, slot, inChunk, dst, dstOffset, n);
@@ -86,19 +104,75 @@ final class ReadPath {
                 return;
             }
             try {
-                m.writeData(stripeOffset + inChunk, dst, dstOffset, n);
+                m.writeData(memberOffset, dst, dstOffset, n);
             } catch (IOException rewriteError) {
-                rewriteError.addSuppressed(error);
-                core.memberFailed(m, rewriteError);
+                if (error != null) {
+                    rewriteError.addSuppressed(error);
+                }
+                recordOrFail(m, memberOffset, n, rewriteError);
                 return;
             }
-            if (m.correctedReadErrors.incrementAndGet() > ArrayCore.MAX_CORRECTED_READ_ERRORS) {
-                core.memberFailed(m, new IOException(m.name() + ": more than "
-                        + ArrayCore.MAX_CORRECTED_READ_ERRORS + " read errors corrected", error));
+            if (error == null) {
+                return; // listed bad blocks, now written good
             }
+            StripeScratch scratch = core.scratch.borrow();
+            try {
+                int piece = core.scratch.pieceSize();
+                for (int done = 0; done < n; done += piece) {
+                    int len = Math.min(piece, n - done);
+                    m.readData(memberOffset + done, scratch.parity, 0, len);
+                }
+            } catch (IOException reread) {
+                reread.addSuppressed(error);
+                recordOrFail(m, memberOffset, n, new IOException(m.name() + ": read error not corrected (the "
+                        + "rewritten sectors at member offset " + memberOffset + " fail again)", reread));
+                return;
+            } finally {
+                core.scratch.giveBack(scratch);
+            }
+            m.correctedSectors.addAndGet(n / 512);
         } finally {
             core.locks.unlock(stripe);
         }
+    }
+
+    /**
+     * The member's sectors cannot be read and the stripe has nothing left to rebuild them from:
+     * md records them as bad blocks where the member keeps a log (the data there is lost, the
+     * array goes on) and fails the member where it does not. Either way this read fails.
+     */
+    private void notCorrectable(Member m, long stripe, long memberOffset, int n, IOException error)
+            throws IOException {
+        if (error == null) {
+            throw new IOException(core.name + ": sectors at member offset " + memberOffset + " of " + m.name()
+                    + " are listed as bad blocks and stripe " + stripe + " has no other copy of them: "
+                    + "that data is lost");
+        }
+        recordOrFail(m, memberOffset, n, error);
+        if (m.state != MemberState.FAULTY) {
+            throw new IOException(core.name + ": read error not correctable on " + m.name() + " (stripe " + stripe
+                    + " is degraded); recorded as bad blocks: " + error.getMessage(), error);
+        }
+        throw core.stripeLost(stripe);
+    }
+
+    /** md's {@code rdev_set_badblocks} or {@code md_error}. */
+    private void recordOrFail(Member m, long memberOffset, int n, IOException cause) throws IOException {
+        if (!core.readOnly && m.canRecordBadBlocks() && m.state == MemberState.IN_SYNC) {
+            m.recordBadBlocks(memberOffset, n);
+            core.hooks.badBlocksRecorded(m);
+            return;
+        }
+        core.memberFailed(m, cause);
+    }
+
+    private boolean othersReadable(Member[] s, int slot, long stripeOffset, long memberOffset, int n) {
+        for (int j = 0; j < s.length; j++) {
+            if (j != slot && (s[j] == null || !s[j].readable(stripeOffset, memberOffset, n))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
@@ -111,17 +185,18 @@ final class ReadPath {
             core.checkUsable();
             Member[] s = core.slots;
             long stripeOffset = layout.memberOffset(stripe);
+            long memberOffset = stripeOffset + inChunk;
             Member target = s[slot];
-            if (target != null && target.readable(stripeOffset)) {
+            if (target != null && target.readable(stripeOffset, memberOffset, n)) {
                 try {
-                    target.readData(stripeOffset + inChunk, dst, dstOffset, n);
+                    target.readData(memberOffset, dst, dstOffset, n);
                     return;
                 } catch (IOException e) {
                     core.memberFailed(target, e);
                     continue;
                 }
             }
-            if (core.unreadableSlots(s, stripeOffset) > 1) {
+            if (!othersReadable(s, slot, stripeOffset, memberOffset, n)) {
                 throw core.stripeLost(stripe);
             }
             if (reconstructFromOthers(s, stripe, slot, inChunk, dst, dstOffset, n)) {

@@ -4,11 +4,21 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 import org.raidfive.disk.MemberDisk;
+import org.raidfive.md.BadBlockLog;
+import org.raidfive.md.BitmapSuperblock;
+import org.raidfive.md.DataOffset;
+import org.raidfive.md.MdUuid;
 import org.raidfive.md.Superblock;
 import org.raidfive.md.SuperblockException;
 
-/** Reads and writes members' md v1.2 superblocks (4 KiB at 4 KiB), mapping engine state to md's fields. */
+/**
+ * Reads and writes members' md v1.2 metadata (the 4 KiB superblock at 4 KiB, the bad block log,
+ * the internal bitmap's area), mapping engine state to md's fields. Every md field raidfive does
+ * not change is carried over as it was found (devflags, data_size, the bad block log's place, the
+ * bitmap offset), so a superblock write never drops md state.
+ */
 final class SuperblockIo {
     static final int ROLE_SPARE = Superblock.ROLE_SPARE;
     static final int ROLE_FAULTY = Superblock.ROLE_FAULTY;
@@ -17,16 +27,46 @@ final class SuperblockIo {
     private SuperblockIo() {
     }
 
+    /**
+     * A superblock write that would take the member's events backwards: someone else wrote it
+     * after this array last did. Never written; the array stops (see {@link ArrayMetadata}).
+     */
+    static final class NewerOnDiskException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        NewerOnDiskException(String message) {
+            super(message);
+        }
+    }
+
     /** Reads the superblock of {@code disk}; a disk too small to hold one has none. */
     static Superblock read(MemberDisk disk) throws IOException, SuperblockException {
         if (disk.size() < Superblock.SUPERBLOCK_OFFSET + BLOCK) {
             throw new SuperblockException(disk.name(), "not an md member: the disk (" + disk.size()
                     + " bytes) is too small to hold a superblock at " + Superblock.SUPERBLOCK_OFFSET);
         }
-        ByteBuffer buf = ByteBuffer.allocateDirect(2 * BLOCK).alignedSlice(BLOCK).order(ByteOrder.LITTLE_ENDIAN);
-        buf.limit(BLOCK);
+        ByteBuffer buf = aligned(BLOCK);
         disk.read(Superblock.SUPERBLOCK_OFFSET, buf, 0, BLOCK);
         return Superblock.decode(buf, disk.name(), Superblock.SUPERBLOCK_OFFSET_SECTORS);
+    }
+
+    /** The bad block list a member's superblock points at (empty without MD_FEATURE_BAD_BLOCKS). */
+    static BadBlockLog readBadBlocks(MemberDisk disk, Superblock sb) throws IOException, SuperblockException {
+        if (!sb.hasFeature(Superblock.MD_FEATURE_BAD_BLOCKS)) {
+            return BadBlockLog.EMPTY;
+        }
+        return BadBlockLog.decode(readRange(disk, (Superblock.SUPERBLOCK_OFFSET_SECTORS + sb.bblogOffset()) * 512,
+                sb.bblogSize() * 512), sb.bblogShift(), disk.name());
+    }
+
+    /** The internal bitmap's superblock (with MD_FEATURE_BITMAP_OFFSET), checked as md checks it. */
+    static BitmapSuperblock readBitmap(MemberDisk disk, Superblock sb) throws IOException, SuperblockException {
+        return BitmapSuperblock.decode(readRange(disk, bitmapStart(sb.bitmapOffset()), BitmapSuperblock.BYTES),
+                sb.setUuid(), disk.name());
+    }
+
+    private static long bitmapStart(int bitmapOffsetSectors) {
+        return (Superblock.SUPERBLOCK_OFFSET_SECTORS + bitmapOffsetSectors) * 512;
     }
 
     /** The superblock {@code m} carries, from the array's state; caller holds the metadata lock. */
@@ -42,19 +82,23 @@ final class SuperblockIo {
                 .chunkSectors(layout.chunkSize() / 512)
                 .raidDisks(layout.disks())
                 .dataOffset(m.dataOffsetBytes / 512)
-                .dataSize((m.disk.size() - m.dataOffsetBytes) / 512)
+                .dataSize(m.dataSizeSectors)
                 .superOffset(Superblock.SUPERBLOCK_OFFSET_SECTORS)
                 .devNumber(m.devNumber)
                 .deviceUuid(m.deviceUuid)
-                .cntCorrectedRead(m.correctedReadErrors.get())
+                .cntCorrectedRead((int) Math.min(Integer.MAX_VALUE, m.correctedSectors.get()))
+                .devflags(m.devflags)
                 .utime(org.raidfive.md.MdTime.of(meta.utimeLocked(), 0))
                 .events(meta.eventsLocked())
                 .resyncOffset(toSectors(meta.resyncOffsetForDisk()));
-        // mdadm reserves an (empty) 8-sector bad block log after the bitmap space on every member it
-        // creates, and md keeps it: keep that reservation, so md can record bad blocks on the member.
-        long bblog = badBlockLogOffset(meta, m);
-        if (bblog >= 0) {
-            sb.bblogShift(0).bblogSize(org.raidfive.md.DataOffset.BAD_BLOCK_LOG_SECTORS).bblogOffset((int) bblog);
+        if (m.bblogOffset != 0) {
+            sb.bblogShift(m.bblogShift).bblogSize(m.bblogSize).bblogOffset(m.bblogOffset);
+            if (!m.badBlocks().isEmpty()) {
+                sb.setFeature(Superblock.MD_FEATURE_BAD_BLOCKS, true);
+            }
+        }
+        if (meta.bitmapOffset != 0) {
+            sb.setFeature(Superblock.MD_FEATURE_BITMAP_OFFSET, true).bitmapOffset(meta.bitmapOffset);
         }
         int[] roles = meta.rolesLocked();
         int maxDev = Math.max(Superblock.DEFAULT_MAX_DEV, roles.length);
@@ -73,28 +117,94 @@ final class SuperblockIo {
     }
 
     /** Where mdadm puts the bad block log (sectors after the superblock), or -1 if it does not fit. */
-    static long badBlockLogOffset(ArrayMetadata meta, Member m) {
-        long bblog = org.raidfive.md.DataOffset.badBlockLogOffset(meta.layout.memberBytesUsed() / 512);
-        boolean fits = m.dataOffsetBytes / 512 >= Superblock.SUPERBLOCK_OFFSET_SECTORS + bblog
-                + org.raidfive.md.DataOffset.BAD_BLOCK_LOG_SECTORS;
+    static long badBlockLogOffset(ArrayMetadata meta, long dataOffsetBytes) {
+        long bblog = DataOffset.badBlockLogOffset(meta.layout.memberBytesUsed() / 512);
+        boolean fits = dataOffsetBytes / 512 >= Superblock.SUPERBLOCK_OFFSET_SECTORS + bblog
+                + DataOffset.BAD_BLOCK_LOG_SECTORS;
         return fits ? bblog : -1;
     }
 
     /**
-     * Writes an empty bad block log (all ones, as mdadm initialises it) on a member new to the array,
-     * so the log the superblock points at holds no stale bytes.
+     * Gives a member new to the array (created, or joining as a spare) an empty bad block log (all
+     * ones, as mdadm initialises it), where mdadm places it, so the log the superblock points at
+     * holds no stale bytes.
      */
     static void initBadBlockLog(ArrayMetadata meta, Member m) throws IOException {
-        long bblog = badBlockLogOffset(meta, m);
+        long bblog = badBlockLogOffset(meta, m.dataOffsetBytes);
         if (bblog < 0) {
             return;
         }
-        int bytes = org.raidfive.md.DataOffset.BAD_BLOCK_LOG_SECTORS * 512;
-        ByteBuffer buf = ByteBuffer.allocateDirect(bytes + BLOCK).alignedSlice(BLOCK);
-        for (int i = 0; i < bytes; i++) {
-            buf.put(i, (byte) 0xff);
+        m.bblogOffset = (int) bblog;
+        m.bblogSize = DataOffset.BAD_BLOCK_LOG_SECTORS;
+        m.bblogShift = 0;
+        writeBadBlockLog(m);
+    }
+
+    private static void writeBadBlockLog(Member m) throws IOException {
+        int bytes = m.bblogSize * 512;
+        ByteBuffer log = ByteBuffer.allocate(bytes);
+        m.badBlocks().encode(log, m.bblogShift);
+        long start = (Superblock.SUPERBLOCK_OFFSET_SECTORS + m.bblogOffset) * 512;
+        updateBlocks(m.disk, null, start, bytes,
+                (block, from, to, source, at) -> block.put(from, log, (int) (at + from - start), to - from));
+    }
+
+    /** Bytes {@code [start, start + length)} of {@code disk}, read in whole aligned 4 KiB blocks. */
+    private static ByteBuffer readRange(MemberDisk disk, long start, int length) throws IOException {
+        long first = start & -BLOCK;
+        int span = (int) (((start + length + BLOCK - 1) & -BLOCK) - first);
+        ByteBuffer buf = aligned(span);
+        disk.read(first, buf, 0, span);
+        return buf.position((int) (start - first)).limit((int) (start - first) + length).slice()
+                .order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /**
+     * Sets every bit of the internal bitmap on {@code m}, so that md, whatever it finds afterwards,
+     * resyncs (or recovers) every region raidfive may have written. The bitmap's superblock is left
+     * as it is, valid for md.
+     */
+    static void markBitmapDirty(ArrayMetadata meta, Member m) throws IOException {
+        long bits = bitmapStart(meta.bitmapOffset) + BitmapSuperblock.BYTES;
+        updateBlocks(m.disk, null, bits, meta.bitmapBitBytes, (block, from, to, source, at) -> {
+            for (int i = from; i < to; i++) {
+                block.put(i, (byte) 0xff);
+            }
+        });
+        m.disk.flush();
+    }
+
+    /** Copies the internal bitmap (superblock and bits) from a live member to one joining the array. */
+    static void copyBitmap(ArrayMetadata meta, Member from, Member to) throws IOException {
+        updateBlocks(to.disk, from.disk, bitmapStart(meta.bitmapOffset), BitmapSuperblock.BYTES + meta.bitmapBitBytes,
+                (block, lo, hi, source, at) -> block.put(lo, source, lo, hi - lo));
+    }
+
+    /** Changes bytes {@code [from, to)} of one 4 KiB block; {@code source} holds the same block of another disk. */
+    @FunctionalInterface
+    private interface BlockEdit {
+        void apply(ByteBuffer block, int from, int to, ByteBuffer source, long blockStart);
+    }
+
+    /**
+     * Read-modify-write of {@code [start, start + length)} of {@code disk} in whole, aligned 4 KiB
+     * blocks (what O_DIRECT members accept), so bytes around the range are kept as they are.
+     */
+    private static void updateBlocks(MemberDisk disk, MemberDisk source, long start, long length, BlockEdit edit)
+            throws IOException {
+        ByteBuffer block = aligned(BLOCK);
+        ByteBuffer other = source == null ? null : aligned(BLOCK);
+        long end = start + length;
+        for (long b = start & -BLOCK; b < end; b += BLOCK) {
+            disk.read(b, block, 0, BLOCK);
+            if (source != null) {
+                source.read(b, other, 0, BLOCK);
+            }
+            int from = (int) (Math.max(start, b) - b);
+            int to = (int) (Math.min(end, b + BLOCK) - b);
+            edit.apply(block, from, to, other, b);
+            disk.write(b, block, 0, BLOCK);
         }
-        m.disk.write((Superblock.SUPERBLOCK_OFFSET_SECTORS + bblog) * 512, buf, 0, bytes);
     }
 
     /** Bytes to md sectors, keeping "all ones" (MaxSector) for MAX_VALUE. */
@@ -107,15 +217,44 @@ final class SuperblockIo {
         return sectors == Superblock.RESYNC_CLEAN || sectors >= Long.MAX_VALUE / 512 ? Long.MAX_VALUE : sectors * 512;
     }
 
-    /** Writes {@code m}'s superblock and forces it to stable storage; caller holds the metadata lock. */
+    /**
+     * Writes {@code m}'s superblock (and its bad block log first, when that changed) and forces it
+     * to stable storage; caller holds the metadata lock. Refuses, as a second line of defence
+     * behind member ownership, to take the member's events backwards: if the member already holds
+     * this array's superblock for this device with events at or past the ones to be written,
+     * another writer has been at it ({@link NewerOnDiskException}).
+     */
     static void write(ArrayMetadata meta, Member m) throws IOException {
         if (m.disk.size() < Superblock.SUPERBLOCK_OFFSET + BLOCK) {
             throw new EOFException(m.name() + " is too small to hold a superblock");
         }
-        ByteBuffer buf = ByteBuffer.allocateDirect(2 * BLOCK).alignedSlice(BLOCK).order(ByteOrder.LITTLE_ENDIAN);
-        buf.limit(BLOCK);
-        build(meta, m).encode(buf);
+        Superblock sb = build(meta, m);
+        Superblock onDisk;
+        try {
+            onDisk = read(m.disk);
+        } catch (SuperblockException notOurs) {
+            onDisk = null;
+        }
+        if (onDisk != null && Arrays.equals(onDisk.setUuid(), meta.uuid)
+                && Arrays.equals(onDisk.deviceUuid(), m.deviceUuid)
+                && Long.compareUnsigned(onDisk.events(), sb.events()) >= 0) {
+            throw new NewerOnDiskException(m.name() + " holds events " + Long.toUnsignedString(onDisk.events())
+                    + " of " + meta.name + " (" + MdUuid.format(meta.uuid) + "), at or past the "
+                    + Long.toUnsignedString(sb.events()) + " this array would write: another process or array "
+                    + "changed it since this one opened it");
+        }
+        if (m.bblogOffset != 0 && m.takeBadBlocksChanged()) {
+            writeBadBlockLog(m);
+        }
+        ByteBuffer buf = aligned(BLOCK);
+        sb.encode(buf);
         m.disk.write(Superblock.SUPERBLOCK_OFFSET, buf, 0, BLOCK);
         m.disk.flush();
+    }
+
+    private static ByteBuffer aligned(int bytes) {
+        ByteBuffer b = ByteBuffer.allocateDirect(bytes + BLOCK).alignedSlice(BLOCK).order(ByteOrder.LITTLE_ENDIAN);
+        b.limit(bytes);
+        return b;
     }
 }

@@ -227,7 +227,7 @@ final class SyncJob {
         boolean inPlace = false;
         try {
             int count = 0;
-            if (primary != null && primary != target && primary.readable(stripeOffset)) {
+            if (primary != null && primary != target && primary.readable(stripeOffset, memberOffset, len)) {
                 // Replacing a working member: copy it rather than reconstruct.
                 if (scratch.addSource(count, primary, targetSlot, memberOffset, len, core)) {
                     count = 1;
@@ -239,7 +239,17 @@ final class SyncJob {
                         continue;
                     }
                     Member m = s[j];
-                    if (m == null || !m.readable(stripeOffset)
+                    if (m != null && m.readable(stripeOffset) && m.hasBadBlocks(memberOffset, len)
+                            && target.canRecordBadBlocks()) {
+                        // md's recovery over a survivor's bad block: the target cannot get those
+                        // sectors, so they become bad blocks on the target too.
+                        target.recordBadBlocks(memberOffset, len);
+                        core.hooks.badBlocksRecorded(target);
+                        LOG.warn("{}: {} lists bad blocks at member offset {}: recorded as bad on {} too",
+                                core.name, m.name(), memberOffset, target.name());
+                        return;
+                    }
+                    if (m == null || !m.readable(stripeOffset, memberOffset, len)
                             || !scratch.addSource(count++, m, j, memberOffset, len, core)) {
                         throw core.stripeLost(stripe);
                     }
@@ -265,12 +275,63 @@ final class SyncJob {
         }
     }
 
+    /**
+     * One member lists bad blocks in the piece: as md does, its bytes are rebuilt from the others
+     * (parity included) and, unless only checking, written over the bad sectors, which makes them good.
+     */
+    private void rewriteBadPiece(Member[] s, int bad, long stripeOffset, long memberOffset, int len,
+                                 StripeScratch scratch) throws IOException {
+        if (action == SyncAction.CHECK) {
+            return;
+        }
+        int count = 0;
+        for (int j = 0; j < s.length; j++) {
+            if (j == bad) {
+                continue;
+            }
+            try {
+                s[j].readData(memberOffset, scratch.buffers[j], 0, len);
+            } catch (IOException e) {
+                core.memberFailed(s[j], e);
+                throw new IOException(action + " stopped: " + s[j].name() + " failed", e);
+            }
+            scratch.sources[count] = scratch.buffers[j];
+            scratch.offsets[count] = 0;
+            count++;
+        }
+        Xor.parity(scratch.parity, 0, scratch.sources, scratch.offsets, count, len);
+        java.util.Arrays.fill(scratch.sources, null);
+        try {
+            s[bad].writeData(memberOffset, scratch.parity, 0, len);
+        } catch (IOException e) {
+            core.memberFailed(s[bad], e);
+            throw new IOException(action + " stopped: " + s[bad].name() + " failed", e);
+        }
+        LOG.info("{}: {} rewrote {} bytes at member offset {} over bad blocks of {}", core.name, action, len,
+                memberOffset, s[bad].name());
+    }
+
     private void parityPiece(Member[] s, long stripe, long stripeOffset, long memberOffset, int len,
                              StripeScratch scratch) throws IOException {
-        if (core.unreadableSlots(s, stripeOffset) > 0) {
-            throw new IOException(core.name + " is degraded: " + action + " needs every member");
-        }
         int paritySlot = layout.paritySlot(stripe);
+        int bad = -1;
+        for (int j = 0; j < s.length; j++) {
+            if (s[j] == null || !s[j].readable(stripeOffset)) {
+                throw new IOException(core.name + " is degraded: " + action + " needs every member");
+            }
+            if (s[j].hasBadBlocks(memberOffset, len)) {
+                if (bad >= 0) {
+                    LOG.warn("{}: {} skips member offset {}: {} and {} both list bad blocks there", core.name,
+                            action, memberOffset, s[bad].name(), s[j].name());
+                    return;
+                }
+                bad = j;
+            }
+        }
+        if (bad >= 0) {
+            rewriteBadPiece(s, bad, stripeOffset, memberOffset, len, scratch);
+            return;
+        }
         int count = 0;
         for (int j = 0; j < s.length; j++) {
             if (j == paritySlot && action == SyncAction.RESYNC) {

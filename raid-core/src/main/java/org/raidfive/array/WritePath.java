@@ -115,10 +115,10 @@ final class WritePath {
             while (true) {
                 core.checkUsable();
                 s = core.slots;
-                if (core.unreadableSlots(s, stripeOffset) > 1) {
+                if (core.unreadableSlots(s, stripeOffset, memberOffset, len) > 1) {
                     throw core.stripeLost(stripe);
                 }
-                plan = choosePlan(s, stripe, stripeOffset, lo, hi, paritySlot);
+                plan = choosePlan(s, stripe, stripeOffset, memberOffset, len, lo, hi, paritySlot);
                 if (plan == Plan.DATA_ONLY || readForParity(plan, s, stripe, lo, hi, x, len, paritySlot,
                         memberOffset, src, srcAt, scratch)) {
                     break;
@@ -140,17 +140,20 @@ final class WritePath {
         }
     }
 
-    private Plan choosePlan(Member[] s, long stripe, long stripeOffset, int lo, int hi, int paritySlot) {
+    private Plan choosePlan(Member[] s, long stripe, long stripeOffset, long memberOffset, int len, int lo, int hi,
+                            int paritySlot) {
         Member parity = s[paritySlot];
         if (parity == null || !parity.readable(stripeOffset)) {
             return Plan.DATA_ONLY;
         }
         int dataDisks = layout.dataDisks();
-        boolean rmwPossible = true;
+        // Old parity listed as bad blocks cannot be read for read-modify-write; reconstruct-write
+        // recomputes it, and writing it makes those sectors good again.
+        boolean rmwPossible = !parity.hasBadBlocks(memberOffset, len);
         boolean rcwPossible = true;
         for (int i = 0; i < dataDisks; i++) {
             Member m = s[layout.dataSlot(stripe, i)];
-            boolean ok = m != null && m.readable(stripeOffset);
+            boolean ok = m != null && m.readable(stripeOffset, memberOffset, len);
             if (i >= lo && i <= hi) {
                 rmwPossible &= ok;
             } else {
@@ -168,7 +171,8 @@ final class WritePath {
             return Plan.READ_MODIFY_WRITE;
         }
         // unreadableSlots <= 1 and parity is readable, so at most one data member is out: if it is
-        // written, reconstruct-write works; if not, read-modify-write was possible above.
+        // written, reconstruct-write works; if not, read-modify-write was possible above (or the one
+        // unreadable piece is old parity listed as bad, and no data member is out).
         return Plan.RECONSTRUCT_WRITE;
     }
 

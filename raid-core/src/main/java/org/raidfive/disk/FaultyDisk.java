@@ -202,6 +202,12 @@ public final class FaultyDisk implements MemberDisk {
         return inner.name();
     }
 
+    /** The wrapped disk's claim: a fault wrapper does not change who owns the storage. */
+    @Override
+    public DiskClaim claim(ClaimMode mode, String holder) throws IOException {
+        return inner.claim(mode, holder);
+    }
+
     @Override
     public void close() throws IOException {
         inner.close();

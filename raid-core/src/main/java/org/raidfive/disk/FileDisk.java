@@ -5,10 +5,14 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -21,27 +25,45 @@ import java.util.List;
  * aligned are copied through a per-thread aligned bounce buffer. (The JDK 17 bounce for heap
  * buffers under O_DIRECT frees a sliced buffer and fails with a NullPointerException, so heap
  * buffers must never reach the channel in this mode.)
+ *
+ * <p>Only regular files and block devices are members: a FIFO, socket, character device or
+ * directory is refused when opened (it would block or lie about its size). A regular file is
+ * checked before every write: one that shrank under the disk (truncated by someone else) fails
+ * the write rather than being grown back with a hole that would read as zeros; a read past its
+ * new end fails too ({@link EOFException}).
+ *
+ * <p>Ownership ({@link #claim}): an OS lock on the file ({@link FileChannel#tryLock}, exclusive or
+ * shared), which the kernel drops when the process dies, plus this process's table of open files
+ * ({@link OpenFiles}), which also keeps one descriptor per file and mode so that closing a second
+ * open of a claimed file cannot drop the first one's lock.
  */
 public final class FileDisk implements MemberDisk {
     public static final int DIRECT_ALIGNMENT = 4096;
+    private static final int S_IFMT = 0170000;
+    private static final int S_IFBLK = 0060000;
+    private static final int S_IFCHR = 0020000;
+    private static final int S_IFIFO = 0010000;
+    private static final int S_IFSOCK = 0140000;
 
     private final Path path;
+    private final OpenFiles.Entry entry;
     private final FileChannel channel;
     private final long size;
     private final boolean direct;
     private final boolean readOnly;
+    private final boolean regular;
     private final ThreadLocal<ByteBuffer> bounce;
+    private volatile boolean closed;
 
-    private FileDisk(Path path, FileChannel channel, long size, boolean direct) {
-        this(path, channel, size, direct, false);
-    }
-
-    private FileDisk(Path path, FileChannel channel, long size, boolean direct, boolean readOnly) {
+    private FileDisk(Path path, OpenFiles.Opened opened, long size, boolean direct, boolean readOnly,
+                     boolean regular) {
         this.readOnly = readOnly;
         this.path = path;
-        this.channel = channel;
+        this.entry = opened.entry();
+        this.channel = opened.channel();
         this.size = size;
         this.direct = direct;
+        this.regular = regular;
         this.bounce = direct ? ThreadLocal.withInitial(() -> alignedBuffer(1 << 20)) : null;
     }
 
@@ -51,28 +73,22 @@ public final class FileDisk implements MemberDisk {
     }
 
     public static FileDisk open(Path path, boolean direct) throws IOException {
-        if (!Files.exists(path)) {
-            throw new java.nio.file.NoSuchFileException(path.toString(), null, "member file does not exist");
-        }
-        FileChannel channel = FileChannel.open(path, options(direct, false));
-        try {
-            return new FileDisk(path, channel, sizeOf(path, channel), direct);
-        } catch (IOException | RuntimeException e) {
-            channel.close();
-            throw e;
-        }
+        boolean regular = checkStorage(path);
+        return opened(path, OpenFiles.open(path, mode(direct, false), options(direct, false)), direct, false, regular);
     }
 
     /** Opens an existing file or block device for reading only: every write fails, nothing is changed. */
     public static FileDisk openReadOnly(Path path) throws IOException {
-        if (!Files.exists(path)) {
-            throw new java.nio.file.NoSuchFileException(path.toString(), null, "member file does not exist");
-        }
-        FileChannel channel = FileChannel.open(path, StandardOpenOption.READ);
+        boolean regular = checkStorage(path);
+        return opened(path, OpenFiles.open(path, "ro", StandardOpenOption.READ), false, true, regular);
+    }
+
+    private static FileDisk opened(Path path, OpenFiles.Opened o, boolean direct, boolean readOnly, boolean regular)
+            throws IOException {
         try {
-            return new FileDisk(path, channel, sizeOf(path, channel), false, true);
+            return new FileDisk(path, o, sizeOf(path, o.channel()), direct, readOnly, regular);
         } catch (IOException | RuntimeException e) {
-            channel.close();
+            o.entry().release();
             throw e;
         }
     }
@@ -85,26 +101,66 @@ public final class FileDisk implements MemberDisk {
         if (size < 0) {
             throw new IllegalArgumentException("file disk size must not be negative: " + size);
         }
-        FileChannel channel = FileChannel.open(path, options(direct, true));
+        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS) || !Files.exists(path)) {
+            try {
+                Files.createFile(path);
+            } catch (FileAlreadyExistsException raced) {
+                // made meanwhile: open it as it is
+            }
+        }
+        boolean regular = checkStorage(path);
+        OpenFiles.Opened o = OpenFiles.open(path, mode(direct, false), options(direct, false));
         try {
-            long current = sizeOf(path, channel);
-            if (current < size && Files.isRegularFile(path)) {
-                // Writing one zero byte at the new end extends the file without allocating the gap.
-                ByteBuffer zero = ByteBuffer.allocate(1);
-                if (direct) {
-                    try (FileChannel plain = FileChannel.open(path, StandardOpenOption.WRITE)) {
-                        plain.write(zero, size - 1);
+            long current = sizeOf(path, o.channel());
+            if (current < size && regular) {
+                // Writing one zero byte at the new end extends the file without allocating the gap;
+                // O_DIRECT cannot write one byte, so that goes through this process's plain channel.
+                OpenFiles.Opened plain = direct ? OpenFiles.open(path, mode(false, false), options(false, false)) : o;
+                try {
+                    plain.channel().write(ByteBuffer.allocate(1), size - 1);
+                } finally {
+                    if (plain != o) {
+                        plain.entry().release();
                     }
-                } else {
-                    channel.write(zero, size - 1);
                 }
                 current = size;
             }
-            return new FileDisk(path, channel, current, direct);
+            return new FileDisk(path, o, current, direct, false, regular);
         } catch (IOException | RuntimeException e) {
-            channel.close();
+            o.entry().release();
             throw e;
         }
+    }
+
+    /**
+     * Refuses what is not a regular file or a block device, before anything opens it (opening or
+     * reading a FIFO can block forever); true for a regular file.
+     */
+    static boolean checkStorage(Path path) throws IOException {
+        BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class);
+        if (a.isRegularFile()) {
+            return true;
+        }
+        if (a.isDirectory()) {
+            throw new FileSystemException(path.toString(), null, "is a directory, not a file or block device");
+        }
+        int type;
+        try {
+            type = ((Number) Files.getAttribute(path, "unix:mode")).intValue() & S_IFMT;
+        } catch (UnsupportedOperationException | IllegalArgumentException e) {
+            return false; // no unix view: the OS cannot tell us more, treat it as a device
+        }
+        if (type == S_IFBLK) {
+            return false;
+        }
+        String what = type == S_IFIFO ? "a FIFO (named pipe)" : type == S_IFSOCK ? "a socket"
+                : type == S_IFCHR ? "a character device" : "not a regular file";
+        throw new FileSystemException(path.toString(), null, "is " + what + ", not a file or block device: "
+                + "it cannot be a member");
+    }
+
+    private static String mode(boolean direct, boolean readOnly) {
+        return readOnly ? "ro" : direct ? "rw-direct" : "rw";
     }
 
     private static OpenOption[] options(boolean direct, boolean create) {
@@ -152,9 +208,20 @@ public final class FileDisk implements MemberDisk {
         return size;
     }
 
+    /**
+     * Claims the file for {@code holder}: refused when another array holds it, in this process or
+     * another (an exclusive claim needs a disk opened for writing).
+     */
+    @Override
+    public DiskClaim claim(ClaimMode mode, String holder) throws IOException {
+        checkOpen();
+        return entry.claim(channel, name(), mode, holder, !readOnly);
+    }
+
     @Override
     public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
         DiskRanges.check(name(), size, position, length);
+        checkOpen();
         if (direct) {
             checkDirectAlignment(position, length);
             if (needsBounce(dst, dstOffset)) {
@@ -173,6 +240,14 @@ public final class FileDisk implements MemberDisk {
             throw new IOException(name() + ": opened read-only; refusing to write " + length + " bytes at " + position);
         }
         DiskRanges.check(name(), size, position, length);
+        checkOpen();
+        if (regular) {
+            long now = channel.size();
+            if (now < size) {
+                throw new IOException(name() + ": the file shrank to " + now + " bytes under the disk (it had " + size
+                        + "); refusing to write, which would grow it back with a hole that reads as zeros");
+            }
+        }
         if (direct) {
             checkDirectAlignment(position, length);
             if (needsBounce(src, srcOffset)) {
@@ -196,8 +271,9 @@ public final class FileDisk implements MemberDisk {
             while (buffer.hasRemaining()) {
                 int n = write ? channel.write(buffer, at) : channel.read(buffer, at);
                 if (n < 0) {
-                    throw new EOFException(name() + ": end of file at offset " + at
-                            + " while reading " + length + " bytes at " + position);
+                    throw new EOFException(name() + ": end of file at offset " + at + " while reading " + length
+                            + " bytes at " + position + " (the file is shorter than the " + size
+                            + " bytes it had when opened)");
                 }
                 at += n;
             }
@@ -230,8 +306,15 @@ public final class FileDisk implements MemberDisk {
         return ByteBuffer.allocateDirect(length + DIRECT_ALIGNMENT).alignedSlice(DIRECT_ALIGNMENT);
     }
 
+    private void checkOpen() throws IOException {
+        if (closed) {
+            throw new java.nio.channels.ClosedChannelException();
+        }
+    }
+
     @Override
     public void flush() throws IOException {
+        checkOpen();
         if (readOnly) {
             return;
         }
@@ -243,9 +326,14 @@ public final class FileDisk implements MemberDisk {
         return path.toString();
     }
 
+    /** Closes this disk; the file's descriptor closes when this process's last user of the file is gone. */
     @Override
-    public void close() throws IOException {
-        channel.close();
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        entry.release();
     }
 
     @Override

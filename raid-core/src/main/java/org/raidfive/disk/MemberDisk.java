@@ -43,6 +43,23 @@ public interface MemberDisk extends AutoCloseable {
     /** A short human name for messages: a path, a URI or {@code memory#3}. */
     String name();
 
+    /**
+     * Takes ownership of this member's storage for {@code holder} (an array's name, for messages)
+     * until the returned claim is closed: a second claim while one is held is refused with
+     * {@link MemberInUseException}, in this process and, for files and block devices, in any other
+     * process (an OS lock the kernel drops when the holder dies). Arrays claim every member for as
+     * long as they are open: {@link ClaimMode#EXCLUSIVE} when writable, {@link ClaimMode#SHARED}
+     * when read-only.
+     *
+     * <p>The default excludes other claims on this same object in this process; storage reached over
+     * the network (NBD) cannot be locked from here, so its claim excludes only this process.
+     *
+     * @throws MemberInUseException if another holder has it
+     */
+    default DiskClaim claim(ClaimMode mode, String holder) throws IOException {
+        return Claims.inProcess(this, name(), mode, holder);
+    }
+
     /** Releases the storage. Further calls fail. Idempotent. */
     @Override
     void close() throws IOException;

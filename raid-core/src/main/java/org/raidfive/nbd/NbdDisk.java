@@ -4,6 +4,9 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Objects;
+import org.raidfive.disk.ClaimMode;
+import org.raidfive.disk.Claims;
+import org.raidfive.disk.DiskClaim;
 import org.raidfive.disk.MemberDisk;
 
 /**
@@ -99,6 +102,16 @@ public final class NbdDisk implements MemberDisk {
     @Override
     public String name() {
         return name;
+    }
+
+    /**
+     * Excludes other arrays of this process from the same export (by its URI). A server cannot be
+     * locked from a client, so another process can still open the export: NBD members are owned by
+     * convention only.
+     */
+    @Override
+    public DiskClaim claim(ClaimMode mode, String holder) throws IOException {
+        return Claims.inProcess("nbd:" + name, name, mode, holder);
     }
 
     @Override

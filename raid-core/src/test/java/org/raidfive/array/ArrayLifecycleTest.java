@@ -144,6 +144,7 @@ class ArrayLifecycleTest {
         long dataOffset = array.status().members().get(0).dataOffset();
         int paritySlot = array.layout().paritySlot(0);
         disks.get(paritySlot).write(dataOffset + 100 * 512, ByteBuffer.wrap(new byte[512]), 0, 512);
+        array.crashForTest();
         closeAll(disks);
         List<MemberDisk> again = reopen("r", 4);
         try (Raid5Array reassembled = Raid5Array.assemble(again)) {
@@ -231,7 +232,7 @@ class ArrayLifecycleTest {
     }
 
     @Test
-    void staleMemberIsRefusedUnlessTakenAsSpare() throws Exception {
+    void staleMemberIsLeftOutLikeMdadmUnlessTakenAsSpare() throws Exception {
         List<MemberDisk> disks = files("s", 4);
         byte[] image;
         try (Raid5Array array = Raid5Array.create(spec(), disks)) {
@@ -241,9 +242,18 @@ class ArrayLifecycleTest {
             System.arraycopy(new byte[4096], 0, image, 0, 4096);
         }
         List<MemberDisk> all = reopen("s", 4);
-        ArrayConfigException e = assertThrows(ArrayConfigException.class, () -> Raid5Array.assemble(all));
-        assertTrue(e.getMessage().contains("s1.img") && e.getMessage().contains("stale"), e.getMessage());
+        byte[] staleBefore = java.nio.file.Files.readAllBytes(dir.resolve("s1.img"));
+        try (Raid5Array array = Raid5Array.assemble(all)) {
+            AssemblyReport report = array.assemblyReport();
+            assertEquals(1, report.leftOut().size(), report.lines().toString());
+            assertEquals(all.get(1), report.leftOut().get(0).disk());
+            assertTrue(report.leftOut().get(0).reason().startsWith("failed earlier"), report.lines().toString());
+            assertTrue(array.isDegraded(), "runs without the non-fresh member");
+            ArrayOracle.assertArrayHolds(array, image);
+        }
         closeAll(all);
+        assertArrayEquals(staleBefore, java.nio.file.Files.readAllBytes(dir.resolve("s1.img")),
+                "the member left out was not written");
         List<MemberDisk> again = reopen("s", 4);
         try (Raid5Array array = Raid5Array.assemble(again, AssembleOptions.DEFAULT.withTakeStaleAsSpare(true))) {
             assertTrue(array.awaitSync(Duration.ofSeconds(60)));

@@ -148,7 +148,7 @@ class FailureHandlingTest {
     }
 
     @Test
-    void readErrorWhoseRewriteFailsFailsTheMember() throws Exception {
+    void readErrorWhoseRewriteFailsIsRecordedAsBadBlocksAsMdDoes() throws Exception {
         List<FaultyDisk> members = faultyMembers(DISKS, MEMBER);
         try (Raid5Array array = create(members, Raid5Algorithm.LEFT_SYMMETRIC)) {
             byte[] image = LoadGenerator.fillRandom(array, 12);
@@ -157,9 +157,16 @@ class FailureHandlingTest {
             byte[] got = new byte[4096];
             array.read(0, ByteBuffer.wrap(got), 0, got.length);
             assertTrue(java.util.Arrays.equals(got, 0, 4096, image, 0, 4096));
-            assertTrue(array.isDegraded());
-            assertEquals(MemberState.FAULTY, array.core.slots[0].state);
-            ArrayOracle.assertArrayHolds(array, image);
+            // md (raid5 R5_WriteError): the sectors go on the member's bad block list; the member stays.
+            assertFalse(array.isDegraded());
+            assertEquals(MemberState.IN_SYNC, array.core.slots[0].state);
+            org.raidfive.md.Superblock sb = SuperblockIo.read(members.get(0).inner());
+            assertTrue(sb.hasFeature(org.raidfive.md.Superblock.MD_FEATURE_BAD_BLOCKS), "log written");
+            org.raidfive.md.BadBlockLog onDisk = SuperblockIo.readBadBlocks(members.get(0).inner(), sb);
+            assertTrue(onDisk.overlaps(dataOffset / 512, 8) && !onDisk.overlaps(dataOffset / 512 + 8, 1000), "" + onDisk);
+            long readsBefore = members.get(0).reads();
+            ArrayOracle.assertArrayHolds(array, image); // the listed sectors are rebuilt, never read
+            assertTrue(members.get(0).reads() > readsBefore, "the rest of the member is still read");
         }
     }
 

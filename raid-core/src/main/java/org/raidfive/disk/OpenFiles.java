@@ -1,0 +1,187 @@
+package org.raidfive.disk;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.OpenOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Every file or block device a {@link FileDisk} of this process has open, one entry per file
+ * (device and inode), holding its channels and the OS lock that claims it.
+ *
+ * <p>Why channels are shared and closed late: Linux drops all of a process's POSIX record locks on
+ * a file (what {@link FileChannel#tryLock} takes) when the process closes <em>any</em> descriptor of
+ * that file. So a channel of a file is closed only when the last {@link FileDisk} (and claim) of
+ * that file in this process is gone; until then a second open of the same file reuses the
+ * entry's channel for its mode. Code outside raidfive that opens and closes a claimed member file
+ * in the same JVM still drops the lock: that is the documented limit of the OS lock.
+ *
+ * <p>Locking: the table's monitor guards the map and every entry's fields; it is taken when disks
+ * open, close, claim and release, never on the I/O path.
+ */
+final class OpenFiles {
+    private static final Map<Object, Entry> TABLE = new HashMap<>();
+
+    private OpenFiles() {
+    }
+
+    /** One file of this process: its channels by mode, users, claims and OS lock. */
+    static final class Entry {
+        private final Object key;
+        private final Path path;
+        private final Map<String, FileChannel> channels = new HashMap<>();
+        private int users;
+        private String exclusiveHolder;
+        private int sharedHolders;
+        private String sharedHolder;
+        private FileLock osLock;
+
+        private Entry(Object key, Path path) {
+            this.key = key;
+            this.path = path;
+        }
+
+        /**
+         * Claims the file: in this process first (the table), then against other processes with an
+         * OS lock on {@code channel} (exclusive needs a writable one).
+         */
+        DiskClaim claim(FileChannel channel, String name, ClaimMode mode, String holder, boolean writable)
+                throws IOException {
+            synchronized (TABLE) {
+                if (exclusiveHolder != null || (mode == ClaimMode.EXCLUSIVE && sharedHolders > 0)) {
+                    String by = exclusiveHolder != null ? exclusiveHolder : sharedHolder;
+                    throw new MemberInUseException(name, name + " is in use by " + by + " in this process",
+                            ProcessHandle.current().pid());
+                }
+                if (mode == ClaimMode.EXCLUSIVE && !writable) {
+                    throw new IllegalStateException(name + " was opened read-only: it can only be claimed shared");
+                }
+                if (osLock == null) {
+                    FileLock lock;
+                    try {
+                        lock = channel.tryLock(0, Long.MAX_VALUE, mode == ClaimMode.SHARED);
+                    } catch (OverlappingFileLockException e) {
+                        // Another part of this JVM holds a lock on this file outside raidfive.
+                        throw new MemberInUseException(name, name + " is locked by other code in this process",
+                                ProcessHandle.current().pid());
+                    }
+                    if (lock == null) {
+                        LockHolders.Holder other = LockHolders.find(path);
+                        throw new MemberInUseException(name, name + " is in use by another process"
+                                + (other == null ? "" : " (" + other + ")"), other == null ? -1 : other.pid());
+                    }
+                    osLock = lock;
+                }
+                if (mode == ClaimMode.EXCLUSIVE) {
+                    exclusiveHolder = holder;
+                } else {
+                    sharedHolders++;
+                    sharedHolder = holder;
+                }
+                users++; // the claim keeps the channels (and with them the lock) open
+            }
+            return new DiskClaim() {
+                private boolean released;
+
+                @Override
+                public void close() {
+                    synchronized (TABLE) {
+                        if (released) {
+                            return;
+                        }
+                        released = true;
+                        if (mode == ClaimMode.EXCLUSIVE) {
+                            exclusiveHolder = null;
+                        } else {
+                            sharedHolders--;
+                        }
+                        if (exclusiveHolder == null && sharedHolders == 0 && osLock != null) {
+                            try {
+                                osLock.release();
+                            } catch (IOException e) {
+                                // the channel is closed: the lock went with it
+                            }
+                            osLock = null;
+                        }
+                        releaseLocked();
+                    }
+                }
+            };
+        }
+
+        /** One user fewer; the last one closes every channel of the file. Caller holds the table. */
+        private void releaseLocked() {
+            if (--users > 0) {
+                return;
+            }
+            TABLE.remove(key);
+            for (FileChannel c : channels.values()) {
+                try {
+                    c.close();
+                } catch (IOException e) {
+                    // nothing was written through a channel that fails to close here
+                }
+            }
+            channels.clear();
+        }
+
+        void release() {
+            synchronized (TABLE) {
+                releaseLocked();
+            }
+        }
+    }
+
+    /** A channel of the file at {@code path} in the given mode, and the entry it belongs to. */
+    record Opened(Entry entry, FileChannel channel) {
+    }
+
+    /**
+     * Opens {@code path} (or reuses this process's channel of the same file in the same mode) and
+     * counts one user of the entry; the caller gives it back with {@link Entry#release()}.
+     */
+    static Opened open(Path path, String mode, OpenOption... options) throws IOException {
+        Object key = Files.readAttributes(path, BasicFileAttributes.class).fileKey();
+        if (key == null) {
+            key = path.toRealPath();
+        }
+        synchronized (TABLE) {
+            Entry e = TABLE.get(key);
+            FileChannel c = e == null ? null : e.channels.get(mode);
+            if (c == null) {
+                c = FileChannel.open(path, options);
+                Object opened = Files.readAttributes(path, BasicFileAttributes.class).fileKey();
+                if (opened != null && !opened.equals(key)) {
+                    c.close();
+                    throw new IOException(path + " was replaced while being opened");
+                }
+                if (e == null) {
+                    e = new Entry(key, path);
+                    TABLE.put(key, e);
+                }
+                e.channels.put(mode, c);
+            }
+            e.users++;
+            return new Opened(e, c);
+        }
+    }
+
+    /** Test and diagnostics view: the open entries' paths. */
+    static List<Path> openPaths() {
+        synchronized (TABLE) {
+            List<Path> out = new ArrayList<>();
+            for (Entry e : TABLE.values()) {
+                out.add(e.path);
+            }
+            return out;
+        }
+    }
+}

@@ -50,21 +50,18 @@ final class ReadPath {
         long stripeOffset = layout.memberOffset(stripe);
         Member m = core.slots[slot];
         if (m != null && m.readable(stripeOffset)) {
-            if (m.hasBadBlocks(stripeOffset + inChunk, n)) {
-                correct(m, stripe, slot, inChunk, dst, dstOffset, n, null);
-                return;
+            if (!m.hasBadBlocks(stripeOffset + inChunk, n)) {
+                core.activeAlignedReads.get();
+                try {
+                    m.readData(stripeOffset + inChunk, dst, dstOffset, n);
+                    return;
+                } catch (IOException e) {
+                    // md retries a failed read page by page, then corrects the pages that fail
+                } finally {
+                    core.activeAlignedReads.put();
+                }
             }
-            IOException error;
-            core.activeAlignedReads.get();
-            try {
-                m.readData(stripeOffset + inChunk, dst, dstOffset, n);
-                return;
-            } catch (IOException e) {
-                error = e;
-            } finally {
-                core.activeAlignedReads.put();
-            }
-            correct(m, stripe, slot, inChunk, dst, dstOffset, n, error);
+            readPageByPage(m, stripe, slot, inChunk, dst, dstOffset, n);
             return;
         }
         core.locks.lock(stripe);
@@ -76,9 +73,46 @@ final class ReadPath {
     }
 
     /**
-     * md's read-error handling (and its handling of listed bad blocks, {@code error == null}):
-     * rebuild the bytes from the other members, hand them to the caller and write them back over
-     * the bad sectors, then read them again to prove the correction.
+     * md's retry of a failed (or bad-block) read, one 4 KiB page at a time ({@code R5_ReadNoMerge}):
+     * pages that read are kept, pages that fail or that the member lists as bad are corrected.
+     */
+    private void readPageByPage(Member m, long stripe, int slot, int inChunk, ByteBuffer dst, int dstOffset, int n)
+            throws IOException {
+        long stripeOffset = layout.memberOffset(stripe);
+        int done = 0;
+        while (done < n) {
+            long at = stripeOffset + inChunk + done;
+            int len = (int) Math.min(n - done, PAGE - (at & (PAGE - 1)));
+            IOException error = null;
+            if (m.state == MemberState.FAULTY || core.slots[slot] != m) {
+                core.locks.lock(stripe);
+                try {
+                    reconstruct(stripe, slot, inChunk + done, dst, dstOffset + done, n - done);
+                } finally {
+                    core.locks.unlock(stripe);
+                }
+                return;
+            }
+            if (!m.hasBadBlocks(at, len)) {
+                try {
+                    m.readData(at, dst, dstOffset + done, len);
+                    done += len;
+                    continue;
+                } catch (IOException e) {
+                    error = e;
+                }
+            }
+            correct(m, stripe, slot, inChunk + done, dst, dstOffset + done, len, error);
+            done += len;
+        }
+    }
+
+    private static final int PAGE = 4096;
+
+    /**
+     * md's read-error handling (and its handling of listed bad blocks, {@code error == null}) for
+     * one page: rebuild the bytes from the other members, hand them to the caller and write them
+     * back over the bad sectors, then read them again to prove the correction.
      */
     private void correct(Member m, long stripe, int slot, int inChunk, ByteBuffer dst, int dstOffset, int n,
                          IOException error) throws IOException {
@@ -117,11 +151,7 @@ final class ReadPath {
             }
             StripeScratch scratch = core.scratch.borrow();
             try {
-                int piece = core.scratch.pieceSize();
-                for (int done = 0; done < n; done += piece) {
-                    int len = Math.min(piece, n - done);
-                    m.readData(memberOffset + done, scratch.parity, 0, len);
-                }
+                m.readData(memberOffset, scratch.parity, 0, n);
             } catch (IOException reread) {
                 reread.addSuppressed(error);
                 recordOrFail(m, memberOffset, n, new IOException(m.name() + ": read error not corrected (the "

@@ -135,7 +135,8 @@ class FailureHandlingTest {
             // Array chunk 0 lives on slot 0 (left-symmetric stripe 0) at the data offset.
             long dataOffset = array.core.slots[0].dataOffsetBytes;
             FaultyDisk bad = members.get(0);
-            bad.failReads(dataOffset, dataOffset + 4096, 1);
+            // twice: md retries a failed read page by page first, and corrects only what fails again
+            bad.failReads(dataOffset, dataOffset + 4096, 2);
             long writesBefore = bad.writes();
             byte[] got = new byte[8192];
             array.read(0, ByteBuffer.wrap(got), 0, got.length);

@@ -67,4 +67,56 @@ class FileDiskTest extends MemberDiskContract {
         NoSuchFileException e = assertThrows(NoSuchFileException.class, () -> FileDisk.open(p));
         assertTrue(e.getMessage().contains("absent.img"), e.getMessage());
     }
+
+    @Test
+    void aFileThatShrankIsNeverGrownBackAndReadsPastItsEndFail() throws IOException {
+        Path p = dir.resolve("shrinks.img");
+        try (FileDisk d = FileDisk.createOrExtend(p, 1 << 20, false)) {
+            d.write(0, java.nio.ByteBuffer.wrap(new byte[8192]), 0, 8192);
+            try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(p,
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                c.truncate(64 * 1024); // someone else truncates the member
+            }
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(4096);
+            assertThrows(java.io.EOFException.class, () -> d.read(512 * 1024, b, 0, 4096), "never zeros");
+            IOException e = assertThrows(IOException.class, () -> d.write(512 * 1024, b, 0, 4096));
+            assertTrue(e.getMessage().contains("shrank"), e.getMessage());
+            assertEquals(64 * 1024, Files.size(p), "not grown back");
+            d.read(0, b, 0, 4096); // what is still there reads
+        }
+    }
+
+    @Test
+    void whatIsNotAFileOrBlockDeviceIsRefusedAtOnce() throws Exception {
+        Path fifo = dir.resolve("pipe");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
+        long start = System.nanoTime();
+        IOException e = assertThrows(IOException.class, () -> FileDisk.open(fifo));
+        assertTrue(e.getMessage().contains("FIFO"), e.getMessage());
+        assertThrows(IOException.class, () -> FileDisk.openReadOnly(fifo));
+        assertThrows(IOException.class, () -> FileDisk.createOrExtend(fifo, 1 << 20, false));
+        assertTrue(System.nanoTime() - start < 10_000_000_000L, "refused without blocking");
+        IOException chr = assertThrows(IOException.class, () -> FileDisk.open(Path.of("/dev/null")));
+        assertTrue(chr.getMessage().contains("character device"), chr.getMessage());
+        IOException d = assertThrows(IOException.class, () -> FileDisk.open(dir));
+        assertTrue(d.getMessage().contains("directory"), d.getMessage());
+    }
+
+    @Test
+    void closingOneOpenOfAFileKeepsAnotherOpensClaim() throws Exception {
+        Path p = dir.resolve("claimed.img");
+        try (FileDisk holder = FileDisk.createOrExtend(p, 1 << 20, false);
+             DiskClaim claim = holder.claim(ClaimMode.EXCLUSIVE, "test holder")) {
+            FileDisk.openReadOnly(p).close();
+            FileDisk.open(p).close();
+            try (FileDisk again = FileDisk.open(p)) {
+                MemberInUseException e = assertThrows(MemberInUseException.class,
+                        () -> again.claim(ClaimMode.SHARED, "second"));
+                assertTrue(e.getMessage().contains("test holder"), e.getMessage());
+            }
+            assertTrue(LockHolders.find(p) != null && LockHolders.find(p).pid() == ProcessHandle.current().pid(),
+                    "the OS lock is still this process's after other opens closed");
+        }
+        assertEquals(null, LockHolders.find(p), "released");
+    }
 }

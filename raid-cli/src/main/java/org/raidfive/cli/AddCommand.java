@@ -37,7 +37,7 @@ final class AddCommand extends Verb {
     public Integer call() throws Exception {
         MemberCommands.requireNotListed("--spare", spare, members);
         ArrayStatus status;
-        try (ArraySession probe = ArraySession.assemble(members, ArraySession.READ_ONLY.withForce(force))) {
+        try (ArraySession probe = session(members, ArraySession.READ_ONLY.withForce(force))) {
             status = probe.array().status();
         }
         MemberCommands.Joining kind = MemberCommands.classifyNewMember("--spare", spare, members, status, force);
@@ -45,14 +45,14 @@ final class AddCommand extends Verb {
         all.add(spare);
         ArrayStatus after;
         if (kind == MemberCommands.Joining.STALE_MEMBER) {
-            try (ArraySession session = ArraySession.assemble(all,
+            try (ArraySession session = session(all,
                     ArraySession.READ_WRITE.withTakeStaleAsSpare(true).withForce(force))) {
                 after = session.array().status();
             }
         } else {
             boolean created = kind == MemberCommands.Joining.ABSENT;
             boolean added = false;
-            try (ArraySession session = ArraySession.assemble(members, ArraySession.READ_WRITE.withForce(force))) {
+            try (ArraySession session = session(members, ArraySession.READ_WRITE.withForce(force))) {
                 MemberDisk disk = Members.createOrExtend(spare, MemberCommands.memberFileSize(status));
                 try {
                     session.array().addSpare(disk);

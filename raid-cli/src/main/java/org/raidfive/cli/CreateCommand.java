@@ -53,6 +53,10 @@ final class CreateCommand extends Verb {
     @Option(names = "--force", description = "Overwrite files that already hold data (the initial resync then runs).")
     boolean force;
 
+    @Option(names = "--sparse", description = "Create (or extend) member files sparse even when their file systems "
+            + "could not hold them written in full: writes then fail with ENOSPC once a file system fills.")
+    boolean sparse;
+
     @Option(names = "--assume-clean", description = "Skip the initial resync even on reused files: only right when "
             + "parity already matches (e.g. the files are all zeros).")
     boolean assumeClean;
@@ -108,6 +112,9 @@ final class CreateCommand extends Verb {
                 smallest = Math.min(smallest, bytes);
             }
         }
+        if (size != null && !sparse) {
+            checkFreeSpace(all, size);
+        }
         if (smallest / 512 > 0) {
             DataOffset.usableSectors(smallest / 512, (int) (chunk / 512)); // refuses members too small for one chunk
         } else {
@@ -162,6 +169,39 @@ final class CreateCommand extends Verb {
             }
         }
         return ExitCode.OK;
+    }
+
+    /**
+     * Refuses, naming the shortfall, member files that their file systems could not hold once
+     * written in full: a sparse file takes no room now, but a full file system later fails writes on
+     * several members at once (and with them the array).
+     */
+    static void checkFreeSpace(List<String> specs, long size) throws IOException {
+        java.util.Map<java.nio.file.FileStore, Long> need = new java.util.LinkedHashMap<>();
+        java.util.Map<java.nio.file.FileStore, List<String>> who = new java.util.HashMap<>();
+        for (String m : specs) {
+            if (Members.isNbd(m)) {
+                continue;
+            }
+            java.nio.file.Path p = Members.path(m).toAbsolutePath();
+            long current = Files.exists(p) ? Files.size(p) : 0;
+            if (Files.exists(p) && !Files.isRegularFile(p)) {
+                continue; // a block device has its size
+            }
+            java.nio.file.FileStore store = Files.getFileStore(Files.exists(p) ? p : p.getParent());
+            need.merge(store, Math.max(0, size - current), Long::sum);
+            who.computeIfAbsent(store, k -> new ArrayList<>()).add(m);
+        }
+        for (var e : need.entrySet()) {
+            long free = e.getKey().getUsableSpace();
+            if (e.getValue() > free) {
+                throw CliException.usage(String.join(", ", who.get(e.getKey())) + " would need up to "
+                        + Sizes.human(e.getValue()) + " (" + e.getValue() + " bytes) once written in full, but their "
+                        + "file system (" + e.getKey() + ") has " + Sizes.human(free) + " free: short by "
+                        + Sizes.human(e.getValue() - free) + "; free some space, give a smaller --size, or --sparse to "
+                        + "create them anyway (writes then fail when the file system fills)");
+            }
+        }
     }
 
     private static void deleteQuietly(String spec) {

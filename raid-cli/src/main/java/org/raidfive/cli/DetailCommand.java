@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.raidfive.array.ArrayConfigException;
+import org.raidfive.array.AssemblyReport;
+import org.raidfive.disk.MemberInUseException;
 import org.raidfive.md.SuperblockException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -11,12 +13,15 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code raid detail}: the array as {@code mdadm --detail} shows it, from a read-only assembly
- * (nothing is written, no pass starts). Files the array refuses as stale are listed as faulty; an
- * array that cannot be assembled is described from its superblocks.
+ * (nothing is written, no pass starts). Files the assembly leaves out as stale are listed as faulty;
+ * an array that cannot be assembled, or that another process holds open, is described from its
+ * superblocks.
  */
 @Command(header = "Show an array's state and members, like mdadm --detail.", name = "detail", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
         description = {"Show the array the MEMBER files make up, like mdadm --detail: identity, geometry, state, "
                 + "member counts and a table of members. Assembles read-only: the files are not changed.",
+                "While another process (e.g. raid serve) holds the array, its superblocks are shown and the holder "
+                + "named: the live state is the holder's.",
                 "Exit codes as mdadm --detail --test: 0 healthy, 1 degraded, 2 failed or cannot be assembled, "
                 + "4 a member cannot be opened or holds no usable superblock."})
 final class DetailCommand extends Verb {
@@ -36,34 +41,40 @@ final class DetailCommand extends Verb {
             throw new CliException(ExitCode.DETAIL_UNREADABLE, ErrorHandler.message(e), e);
         }
         DetailReport report;
-        try (ArraySession session = ArraySession.readOnly(members)) {
-            report = DetailReport.of(session.array().status(), survey.top(), List.of());
+        try (ArraySession session = ArraySession.assemble(members, ArraySession.READ_ONLY)) {
+            report = DetailReport.of(session.array().status(), survey.top(), stale(survey, session));
+        } catch (MemberInUseException held) {
+            report = DetailReport.ofHeld(survey, heldBy(held));
         } catch (ArrayConfigException refused) {
-            report = withoutStale(survey, refused);
+            report = DetailReport.ofSuperblocks(survey, refused.getMessage());
         }
         out().print(json ? Json.write(report.json(members)) : report.text(members));
         out().flush();
         return report.exitCode();
     }
 
-    /** Assembles again without the stale files, listing them as faulty; else reports the superblocks. */
-    private DetailReport withoutStale(Survey survey, ArrayConfigException refused) throws IOException {
-        List<Survey.Entry> stale = new ArrayList<>();
-        List<String> rest = new ArrayList<>();
-        for (Survey.Entry e : survey.entries()) {
-            if (e.verdict() == Survey.Verdict.STALE) {
-                stale.add(e);
-            } else {
-                rest.add(e.spec());
+    /** "another process (pid 1234: raid serve ...)" from the refusal, as short as it can be said. */
+    static String heldBy(MemberInUseException held) {
+        String m = held.getMessage();
+        int at = m.indexOf(" is in use by ");
+        if (at < 0) {
+            return m;
+        }
+        String by = m.substring(at + " is in use by ".length());
+        int end = by.indexOf("; it is a member of");
+        return end < 0 ? by : by.substring(0, end);
+    }
+
+    /** The survey entries of the files assembly left out. */
+    private static List<Survey.Entry> stale(Survey survey, ArraySession session) throws IOException {
+        List<Survey.Entry> out = new ArrayList<>();
+        for (AssemblyReport.LeftOut l : session.array().assemblyReport().leftOut()) {
+            for (Survey.Entry e : survey.entries()) {
+                if (session.disk(e.spec()) == l.disk()) {
+                    out.add(e);
+                }
             }
         }
-        if (!stale.isEmpty() && !rest.isEmpty() && survey.specsWith(Survey.Verdict.FOREIGN).isEmpty()) {
-            try (ArraySession session = ArraySession.readOnly(rest)) {
-                return DetailReport.of(session.array().status(), survey.top(), stale);
-            } catch (ArrayConfigException again) {
-                return DetailReport.ofSuperblocks(survey, again.getMessage());
-            }
-        }
-        return DetailReport.ofSuperblocks(survey, refused.getMessage());
+        return out;
     }
 }

@@ -27,6 +27,8 @@ final class DetailReport {
     int raidDevices;
     String state;
     String problem;
+    /** Who holds the array open (another process, or an array here): its live state is the holder's. */
+    String heldBy;
     long events;
     long creationTime;
     long updateTime;
@@ -158,6 +160,21 @@ final class DetailReport {
         return r;
     }
 
+    /**
+     * From superblocks alone, for an array that another holder has open: what its members last
+     * wrote (the holder's live state may be ahead of it).
+     */
+    static DetailReport ofHeld(Survey survey, String heldBy) {
+        DetailReport r = ofSuperblocks(survey, null);
+        r.heldBy = heldBy;
+        long missing = r.raidDevices - r.active;
+        r.failedArray = missing > 1;
+        r.degraded = missing > 0;
+        r.state = (survey.top().isClean() ? "clean" : "active") + (r.failedArray ? ", FAILED" : r.degraded
+                ? ", degraded" : "") + ", in use by " + heldBy;
+        return r;
+    }
+
     private static void sortRows(List<Row> rows) {
         rows.sort((a, b) -> {
             int sa = a.raidDevice() < 0 ? Integer.MAX_VALUE : a.raidDevice();
@@ -186,6 +203,9 @@ final class DetailReport {
         field(s, "State", state);
         if (problem != null) {
             field(s, "Problem", problem);
+        }
+        if (heldBy != null) {
+            field(s, "Held By", heldBy + " (the state shown is what its members last recorded)");
         }
         field(s, "Active Devices", Long.toString(active));
         field(s, "Working Devices", Long.toString(working));
@@ -227,6 +247,7 @@ final class DetailReport {
         m.put("raidDevices", raidDevices);
         m.put("state", state);
         m.put("problem", problem);
+        m.put("heldBy", heldBy);
         m.put("degraded", degraded);
         m.put("failed", failedArray);
         m.put("events", events);

@@ -55,7 +55,7 @@ final class ErrorHandler implements IParameterExceptionHandler, IExecutionExcept
             return ExitCode.PROBLEM;
         }
         if (t instanceof ArrayConfigException || t instanceof FileSystemException || t instanceof SuperblockException
-                || t instanceof MemberUnreachableException
+                || t instanceof MemberUnreachableException || t instanceof org.raidfive.disk.MemberInUseException
                 || t instanceof IllegalArgumentException || t instanceof IllegalStateException) {
             return ExitCode.USAGE;
         }

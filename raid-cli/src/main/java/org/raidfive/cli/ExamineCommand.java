@@ -47,6 +47,13 @@ final class ExamineCommand extends Verb {
             }
         }
         out().flush();
+        for (String m : members) {
+            String holder = Members.isNbd(m) ? null : org.raidfive.disk.FileDisk.holderOf(Members.path(m));
+            if (holder != null) {
+                say(m + " is in use by " + holder + ": the superblock shows what it last recorded, the live state "
+                        + "is the holder's");
+            }
+        }
         int exit = ExitCode.OK;
         for (int i = 0; i < members.size(); i++) {
             SuperblockFile.Read read = reads.get(i);

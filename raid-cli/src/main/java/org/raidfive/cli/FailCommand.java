@@ -26,7 +26,7 @@ final class FailCommand extends Verb {
     @Override
     public Integer call() throws Exception {
         MemberCommands.requireListed("--member", member, members);
-        try (ArraySession probe = ArraySession.readOnly(members)) {
+        try (ArraySession probe = readOnlySession(members)) {
             ArrayStatus status = probe.array().status();
             ArrayStatus.MemberStatus m = MemberCommands.statusOf(probe, member);
             if (m.state() == MemberState.IN_SYNC && status.degraded() && !m.replacement() && !force) {
@@ -36,7 +36,7 @@ final class FailCommand extends Verb {
             }
         }
         ArrayStatus after;
-        try (ArraySession session = ArraySession.readWrite(members)) {
+        try (ArraySession session = readWriteSession(members)) {
             session.array().fail(session.disk(member));
             after = session.array().status();
         }

@@ -2,11 +2,9 @@ package org.raidfive.cli;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
@@ -230,26 +228,11 @@ final class Members {
         if (!Files.exists(p)) {
             return null;
         }
-        try {
-            SuperblockFile.Read r = SuperblockFile.read(p, spec);
-            return spec + " already holds an md superblock (array " + org.raidfive.md.MdUuid.format(r.sb().setUuid())
-                    + ", name '" + r.sb().name() + "')";
-        } catch (org.raidfive.md.SuperblockException e) {
-            // no usable superblock: look at the bytes
+        // Through FileDisk, which shares this process's descriptor of the file: a separate open and
+        // close would drop an OS lock this process holds on it.
+        try (FileDisk disk = FileDisk.openReadOnly(p)) {
+            return dataFound(spec, disk);
         }
-        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
-            ByteBuffer buf = ByteBuffer.allocate(BLANK_CHECK_BYTES);
-            while (buf.hasRemaining() && ch.read(buf, buf.position()) > 0) {
-                // read up to 64 KiB or the end of the file
-            }
-            buf.flip();
-            while (buf.hasRemaining()) {
-                if (buf.get() != 0) {
-                    return spec + " already holds data (a non-zero byte at offset " + (buf.position() - 1) + ")";
-                }
-            }
-        }
-        return null;
     }
 
     private static String dataFound(String spec, MemberDisk disk) throws IOException {

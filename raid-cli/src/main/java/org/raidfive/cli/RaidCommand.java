@@ -25,6 +25,7 @@ import picocli.CommandLine.Spec;
                 + "(nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH); raid serve exports an array over NBD."},
         subcommands = {
             CreateCommand.class,
+            AssembleCommand.class,
             DetailCommand.class,
             ExamineCommand.class,
             WriteCommand.class,

@@ -44,7 +44,7 @@ final class ReadCommand extends Verb {
         if (!stdout && Members.indexOf(members, output) >= 0) {
             throw CliException.usage("--output " + output + " is one of the members");
         }
-        try (ArraySession session = ArraySession.assemble(members, ArraySession.READ_ONLY.withForce(force))) {
+        try (ArraySession session = session(members, ArraySession.READ_ONLY.withForce(force))) {
             Raid5Array array = session.array();
             long size = array.size();
             if (offset > size || length > size - offset) {

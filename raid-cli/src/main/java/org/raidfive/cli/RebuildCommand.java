@@ -36,7 +36,7 @@ final class RebuildCommand extends Verb {
     @Override
     public Integer call() throws Exception {
         SyncLimits limits = speed.limits();
-        try (ArraySession probe = ArraySession.assemble(members, ArraySession.READ_ONLY.withForce(force))) {
+        try (ArraySession probe = session(members, ArraySession.READ_ONLY.withForce(force))) {
             ArrayStatus s = probe.array().status();
             boolean rebuilding = s.members().stream().anyMatch(m -> m.state() == MemberState.REBUILDING);
             boolean spare = s.members().stream().anyMatch(m -> m.state() == MemberState.SPARE);
@@ -51,7 +51,7 @@ final class RebuildCommand extends Verb {
             }
         }
         ArrayStatus end;
-        try (ArraySession session = ArraySession.assemble(members,
+        try (ArraySession session = session(members,
                 ArraySession.READ_WRITE.withSyncLimits(limits).withForce(force));
              SigintGuard guard = SigintGuard.install(session, err(), "rebuild",
                      "progress is saved on the members. Resume with: raid rebuild " + join(members))) {

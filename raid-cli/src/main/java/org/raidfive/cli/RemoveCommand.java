@@ -48,16 +48,16 @@ final class RemoveCommand extends Verb {
                     throw CliException.usage(e.spec() + " is stale too (" + e.why() + "); remove one member at a time");
                 }
             }
-            try (ArraySession probe = ArraySession.readOnly(rest)) {
+            try (ArraySession probe = readOnlySession(rest)) {
                 name = probe.array().status().name();
             }
             was = "failed: " + entry.why();
-            try (ArraySession session = ArraySession.assemble(members,
+            try (ArraySession session = session(members,
                     ArraySession.READ_WRITE.withTakeStaleAsSpare(true))) {
                 session.array().remove(session.disk(member));
             }
         } else {
-            try (ArraySession probe = ArraySession.readOnly(members)) {
+            try (ArraySession probe = readOnlySession(members)) {
                 ArrayStatus.MemberStatus m = MemberCommands.statusOf(probe, member);
                 name = probe.array().status().name();
                 if (m.state() != MemberState.SPARE && m.state() != MemberState.FAULTY) {
@@ -67,7 +67,7 @@ final class RemoveCommand extends Verb {
                 }
                 was = MemberCommands.stateWord(m.state());
             }
-            try (ArraySession session = ArraySession.readWrite(members)) {
+            try (ArraySession session = readWriteSession(members)) {
                 session.array().remove(session.disk(member));
             }
         }

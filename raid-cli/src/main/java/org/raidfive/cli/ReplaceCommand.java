@@ -36,7 +36,7 @@ final class ReplaceCommand extends Verb {
         MemberCommands.requireListed("--member", member, members);
         MemberCommands.requireNotListed("--with", with, members);
         ArrayStatus status;
-        try (ArraySession probe = ArraySession.readOnly(members)) {
+        try (ArraySession probe = readOnlySession(members)) {
             status = probe.array().status();
             ArrayStatus.MemberStatus m = MemberCommands.statusOf(probe, member);
             if (m.state() != MemberState.IN_SYNC || m.replacement()) {
@@ -53,7 +53,7 @@ final class ReplaceCommand extends Verb {
         MemberCommands.Joining kind = MemberCommands.classifyNewMember("--with", with, members, status, force);
         boolean created = kind == MemberCommands.Joining.ABSENT;
         boolean started = false;
-        try (ArraySession session = ArraySession.readWrite(members)) {
+        try (ArraySession session = readWriteSession(members)) {
             MemberDisk disk = Members.createOrExtend(with, MemberCommands.memberFileSize(status));
             try {
                 session.array().replace(session.disk(member), disk);

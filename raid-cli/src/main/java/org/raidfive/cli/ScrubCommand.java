@@ -32,7 +32,7 @@ abstract class ScrubCommand extends Verb {
         long started = System.nanoTime();
         SyncProgress p;
         ArrayStatus status;
-        try (ArraySession session = ArraySession.assemble(members,
+        try (ArraySession session = session(members,
                 (repair() ? ArraySession.READ_WRITE : ArraySession.READ_ONLY).withSyncLimits(speed.limits()));
              SigintGuard guard = SigintGuard.install(session, err(), verb, repair() ? "parity fixed so far stays fixed; run raid repair again to finish"
                              : "nothing was changed; run raid check again")) {

@@ -119,9 +119,15 @@ final class ServeCommand extends Verb {
     @Override
     public Integer call() throws Exception {
         NbdServerConfig config = checkOptions();
+        try {
+            NbdServer.checkCanListen(config); // before the array is opened: a refusal writes nothing
+        } catch (IOException e) {
+            throw CliException.usage(e.getMessage());
+        }
         StopSignals signals = StopSignals.install(err(), name());
         served = backend != null ? ServedArray.memory(memoryOptions(), counterMode())
                 : ServedArray.assemble(members, readOnly, force, counterMode());
+        report(served.array().assemblyReport());
         Thread hook = new Thread(() -> stop("the JVM is shutting down"), "raid-serve-shutdown");
         try {
             Runtime.getRuntime().addShutdownHook(hook);

@@ -36,6 +36,49 @@ abstract class Verb implements Callable<Integer> {
         err().flush();
     }
 
+    private final java.util.Set<String> reported = new java.util.HashSet<>();
+
+    /**
+     * Assembles the array of {@code specs} for this command and says, once per command, what the
+     * assembly left out or forced (a command that probes read-only first does not say it twice).
+     */
+    ArraySession session(java.util.List<String> specs, org.raidfive.array.AssembleOptions options)
+            throws java.io.IOException {
+        ArraySession s = ArraySession.assemble(specs, options);
+        report(s.array().assemblyReport());
+        return s;
+    }
+
+    ArraySession readOnlySession(java.util.List<String> specs) throws java.io.IOException {
+        return session(specs, ArraySession.READ_ONLY);
+    }
+
+    ArraySession readWriteSession(java.util.List<String> specs) throws java.io.IOException {
+        return session(specs, ArraySession.READ_WRITE);
+    }
+
+    /** mdadm's words for what assembly did beyond the obvious; left-out members with how to get them back. */
+    void report(org.raidfive.array.AssemblyReport report) {
+        for (org.raidfive.array.AssemblyReport.Forced f : report.forced()) {
+            line("forcing event count in " + f.member() + "(" + f.slot() + ") from "
+                    + Long.toUnsignedString(f.fromEvents()) + " upto " + Long.toUnsignedString(f.toEvents())
+                    + "; clearing its FAULTY flag");
+        }
+        if (report.resyncForced()) {
+            line("marked the array dirty: a resync (raid rebuild) recomputes parity over what was being written");
+        }
+        for (org.raidfive.array.AssemblyReport.LeftOut l : report.leftOut()) {
+            line("leaving out " + l.disk().name() + ": " + l.reason() + "; raid add --spare " + l.disk().name()
+                    + " to rebuild it");
+        }
+    }
+
+    private void line(String message) {
+        if (reported.add(message)) {
+            say(message);
+        }
+    }
+
     /** The member list as the operator would type it again. */
     static String join(java.util.List<String> specs) {
         StringBuilder s = new StringBuilder();

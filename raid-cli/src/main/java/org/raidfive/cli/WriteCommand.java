@@ -43,7 +43,7 @@ final class WriteCommand extends Verb {
     public Integer call() throws Exception {
         checkAligned("--offset", offset);
         long arrayBytes;
-        try (ArraySession probe = ArraySession.readOnly(members)) {
+        try (ArraySession probe = readOnlySession(members)) {
             arrayBytes = probe.array().size();
         }
         if (offset > arrayBytes) {
@@ -70,12 +70,15 @@ final class WriteCommand extends Verb {
                 throw CliException.usage(what + " (" + (spool != null ? "more than " + room : length) + " bytes) at offset "
                         + offset + " would end beyond the array (size " + arrayBytes + " bytes)");
             }
+            if (length == 0) {
+                throw CliException.usage(what + " is empty: nothing to write (and nothing was written)");
+            }
             if (length % 512 != 0) {
                 throw CliException.usage(what + " is " + length + " bytes, which ends with a partial 512-byte block ("
                         + (length % 512) + " bytes); raid writes whole sectors only: pad the input to a multiple of "
                         + "512 bytes");
             }
-            try (ArraySession session = ArraySession.readWrite(members);
+            try (ArraySession session = readWriteSession(members);
                  FileChannel in = FileChannel.open(source, StandardOpenOption.READ)) {
                 copy(in, session.array(), length);
             }

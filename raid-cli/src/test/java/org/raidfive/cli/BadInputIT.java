@@ -131,9 +131,23 @@ class BadInputIT {
     }
 
     @Test
-    void staleMember() {
+    void staleMemberIsLeftOutWithOneWarningLikeMdadm() throws IOException {
         List<String> m = swap("d.img", "stale.img");
-        refused(2, "stale.img is stale", m, with(List.of("write", "--offset", "0", "--input", "in.bin"), m));
+        List<Path> paths = m.stream().map(dir::resolve).toList();
+        Map<Path, String> before = MemberFiles.snapshot(paths);
+        RaidLauncher.Result r = RaidLauncher.run(dir, with(List.of("read", "--offset", "0", "--length", "64K",
+                "--output", "stale-out.bin"), m));
+        assertEquals(0, r.exit(), r.all());
+        assertEquals(1, r.messages().size(), r.all());
+        String line = r.messages().get(0);
+        assertTrue(line.startsWith("raid read: leaving out stale.img: it is behind the others (events ")
+                && line.endsWith("; raid add --spare stale.img to rebuild it"), r.all());
+        assertTrue(java.util.Arrays.equals(Files.readAllBytes(dir.resolve("in.bin")),
+                Files.readAllBytes(dir.resolve("stale-out.bin"))), "read degraded without it, the same bytes");
+        MemberFiles.assertUnchanged(before, "read");
+        // Leaving it out leaves too few: refused, and force named.
+        List<String> two = List.of("a.img", "b.img", "stale.img");
+        refused(2, "force", two, with(List.of("write", "--offset", "0", "--input", "in.bin"), two));
     }
 
     @Test

@@ -284,15 +284,24 @@ class RaidCommandTest {
         create(m);
         assertEquals(0, Cli.run(args(List.of("fail", "--member", m.get(3)), m)).exit());
         List<String> rest = m.subList(0, 3);
-        // A crash while writing to the degraded array: written through the engine, never closed.
+        // A crash while writing to the degraded array: written through the engine, and the superblocks
+        // left as a crash leaves them, dirty (resync_offset 0).
         List<MemberDisk> disks = new ArrayList<>();
         for (String x : rest) {
             disks.add(FileDisk.open(Path.of(x)));
         }
-        Raid5Array crashed = Raid5Array.assemble(disks, AssembleOptions.DEFAULT.withStartSync(false));
-        crashed.write(0, ByteBuffer.wrap(MemberFiles.random(64 << 10, 11)), 0, 64 << 10);
-        for (MemberDisk d : disks) {
-            d.close();
+        try (Raid5Array array = Raid5Array.assemble(disks, AssembleOptions.DEFAULT.withStartSync(false))) {
+            array.write(0, ByteBuffer.wrap(MemberFiles.random(64 << 10, 11)), 0, 64 << 10);
+        }
+        for (String x : rest) {
+            try (FileDisk d = FileDisk.open(Path.of(x))) {
+                ByteBuffer block = ByteBuffer.allocate(4096).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+                d.read(org.raidfive.md.Superblock.SUPERBLOCK_OFFSET, block, 0, 4096);
+                org.raidfive.md.Superblock sb = org.raidfive.md.Superblock.decode(block, x);
+                block.clear();
+                sb.resyncOffset(0).encode(block);
+                d.write(org.raidfive.md.Superblock.SUPERBLOCK_OFFSET, block.clear(), 0, 4096);
+            }
         }
         Path out = dir.resolve("out.bin");
         assertRefused(Cli.run(args(List.of("read", "--offset", "0", "--length", "64K", "--output", out.toString()),

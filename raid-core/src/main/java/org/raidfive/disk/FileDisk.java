@@ -191,6 +191,24 @@ public final class FileDisk implements MemberDisk {
         return size;
     }
 
+    /**
+     * Who holds the file or block device at {@code path}, without taking or disturbing any lock:
+     * an array of this process, or another process holding a lock on it (from {@code /proc/locks},
+     * with its pid and command line); null when nobody does, or it cannot be told.
+     */
+    public static String holderOf(Path path) {
+        try {
+            String here = OpenFiles.holderInProcess(path);
+            if (here != null) {
+                return here + " in this process";
+            }
+        } catch (IOException e) {
+            return null;
+        }
+        LockHolders.Holder other = LockHolders.find(path);
+        return other == null ? null : other.pid() == ProcessHandle.current().pid() ? null : "another process (" + other + ")";
+    }
+
     public Path path() {
         return path;
     }

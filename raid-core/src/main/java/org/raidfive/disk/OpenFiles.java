@@ -174,6 +174,18 @@ final class OpenFiles {
         }
     }
 
+    /** Who in this process holds the file at {@code key}, or null. */
+    static String holderInProcess(Path path) throws IOException {
+        Object key = Files.readAttributes(path, BasicFileAttributes.class).fileKey();
+        synchronized (TABLE) {
+            Entry e = TABLE.get(key == null ? path.toRealPath() : key);
+            if (e == null) {
+                return null;
+            }
+            return e.exclusiveHolder != null ? e.exclusiveHolder : e.sharedHolders > 0 ? e.sharedHolder : null;
+        }
+    }
+
     /** Test and diagnostics view: the open entries' paths. */
     static List<Path> openPaths() {
         synchronized (TABLE) {

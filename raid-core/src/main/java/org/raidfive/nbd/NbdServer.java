@@ -11,6 +11,7 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.Set;
@@ -122,6 +123,18 @@ public final class NbdServer implements AutoCloseable {
         return this;
     }
 
+    /** Device and inode of the socket file this server made, so that close deletes only that. */
+    private volatile Object socketKey;
+
+    private static Object fileKey(Path path) {
+        try {
+            return Files.readAttributes(path, java.nio.file.attribute.BasicFileAttributes.class,
+                    LinkOption.NOFOLLOW_LINKS).fileKey();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
     private ServerSocketChannel bind() throws IOException {
         if (config.unixSocket() != null) {
             Path path = config.unixSocket();
@@ -133,6 +146,7 @@ public final class NbdServer implements AutoCloseable {
                 channel.close();
                 throw new IOException("cannot listen on Unix socket " + path + ": " + e.getMessage(), e);
             }
+            socketKey = fileKey(path);
             return channel;
         }
         InetSocketAddress address = new InetSocketAddress(InetAddress.getByName(config.bindAddress()), config.port());
@@ -148,10 +162,33 @@ public final class NbdServer implements AutoCloseable {
         return channel;
     }
 
-    /** A socket file left by a dead server is removed; one with a live listener is an error. */
+    /**
+     * A socket file left by a dead server is removed; anything else at the path is refused: a live
+     * socket (another server), and anything that is not a socket at all (a regular file, perhaps a
+     * member; a link; a directory), which is never deleted.
+     */
     private static void removeStaleSocket(Path path) throws IOException {
-        if (!Files.exists(path)) {
-            return;
+        if (checkSocketPath(path)) {
+            Files.deleteIfExists(path);
+        }
+    }
+
+    /** True if {@code path} holds a stale socket (safe to replace); false if nothing is there; else refused. */
+    private static boolean checkSocketPath(Path path) throws IOException {
+        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        int type;
+        try {
+            type = ((Number) Files.getAttribute(path, "unix:mode", LinkOption.NOFOLLOW_LINKS)).intValue() & 0170000;
+        } catch (UnsupportedOperationException | IllegalArgumentException e) {
+            type = -1;
+        }
+        if (type != 0140000) {
+            String what = Files.isSymbolicLink(path) ? "a symbolic link" : Files.isDirectory(path) ? "a directory"
+                    : Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS) ? "a regular file" : "not a socket";
+            throw new IOException("--socket " + path + " is " + what + ": refusing to replace it (give a new path, "
+                    + "or remove a stale socket file by hand)");
         }
         boolean live;
         try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(path))) {
@@ -162,7 +199,36 @@ public final class NbdServer implements AutoCloseable {
         if (live) {
             throw new IOException("Unix socket " + path + " is already served by another process");
         }
-        Files.deleteIfExists(path);
+        return true;
+    }
+
+    /**
+     * Checks, changing nothing, that a server with {@code config} could listen: a Unix socket path
+     * that is free or holds a stale socket; a TCP address that can be bound now (the port is let go
+     * again at once). Lets a caller refuse bad input before it opens anything it would have to undo.
+     */
+    public static void checkCanListen(NbdServerConfig config) throws IOException {
+        if (config.unixSocket() != null) {
+            Path path = config.unixSocket();
+            checkSocketPath(path);
+            Path dir = path.toAbsolutePath().getParent();
+            if (dir != null && !Files.isDirectory(dir)) {
+                throw new IOException("cannot listen on Unix socket " + path + ": " + dir + " is not a directory");
+            }
+            return;
+        }
+        InetSocketAddress address;
+        try {
+            address = new InetSocketAddress(InetAddress.getByName(config.bindAddress()), config.port());
+        } catch (java.net.UnknownHostException e) {
+            throw new IOException("cannot listen on " + config.bindAddress() + ": unknown host", e);
+        }
+        try (ServerSocketChannel channel = ServerSocketChannel.open()) {
+            channel.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            channel.bind(address, 1);
+        } catch (IOException e) {
+            throw new IOException("cannot listen on " + address + ": " + e.getMessage(), e);
+        }
     }
 
     private void acceptLoop() {
@@ -277,8 +343,8 @@ public final class NbdServer implements AutoCloseable {
             if (listener != null) {
                 closeQuietly(listener);
                 joinQuietly(acceptor, 5_000);
-                if (config.unixSocket() != null) {
-                    Files.deleteIfExists(config.unixSocket());
+                if (config.unixSocket() != null && socketKey != null && socketKey.equals(fileKey(config.unixSocket()))) {
+                    Files.deleteIfExists(config.unixSocket()); // ours still: nobody replaced it meanwhile
                 }
             }
             for (ServerConnection connection : connections) {

@@ -113,8 +113,13 @@ final class RaidLauncher {
 
     /** Runs to completion, feeding {@code stdin} (or nothing). */
     static Result run(Path cwd, byte[] stdin, String... args) {
+        return run(cwd, stdin, List.of(), args);
+    }
+
+    /** Runs {@code prefix... ./raid args...} to completion (e.g. under {@code bash -c 'ulimit ...'}). */
+    static Result run(Path cwd, byte[] stdin, List<String> prefix, String... args) {
         try {
-            Process p = builder(cwd, List.of(), args).start();
+            Process p = builder(cwd, prefix, args).start();
             ByteArrayOutputStream outSoFar = new ByteArrayOutputStream();
             ByteArrayOutputStream errSoFar = new ByteArrayOutputStream();
             CompletableFuture<byte[]> out = drain(p.getInputStream(), outSoFar);

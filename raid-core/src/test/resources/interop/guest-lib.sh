@@ -216,3 +216,46 @@ md_stop() {
     kmsg "$1"
     result "$1" stop_rc=$rc
 }
+
+# md_create_opts CASE MD "OPTIONS" DEV...: mdadm --create with extra options (a write journal, a
+# consistency policy); waits for the initial parity build
+md_create_opts() {
+    c=$1 md=$2 opts=$3
+    shift 3
+    # shellcheck disable=SC2086
+    out=$(mdadm --create "/dev/$md" --run --metadata=1.2 --level=5 $opts "$@" 2>&1)
+    rc=$?
+    log "$c" "$out"
+    mdadm --wait "/dev/$md" >/dev/null 2>&1
+    wait_idle "$md"
+    kmsg "$c"
+    result "$c" create_rc=$rc size=$(blockdev --getsize64 "/dev/$md" 2>/dev/null || echo 0) \
+        consistency=$(detail_field "$md" 'Consistency Policy')
+}
+
+# md_bad_blocks CASE MD DEV SECTOR COUNT: md records bad blocks on one member (sysfs, absolute
+# device sectors), as after a read error it could not correct; md writes the log when it stops
+md_bad_blocks() {
+    c=$1 md=$2 dev=${3#/dev/}
+    echo "$4 $5" >"/sys/block/$md/md/dev-$dev/bad_blocks"
+    rc=$?
+    result "$c" badblocks_rc=$rc badblocks="$(tr '\n ' ',:' <"/sys/block/$md/md/dev-$dev/bad_blocks")"
+}
+
+# md_grow_stalled CASE MD NEWDEV: start growing the array by one member, with reshape held at
+# (almost) no speed, then stop it: the superblocks record a reshape in progress
+md_grow_stalled() {
+    c=$1 md=$2 dev=$3
+    echo 1 >/proc/sys/dev/raid/speed_limit_min
+    echo 1 >/proc/sys/dev/raid/speed_limit_max
+    mdadm "/dev/$md" --add "$dev" >/dev/null 2>&1
+    raid_disks=$(sysmd "$md" raid_disks)
+    out=$(mdadm --grow "/dev/$md" --raid-devices=$((raid_disks + 1)) --backup-file="/tmp/$md.backup" 2>&1)
+    rc=$?
+    log "$c" "$out"
+    sleep 2
+    kmsg "$c"
+    result "$c" grow_rc=$rc sync_action=$(sysmd "$md" sync_action) reshape_position=$(sysmd "$md" reshape_position)
+    mdadm --stop "/dev/$md" >/dev/null 2>&1
+    throttle_sync off
+}

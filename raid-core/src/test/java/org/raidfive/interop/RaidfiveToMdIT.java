@@ -168,6 +168,7 @@ class RaidfiveToMdIT {
         if (c.kind() == Kind.DIRTY) {
             // a crash after the last flush: nothing marks the array clean
             array.flush();
+            org.raidfive.array.Crash.of(array);
             for (MemberDisk d : disks) {
                 d.close();
             }

@@ -217,11 +217,17 @@ md_stop() {
     result "$1" stop_rc=$rc
 }
 
-# md_create_opts CASE MD "OPTIONS" DEV...: mdadm --create with extra options (a write journal, a
-# consistency policy); waits for the initial parity build
+# md_create_opts CASE MD N OPTION... DEV...: mdadm --create with N extra options (a write journal,
+# a consistency policy); waits for the initial parity build
 md_create_opts() {
-    c=$1 md=$2 opts=$3
+    c=$1 md=$2 n=$3
     shift 3
+    opts=
+    while [ "$n" -gt 0 ]; do
+        opts="$opts $1"
+        shift
+        n=$((n - 1))
+    done
     # shellcheck disable=SC2086
     out=$(mdadm --create "/dev/$md" --run --metadata=1.2 --level=5 $opts "$@" 2>&1)
     rc=$?
@@ -239,6 +245,9 @@ md_bad_blocks() {
     c=$1 md=$2 dev=${3#/dev/}
     echo "$4 $5" >"/sys/block/$md/md/dev-$dev/bad_blocks"
     rc=$?
+    # md writes the log with the next superblock update: a write elsewhere (past 20 MiB) makes one
+    dd if=/dev/zero of="/dev/$md" bs=4096 seek=5120 count=1 oflag=direct conv=fsync 2>/dev/null
+    sleep 1
     result "$c" badblocks_rc=$rc badblocks="$(tr '\n ' ',:' <"/sys/block/$md/md/dev-$dev/bad_blocks")"
 }
 

@@ -32,12 +32,29 @@ final class BufferPool {
         }
     }
 
-    /** A direct buffer of capacity at least {@code length}; position 0, limit its capacity. */
-    ByteBuffer acquire(int length) {
+    /** Direct memory ran out: the request is answered ENOMEM, nothing escapes as an Error. */
+    static final class OutOfBuffersException extends java.io.IOException {
+        private static final long serialVersionUID = 1L;
+
+        OutOfBuffersException(int bytes, OutOfMemoryError cause) {
+            super("no direct memory for a " + bytes + "-byte buffer (" + cause.getMessage() + ")", cause);
+        }
+    }
+
+    /**
+     * A direct buffer of capacity at least {@code length}; position 0, limit its capacity.
+     *
+     * @throws OutOfBuffersException when the JVM has no direct memory left for it
+     */
+    ByteBuffer acquire(int length) throws OutOfBuffersException {
         int shift = shiftFor(length);
         ByteBuffer buffer = classes[shift - MIN_SHIFT].relaxedPoll();
         if (buffer == null) {
-            buffer = ByteBuffer.allocateDirect(1 << shift);
+            try {
+                buffer = ByteBuffer.allocateDirect(1 << shift);
+            } catch (OutOfMemoryError e) {
+                throw new OutOfBuffersException(1 << shift, e);
+            }
         }
         return buffer.clear();
     }

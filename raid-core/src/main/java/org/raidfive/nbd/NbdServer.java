@@ -38,13 +38,24 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>Threads: one acceptor; one reader thread per connection (handshake, then requests); with
- * {@link RequestExecution#WORKER_POOL} (default) a bounded pool of {@code workerThreads} shared by
- * all connections executes requests and replies are written by the worker that finishes
- * (batched, see {@link ReplyWriter}); the reader runs a plain READ/WRITE itself when it is the
- * last one buffered (no hand-off when it would otherwise wait on the socket), and any request
- * when the pool's queue is full (back-pressure). With
- * {@link RequestExecution#CONNECTION_THREAD} the reader runs every request itself, in order.
+ * <p>Threads: one acceptor; a timer (timeouts); one reader thread per connection (handshake,
+ * then requests); with {@link RequestExecution#WORKER_POOL} (default) a bounded pool of
+ * {@code workerThreads} shared by all connections executes requests, and each connection's own
+ * writer thread sends its replies (batched, see {@link ReplyWriter}), so a worker never blocks on
+ * a client's socket and a client that stops reading slows only itself; the reader runs a plain
+ * READ/WRITE itself when it is the last one buffered (no hand-off when it would otherwise wait on
+ * the socket), and any request when the pool's queue is full (back-pressure). With
+ * {@link RequestExecution#CONNECTION_THREAD} the reader runs every request itself, in order, and
+ * writes the replies.
+ *
+ * <p>Hostile clients: a handshake must finish within {@code handshakeTimeout}; at most
+ * {@code maxHandshaking} connections may be in it (a new one evicts the oldest), so idle
+ * handshakes cannot hold the connection limit; {@code idleTimeout} (optional) and
+ * {@code replyTimeout} close connections that do nothing or do not take their replies. Memory is
+ * bounded: requests larger than {@code maxRequestBytes} (advertised with NBD_INFO_BLOCK_SIZE) are
+ * refused with EINVAL before anything is allocated, and payload in flight is limited per
+ * connection and server-wide (see {@link ServerConnection}); direct memory running out is answered
+ * ENOMEM. An allow-list limits TCP clients by address.
  *
  * <p>Commands: READ, WRITE (FUA: the disk is flushed before the reply), FLUSH ({@code disk.flush()}),
  * TRIM (per {@link TrimMode}: by default acknowledged without effect), WRITE_ZEROES (zeros
@@ -75,12 +86,15 @@ public final class NbdServer implements AutoCloseable {
     private ServerSocketChannel listener;
     private Thread acceptor;
     private volatile int port = -1;
+    private final InFlightBudget budget;
+    private java.util.concurrent.ScheduledExecutorService timer;
     private volatile boolean started;
     private volatile boolean closed;
 
     public NbdServer(MemberDisk disk, NbdServerConfig config) {
         this.disk = Objects.requireNonNull(disk, "disk");
         this.config = Objects.requireNonNull(config, "config");
+        this.budget = new InFlightBudget(config.inFlightBudgetBytes());
     }
 
     /** Creates and starts a server. */
@@ -117,6 +131,8 @@ public final class NbdServer implements AutoCloseable {
         }
         export = new ServerExport(disk, config, workers);
         listener = bind();
+        timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "nbd" + id + "-timer"));
+        timer.scheduleWithFixedDelay(this::sweep, 200, 200, TimeUnit.MILLISECONDS);
         acceptor = daemon(this::acceptLoop, "nbd" + id + "-accept");
         acceptor.start();
         LOG.debug("serving {} ({} bytes) at {} with {}", disk.name(), export.size, uri(), config);
@@ -252,8 +268,9 @@ public final class NbdServer implements AutoCloseable {
 
     private void accept(SocketChannel channel) {
         String peer;
+        SocketAddress remote;
         try {
-            SocketAddress remote = channel.getRemoteAddress();
+            remote = channel.getRemoteAddress();
             peer = "nbd" + id + "#" + connectionIds.incrementAndGet() + " "
                     + (remote instanceof InetSocketAddress ? remote.toString() : "unix");
             if (remote instanceof InetSocketAddress) {
@@ -263,8 +280,16 @@ public final class NbdServer implements AutoCloseable {
             closeQuietly(channel);
             return;
         }
-        if (closed || connections.size() >= config.maxConnections()) {
-            LOG.debug("{}: refused ({})", peer, closed ? "server closing" : "maxConnections " + config.maxConnections() + " reached");
+        if (closed) {
+            closeQuietly(channel);
+            return;
+        }
+        if (remote instanceof InetSocketAddress inet && !allowed(inet.getAddress())) {
+            refused(peer, "its address is not in --allow (" + config.allow() + ")");
+            closeQuietly(channel);
+            return;
+        }
+        if (!makeRoom(peer)) {
             closeQuietly(channel);
             return;
         }
@@ -277,6 +302,98 @@ public final class NbdServer implements AutoCloseable {
         if (closed) {
             connection.shutdownInput(); // close() may have missed it
         }
+    }
+
+    private boolean allowed(InetAddress address) {
+        if (config.allow().isEmpty()) {
+            return true;
+        }
+        for (AddressRange r : config.allow()) {
+            if (r.contains(address)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Room for one more connection. Idle handshakes can never lock real clients out: past
+     * {@code maxHandshaking} connections in the handshake, or at {@code maxConnections} with any
+     * in it, the oldest one in the handshake is evicted; only a server full of connections past
+     * their handshake refuses, and says so.
+     */
+    private boolean makeRoom(String peer) {
+        int handshaking = 0;
+        ServerConnection oldest = null;
+        for (ServerConnection c : connections) {
+            if (!c.transmitting()) {
+                handshaking++;
+                if (oldest == null || c.openedNanos < oldest.openedNanos) {
+                    oldest = c;
+                }
+            }
+        }
+        boolean full = connections.size() >= config.maxConnections();
+        if (oldest != null && (handshaking >= config.maxHandshaking() || full)) {
+            oldest.abort("evicted by a new connection: " + handshaking + " connections still in the handshake"
+                    + (full ? ", " + connections.size() + " of at most " + config.maxConnections() + " open" : ""));
+            connections.remove(oldest); // its thread removes it too, when it ends
+            return true;
+        }
+        if (full) {
+            refused(peer, connections.size() + " connections are open, the most allowed (--max-connections "
+                    + config.maxConnections() + ")");
+            return false;
+        }
+        return true;
+    }
+
+    /** A refused connection, logged at most once a second (a flood must not flood the log). */
+    private void refused(String peer, String why) {
+        long now = System.nanoTime();
+        long last = lastRefusalLog;
+        refusals++;
+        if (now - last > 1_000_000_000L) {
+            lastRefusalLog = now;
+            LOG.warn("{}: refused: {} ({} refused in all)", peer, why, refusals);
+        }
+    }
+
+    private volatile long lastRefusalLog = System.nanoTime() - 2_000_000_000L;
+    private volatile long refusals;
+
+    /** Enforces the handshake, idle and reply timeouts; runs every 200 ms on the server's timer. */
+    private void sweep() {
+        long now = System.nanoTime();
+        for (ServerConnection c : connections) {
+            if (!c.transmitting()) {
+                long limit = config.handshakeTimeout().toNanos();
+                if (limit > 0 && now - c.openedNanos > limit) {
+                    c.abort("no handshake within " + config.handshakeTimeout().toSeconds() + " s (--handshake-timeout)");
+                }
+                continue;
+            }
+            long idle = config.idleTimeout().toNanos();
+            if (idle > 0 && c.inFlight() == 0 && now - c.lastRequestNanos() > idle) {
+                c.abort("idle for " + config.idleTimeout().toSeconds() + " s (--idle-timeout)");
+                continue;
+            }
+            long stalled = c.replies().stalledSince();
+            long replyLimit = config.replyTimeout().toNanos();
+            if (replyLimit > 0 && stalled != 0 && now - stalled > replyLimit) {
+                c.abort("the client has not taken its replies for " + config.replyTimeout().toSeconds() + " s");
+            }
+        }
+    }
+
+    /** The server-wide in-flight payload budget. */
+    InFlightBudget budget() {
+        return budget;
+    }
+
+    /** Payload bytes in flight beyond the connections' reserves (for tests and monitoring). */
+    public long sharedBudgetInUse() {
+        return budget.inUse();
     }
 
     void connectionClosed(ServerConnection connection) {
@@ -339,6 +456,9 @@ public final class NbdServer implements AutoCloseable {
         try {
             if (export != null) {
                 export.markClosing();
+            }
+            if (timer != null) {
+                timer.shutdownNow();
             }
             if (listener != null) {
                 closeQuietly(listener);

@@ -12,9 +12,12 @@ import java.util.Objects;
  * (an invalid value is rejected with a message naming the value and the rule).
  *
  * <p>Defaults: export {@code "raid"} (the empty default-export name selects it too), read-write,
- * TCP on 127.0.0.1:10809, requests on a pool of 4 worker threads, 64 in-flight requests per
- * connection, 32 MiB maximum request, minimum block size 1, trim ignored, write-zeroes supported,
- * 30 s drain timeout.
+ * TCP on 127.0.0.1:10809, requests on a pool of 4 worker threads, 64 connections of which at most
+ * 16 in the handshake (a new one evicts the oldest), 10 s to finish the handshake, no idle timeout,
+ * 30 s for a client to take its replies, 64 in-flight requests and 64 MiB of payload per connection,
+ * 4 MiB of it reserved, 256 MiB shared by all connections beyond their reserves, 32 MiB maximum
+ * request (advertised with NBD_INFO_BLOCK_SIZE), minimum block size 1, trim ignored, write-zeroes
+ * supported, 30 s drain timeout, no TLS, every address allowed, exports listed.
  */
 public final class NbdServerConfig {
     public static final String DEFAULT_EXPORT_NAME = "raid";
@@ -22,6 +25,12 @@ public final class NbdServerConfig {
     public static final int DEFAULT_PORT = NbdProtocol.DEFAULT_PORT;
     public static final int DEFAULT_MAX_REQUEST_BYTES = 32 << 20;
     public static final int PREFERRED_BLOCK_SIZE = 4096;
+    public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
+    public static final Duration DEFAULT_REPLY_TIMEOUT = Duration.ofSeconds(30);
+    public static final int DEFAULT_MAX_HANDSHAKING = 16;
+    public static final long DEFAULT_IN_FLIGHT_BUDGET_BYTES = 256L << 20;
+    public static final long DEFAULT_CONNECTION_RESERVE_BYTES = 4L << 20;
+    public static final long DEFAULT_MAX_IN_FLIGHT_BYTES_PER_CONNECTION = 64L << 20;
 
     private final String exportName;
     private final String description;
@@ -38,6 +47,18 @@ public final class NbdServerConfig {
     private final boolean writeZeroes;
     private final RequestExecution requestExecution;
     private final Duration drainTimeout;
+    private final Duration handshakeTimeout;
+    private final Duration idleTimeout;
+    private final Duration replyTimeout;
+    private final int maxHandshaking;
+    private final long inFlightBudgetBytes;
+    private final long connectionReserveBytes;
+    private final long maxInFlightBytesPerConnection;
+    private final TlsMode tls;
+    private final javax.net.ssl.SSLContext sslContext;
+    private final boolean verifyPeer;
+    private final java.util.List<AddressRange> allow;
+    private final boolean listExports;
 
     private NbdServerConfig(Builder b) {
         this.exportName = b.exportName;
@@ -55,6 +76,18 @@ public final class NbdServerConfig {
         this.writeZeroes = b.writeZeroes;
         this.requestExecution = b.requestExecution;
         this.drainTimeout = b.drainTimeout;
+        this.handshakeTimeout = b.handshakeTimeout;
+        this.idleTimeout = b.idleTimeout;
+        this.replyTimeout = b.replyTimeout;
+        this.maxHandshaking = b.maxHandshaking;
+        this.inFlightBudgetBytes = b.inFlightBudgetBytes;
+        this.connectionReserveBytes = b.connectionReserveBytes;
+        this.maxInFlightBytesPerConnection = b.maxInFlightBytesPerConnection;
+        this.tls = b.tls;
+        this.sslContext = b.sslContext;
+        this.verifyPeer = b.verifyPeer;
+        this.allow = java.util.List.copyOf(b.allow);
+        this.listExports = b.listExports;
     }
 
     public static Builder builder() {
@@ -79,6 +112,18 @@ public final class NbdServerConfig {
         b.writeZeroes = writeZeroes;
         b.requestExecution = requestExecution;
         b.drainTimeout = drainTimeout;
+        b.handshakeTimeout = handshakeTimeout;
+        b.idleTimeout = idleTimeout;
+        b.replyTimeout = replyTimeout;
+        b.maxHandshaking = maxHandshaking;
+        b.inFlightBudgetBytes = inFlightBudgetBytes;
+        b.connectionReserveBytes = connectionReserveBytes;
+        b.maxInFlightBytesPerConnection = maxInFlightBytesPerConnection;
+        b.tls = tls;
+        b.sslContext = sslContext;
+        b.verifyPeer = verifyPeer;
+        b.allow = new java.util.ArrayList<>(allow);
+        b.listExports = listExports;
         return b;
     }
 
@@ -146,6 +191,72 @@ public final class NbdServerConfig {
         return drainTimeout;
     }
 
+    /** A client that has not finished the handshake after this long is disconnected (zero: never). */
+    public Duration handshakeTimeout() {
+        return handshakeTimeout;
+    }
+
+    /** A connection with nothing in flight and no request for this long is closed (zero: never). */
+    public Duration idleTimeout() {
+        return idleTimeout;
+    }
+
+    /**
+     * A connection whose replies cannot be written (the client stopped reading) for this long is
+     * closed, giving back what its pending replies hold (zero: never).
+     */
+    public Duration replyTimeout() {
+        return replyTimeout;
+    }
+
+    /**
+     * Connections still in the handshake at once; a new one beyond it evicts the oldest, so idle
+     * handshakes can never lock real clients out.
+     */
+    public int maxHandshaking() {
+        return maxHandshaking;
+    }
+
+    /** Server-wide bytes of request and reply payload in flight beyond every connection's reserve. */
+    public long inFlightBudgetBytes() {
+        return inFlightBudgetBytes;
+    }
+
+    /** Payload bytes each connection may have in flight without drawing on the shared budget. */
+    public long connectionReserveBytes() {
+        return connectionReserveBytes;
+    }
+
+    /** Payload bytes one connection may have in flight at most. */
+    public long maxInFlightBytesPerConnection() {
+        return maxInFlightBytesPerConnection;
+    }
+
+    /** Whether clients may, or must, switch to TLS with NBD_OPT_STARTTLS. */
+    public TlsMode tls() {
+        return tls;
+    }
+
+    /** The server's certificate and trust, for TLS; null when TLS is off. */
+    public javax.net.ssl.SSLContext sslContext() {
+        return sslContext;
+    }
+
+    /** Require and verify a client certificate (against the context's trust store). */
+    public boolean verifyPeer() {
+        return verifyPeer;
+    }
+
+    /** Client addresses allowed to connect over TCP; empty allows every one. */
+    public java.util.List<AddressRange> allow() {
+        return allow;
+    }
+
+    /** Whether NBD_OPT_LIST names the export; off, LIST is refused (NBD_REP_ERR_POLICY). */
+    public boolean listExports() {
+        return listExports;
+    }
+
     @Override
     public String toString() {
         return "NbdServerConfig{export='" + exportName + "'"
@@ -174,8 +285,78 @@ public final class NbdServerConfig {
         private boolean writeZeroes = true;
         private RequestExecution requestExecution = RequestExecution.WORKER_POOL;
         private Duration drainTimeout = Duration.ofSeconds(30);
+        private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
+        private Duration idleTimeout = Duration.ZERO;
+        private Duration replyTimeout = DEFAULT_REPLY_TIMEOUT;
+        private int maxHandshaking = DEFAULT_MAX_HANDSHAKING;
+        private long inFlightBudgetBytes = DEFAULT_IN_FLIGHT_BUDGET_BYTES;
+        private long connectionReserveBytes = DEFAULT_CONNECTION_RESERVE_BYTES;
+        private long maxInFlightBytesPerConnection = DEFAULT_MAX_IN_FLIGHT_BYTES_PER_CONNECTION;
+        private TlsMode tls = TlsMode.OFF;
+        private javax.net.ssl.SSLContext sslContext;
+        private boolean verifyPeer;
+        private java.util.List<AddressRange> allow = new java.util.ArrayList<>();
+        private boolean listExports = true;
 
         private Builder() {
+        }
+
+        public Builder handshakeTimeout(Duration timeout) {
+            this.handshakeTimeout = Objects.requireNonNull(timeout, "handshakeTimeout");
+            return this;
+        }
+
+        public Builder idleTimeout(Duration timeout) {
+            this.idleTimeout = Objects.requireNonNull(timeout, "idleTimeout");
+            return this;
+        }
+
+        public Builder replyTimeout(Duration timeout) {
+            this.replyTimeout = Objects.requireNonNull(timeout, "replyTimeout");
+            return this;
+        }
+
+        public Builder maxHandshaking(int max) {
+            this.maxHandshaking = max;
+            return this;
+        }
+
+        public Builder inFlightBudgetBytes(long bytes) {
+            this.inFlightBudgetBytes = bytes;
+            return this;
+        }
+
+        public Builder connectionReserveBytes(long bytes) {
+            this.connectionReserveBytes = bytes;
+            return this;
+        }
+
+        public Builder maxInFlightBytesPerConnection(long bytes) {
+            this.maxInFlightBytesPerConnection = bytes;
+            return this;
+        }
+
+        /** TLS with NBD_OPT_STARTTLS using {@code context}'s key and trust; {@link TlsMode#OFF} needs none. */
+        public Builder tls(TlsMode mode, javax.net.ssl.SSLContext context) {
+            this.tls = Objects.requireNonNull(mode, "tls");
+            this.sslContext = context;
+            return this;
+        }
+
+        public Builder verifyPeer(boolean verify) {
+            this.verifyPeer = verify;
+            return this;
+        }
+
+        /** Allows TCP clients from {@code range} (repeatable); with none, every address may connect. */
+        public Builder allow(AddressRange range) {
+            this.allow.add(Objects.requireNonNull(range, "allow"));
+            return this;
+        }
+
+        public Builder listExports(boolean list) {
+            this.listExports = list;
+            return this;
         }
 
         public Builder exportName(String exportName) {
@@ -307,6 +488,34 @@ public final class NbdServerConfig {
             }
             if (drainTimeout.isNegative()) {
                 throw new IllegalArgumentException("drainTimeout must not be negative, got " + drainTimeout);
+            }
+            for (Object[] t : new Object[][] {{"handshakeTimeout", handshakeTimeout}, {"idleTimeout", idleTimeout},
+                {"replyTimeout", replyTimeout}}) {
+                if (((Duration) t[1]).isNegative()) {
+                    throw new IllegalArgumentException(t[0] + " must not be negative (zero: none), got " + t[1]);
+                }
+            }
+            if (maxHandshaking < 1) {
+                throw new IllegalArgumentException("maxHandshaking must be at least 1, got " + maxHandshaking);
+            }
+            if (connectionReserveBytes < 0 || inFlightBudgetBytes < 0) {
+                throw new IllegalArgumentException("the in-flight budget and the per-connection reserve must not be "
+                        + "negative, got " + inFlightBudgetBytes + " and " + connectionReserveBytes);
+            }
+            if (maxInFlightBytesPerConnection < maxRequestBytes) {
+                throw new IllegalArgumentException("maxInFlightBytesPerConnection (" + maxInFlightBytesPerConnection
+                        + ") must hold at least one request of maxRequestBytes (" + maxRequestBytes + ")");
+            }
+            if (connectionReserveBytes + inFlightBudgetBytes < maxRequestBytes) {
+                throw new IllegalArgumentException("the reserve plus the shared budget (" + (connectionReserveBytes
+                        + inFlightBudgetBytes) + " bytes) must hold one request of maxRequestBytes (" + maxRequestBytes
+                        + ")");
+            }
+            if (tls != TlsMode.OFF && sslContext == null) {
+                throw new IllegalArgumentException("TLS " + tls + " needs a certificate and key (an SSLContext)");
+            }
+            if (verifyPeer && tls == TlsMode.OFF) {
+                throw new IllegalArgumentException("verifying client certificates needs TLS on");
             }
             return new NbdServerConfig(this);
         }

@@ -5,6 +5,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.channels.GatheringByteChannel;
+import java.util.concurrent.locks.LockSupport;
 import org.jctools.queues.MpscArrayQueue;
 
 /**
@@ -22,6 +23,14 @@ import org.jctools.queues.MpscArrayQueue;
  * submits, {@link #submit} just queues, and the reader calls {@link #flush()} before it would
  * block, so a burst of requests is answered with one gathering write.
  *
+ * <p>Writer-thread mode ({@link RequestExecution#WORKER_POOL}): a worker must never block on one
+ * client's socket (a client that stops reading would then hold the worker, and with it every
+ * other client's requests), so a worker only queues and wakes the connection's own writer thread,
+ * which makes the gathering writes and is the only thread that can block on this socket. While
+ * it is blocked the connection's requests stay in flight, its reader runs out of free requests and
+ * budget and stops reading: the client that does not read slows only itself. {@link #stalledSince}
+ * lets the server close a connection whose replies have not moved for its reply timeout.
+ *
  * <p>The queue cannot overflow: it holds at most the connection's in-flight requests.
  */
 final class ReplyWriter {
@@ -36,7 +45,6 @@ final class ReplyWriter {
     }
 
     private final ServerConnection connection;
-    private final GatheringByteChannel channel;
     private final MpscArrayQueue<ServerRequest> queue;
     /** Touched only by the thread holding {@code writing}. */
     private final ByteBuffer[] gather;
@@ -45,6 +53,14 @@ final class ReplyWriter {
     private volatile int writing;
     private volatile boolean broken;
     private final boolean deferred;
+    /** The connection's writer thread, in writer-thread mode; null otherwise. */
+    private volatile Thread writerThread;
+    /** The writer thread is parked (or about to park) and must be woken for new replies. */
+    private volatile boolean writerParked;
+    private volatile boolean stopped;
+    /** When the write in progress started (System.nanoTime), 0 when no write is in progress. */
+    private volatile long writingSince;
+    private volatile GatheringByteChannel channel;
 
     ReplyWriter(ServerConnection connection, GatheringByteChannel channel, int maxInFlight, boolean deferred) {
         this.connection = connection;
@@ -55,14 +71,71 @@ final class ReplyWriter {
         this.batch = new ServerRequest[maxInFlight];
     }
 
+    /** Where replies go from now on (after STARTTLS: the TLS channel). Only while nothing is in flight. */
+    void channel(GatheringByteChannel replacement) {
+        this.channel = replacement;
+    }
+
+    /**
+     * Writer-thread mode: starts the connection's writer, the only thread that writes replies from
+     * now on. Workers then never block on this client's socket.
+     */
+    void startWriterThread(String name) {
+        Thread t = new Thread(this::writerLoop, name);
+        t.setDaemon(true);
+        writerThread = t;
+        t.start();
+    }
+
+    /** Stops the writer thread after it has written what is queued (or the socket broke). */
+    void stopWriterThread() {
+        Thread t = writerThread;
+        if (t == null) {
+            return;
+        }
+        stopped = true;
+        LockSupport.unpark(t);
+        try {
+            t.join(5_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /** Queues the reply of a finished request; unless deferred, writes it (and others) on the calling thread. */
     void submit(ServerRequest request) {
         while (!queue.offer(request)) {
             Thread.onSpinWait(); // unreachable while in-flight <= capacity; kept for safety
         }
-        if (!deferred) {
+        Thread writer = writerThread;
+        if (writer != null) {
+            // Volatile write (queue) then volatile read (flag); the writer writes the flag then
+            // re-reads the queue before parking: one of the two sees the other.
+            if (writerParked) {
+                LockSupport.unpark(writer);
+            }
+        } else if (!deferred) {
             flush();
         }
+    }
+
+    private void writerLoop() {
+        while (true) {
+            flush();
+            if (stopped && queue.isEmpty()) {
+                return;
+            }
+            writerParked = true;
+            if (queue.isEmpty() && !stopped) {
+                LockSupport.parkNanos(this, 100_000_000L);
+            }
+            writerParked = false;
+        }
+    }
+
+    /** When the write in progress started (System.nanoTime), or 0 when replies are not stuck in a write. */
+    long stalledSince() {
+        return writingSince;
     }
 
     /** Writes every queued reply, unless another thread is already doing so. */
@@ -112,8 +185,18 @@ final class ReplyWriter {
 
     private void writeFully(int buffers) throws IOException {
         int first = 0;
+        GatheringByteChannel out = channel;
+        writingSince = System.nanoTime() | 1; // never 0 while writing
+        try {
+            writeGather(out, buffers, first);
+        } finally {
+            writingSince = 0;
+        }
+    }
+
+    private void writeGather(GatheringByteChannel out, int buffers, int first) throws IOException {
         while (first < buffers) {
-            channel.write(gather, first, buffers - first);
+            out.write(gather, first, buffers - first);
             while (first < buffers && !gather[first].hasRemaining()) {
                 first++;
             }

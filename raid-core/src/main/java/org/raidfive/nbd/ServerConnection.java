@@ -28,6 +28,16 @@ import org.slf4j.LoggerFactory;
  * unsigned; a rejected write's payload is read and discarded in the input buffer so the stream
  * stays in step. Rejected requests are answered from the reader thread without a worker.
  *
+ * <p>Memory: READ and WRITE payloads count against the connection's budget, taken before the
+ * buffer is allocated: up to {@code connectionReserveBytes} freely, beyond that from the server's
+ * shared {@link InFlightBudget}, never more than {@code maxInFlightBytesPerConnection}. A request
+ * holds its share until its reply is written, so a client that does not take its replies runs out
+ * of budget and its reader stops reading (back-pressure through TCP) instead of buffering.
+ *
+ * <p>Timeouts are enforced from outside, by the server's timer ({@link NbdServer}): the handshake
+ * timeout, the idle timeout, and the reply timeout ({@link ReplyWriter#stalledSince}); each closes
+ * the channel, which ends this connection as a broken socket would.
+ *
  * <p>End: NBD_CMD_DISC, end of stream (fio's way), server shutdown ({@link #shutdownInput()}) or
  * a broken socket all stop the reader; it then waits for in-flight requests to finish and reply
  * (bounded by the drain timeout) before closing the socket. A request already read still reaches
@@ -49,6 +59,15 @@ final class ServerConnection implements Runnable {
     private final AtomicLong unexpectedErrors = new AtomicLong();
     private volatile Throwable firstUnexpected;
     private long requests;
+    final long openedNanos = System.nanoTime();
+    /** The handshake is over (the server no longer counts this as an idle handshake). */
+    private volatile boolean transmitting;
+    /** When the last request arrived (System.nanoTime), for the idle timeout. */
+    private volatile long lastRequestNanos = openedNanos;
+    /** Payload bytes of this connection's requests in flight (read and write data, replies not yet sent). */
+    private final java.util.concurrent.atomic.AtomicLong inFlightBytes = new java.util.concurrent.atomic.AtomicLong();
+    private volatile String closeReason;
+    private final java.util.concurrent.atomic.AtomicBoolean warnedMemory = new java.util.concurrent.atomic.AtomicBoolean();
 
     ServerConnection(NbdServer server, ServerExport export, SocketChannel channel, String peer) {
         this.server = server;
@@ -79,10 +98,13 @@ final class ServerConnection implements Runnable {
         ChannelInput in = new ChannelInput(channel, INPUT_BUFFER_BYTES);
         if (inline) {
             in.beforeBlockingRead(replies::flush);
+        } else {
+            replies.startWriterThread(Thread.currentThread().getName() + "-replies");
         }
         String end = "client closed the connection";
         try {
             if (new ServerHandshake(in, channel, export, peer).run()) {
+                transmitting = true;
                 LOG.debug("{}: transmission phase, size {} flags 0x{}", peer, export.size,
                         Integer.toHexString(export.transmissionFlags));
                 end = transmission(in);
@@ -90,7 +112,7 @@ final class ServerConnection implements Runnable {
                 end = "handshake ended without choosing an export";
             }
         } catch (ClosedChannelException e) {
-            end = "connection closed";
+            end = closeReason != null ? closeReason : "connection closed";
         } catch (IOException e) {
             end = "I/O error: " + e;
         } catch (InterruptedException e) {
@@ -102,6 +124,7 @@ final class ServerConnection implements Runnable {
         } finally {
             replies.flush();
             drain();
+            replies.stopWriterThread();
             closeChannel();
             server.connectionClosed(this);
             LOG.debug("{}: closed after {} requests ({})", peer, requests, end);
@@ -134,6 +157,7 @@ final class ServerConnection implements Runnable {
                 return "reply write failed";
             }
             requests++;
+            lastRequestNanos = System.nanoTime();
             if (inline && free.isEmpty()) {
                 replies.flush(); // deferred replies hold their requests until written
             }
@@ -142,11 +166,22 @@ final class ServerConnection implements Runnable {
             try {
                 int error = validate(type, flags, offset, length);
                 request.set(type, flags, cookie, offset, (int) length);
+                boolean payload = type == NbdProtocol.CMD_READ || type == NbdProtocol.CMD_WRITE;
+                if (error == 0 && payload && !acquireBudget(request, length)) {
+                    return "server closing";
+                }
                 if (type == NbdProtocol.CMD_WRITE) {
+                    if (error == 0) {
+                        try {
+                            request.payload = export.buffers.acquire((int) length);
+                        } catch (BufferPool.OutOfBuffersException e) {
+                            noteOutOfMemory(e);
+                            error = NbdProtocol.ENOMEM;
+                        }
+                    }
                     if (error != 0) {
                         in.skip(length); // keep the stream in step; nothing is allocated
                     } else {
-                        request.payload = export.buffers.acquire((int) length);
                         in.readFully(request.payload, 0, (int) length);
                     }
                 }
@@ -235,10 +270,86 @@ final class ServerConnection implements Runnable {
         return 0;
     }
 
-    /** Returns a finished request (reply sent or dropped) to the free queue. */
+    /**
+     * Takes the request's payload bytes from this connection's budget (its reserve, then the
+     * server's shared budget), waiting while there is none: the reader then stops reading, which
+     * is the back-pressure. False if the connection is closing meanwhile.
+     */
+    private boolean acquireBudget(ServerRequest request, long length) throws InterruptedException {
+        NbdServerConfig config = export.config;
+        long reserve = config.connectionReserveBytes();
+        long max = config.maxInFlightBytesPerConnection();
+        while (true) {
+            // Only this reader adds; other threads only subtract, so what is read here can only drop.
+            long used = inFlightBytes.get();
+            if (used + length <= max) {
+                long shared = used + length <= reserve ? 0 : Math.min(length, used + length - reserve);
+                if (shared == 0 || server.budget().tryAcquire(shared)) {
+                    inFlightBytes.addAndGet(length);
+                    request.budgetBytes = length;
+                    request.sharedBytes = shared;
+                    return true;
+                }
+            }
+            if (replies.broken() || !channel.isOpen() || export.closing()) {
+                return false;
+            }
+            if (inline) {
+                replies.flush(); // deferred replies hold budget until they are written
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(this, 1_000_000L); // only when over budget
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+        }
+    }
+
+    /** Returns a finished request (reply sent or dropped) to the free queue, with its budget. */
     void release(ServerRequest request) {
         request.releasePayload();
+        if (request.budgetBytes != 0) {
+            inFlightBytes.addAndGet(-request.budgetBytes);
+            if (request.sharedBytes != 0) {
+                server.budget().release(request.sharedBytes);
+            }
+            request.budgetBytes = 0;
+            request.sharedBytes = 0;
+        }
         free.offer(request);
+    }
+
+    /** Direct memory ran out (ENOMEM sent): said once per connection, without a stack trace. */
+    void noteOutOfMemory(IOException e) {
+        if (warnedMemory.compareAndSet(false, true)) {
+            LOG.warn("{}: {}; answering ENOMEM (lower --max-request or the in-flight budget, or raise "
+                    + "-XX:MaxDirectMemorySize)", peer, e.getMessage());
+        }
+    }
+
+    boolean transmitting() {
+        return transmitting;
+    }
+
+    long lastRequestNanos() {
+        return lastRequestNanos;
+    }
+
+    /** Requests read and not yet answered. */
+    int inFlight() {
+        return maxInFlight - free.size();
+    }
+
+    long inFlightBytes() {
+        return inFlightBytes.get();
+    }
+
+    /** Ends the connection from outside (a timeout, eviction), saying why once. */
+    void abort(String reason) {
+        if (closeReason == null) {
+            closeReason = reason;
+            LOG.info("{}: closing: {}", peer, reason);
+        }
+        closeChannel();
     }
 
     void replyFailed(IOException e) {

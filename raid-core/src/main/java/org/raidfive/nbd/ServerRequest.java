@@ -27,6 +27,9 @@ final class ServerRequest implements Runnable {
     int error;
     /** Read data to send, or write data received; a pooled buffer or null. */
     ByteBuffer payload;
+    /** Payload bytes this request holds of its connection's budget, and of those, of the server's. */
+    long budgetBytes;
+    long sharedBytes;
 
     ServerRequest(ServerConnection connection, ServerExport export, ByteBuffer replyHeader) {
         this.connection = connection;
@@ -50,6 +53,9 @@ final class ServerRequest implements Runnable {
     public void run() {
         try {
             execute();
+        } catch (BufferPool.OutOfBuffersException e) {
+            error = NbdProtocol.ENOMEM;
+            connection.noteOutOfMemory(e);
         } catch (IOException e) {
             error = NbdProtocol.EIO;
         } catch (IllegalArgumentException e) {

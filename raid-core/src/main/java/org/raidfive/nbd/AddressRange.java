@@ -1,0 +1,82 @@
+package org.raidfive.nbd;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+
+/**
+ * An address block in CIDR notation ({@code 10.0.0.0/8}, {@code 192.168.1.7}, {@code ::1/128}),
+ * for the server's allow-list. IPv4 addresses match IPv4 blocks, and IPv4-mapped IPv6 addresses too.
+ */
+public final class AddressRange {
+    private final byte[] network;
+    private final int prefix;
+    private final String text;
+
+    private AddressRange(byte[] network, int prefix, String text) {
+        this.network = network;
+        this.prefix = prefix;
+        this.text = text;
+    }
+
+    /** Parses {@code address[/prefix]}; refuses a bad address or prefix with a message naming it. */
+    public static AddressRange parse(String cidr) {
+        String s = cidr.trim();
+        int slash = s.indexOf('/');
+        String host = slash < 0 ? s : s.substring(0, slash);
+        if (host.isEmpty() || !host.matches("[0-9A-Fa-f:.]+")) {
+            throw new IllegalArgumentException("'" + cidr + "' is not an address block (e.g. 10.0.0.0/8, ::1)");
+        }
+        byte[] bytes;
+        try {
+            bytes = InetAddress.getByName(host).getAddress();
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("'" + cidr + "' is not an address block (e.g. 10.0.0.0/8, ::1)", e);
+        }
+        int max = bytes.length * 8;
+        int prefix = max;
+        if (slash >= 0) {
+            try {
+                prefix = Integer.parseInt(s.substring(slash + 1));
+            } catch (NumberFormatException e) {
+                prefix = -1;
+            }
+            if (prefix < 0 || prefix > max) {
+                throw new IllegalArgumentException("'" + cidr + "': the prefix length must be 0 to " + max);
+            }
+        }
+        return new AddressRange(bytes, prefix, s);
+    }
+
+    /** True if {@code address} lies in this block. */
+    public boolean contains(InetAddress address) {
+        byte[] a = address.getAddress();
+        if (a.length == 16 && network.length == 4 && isV4Mapped(a)) {
+            a = java.util.Arrays.copyOfRange(a, 12, 16);
+        }
+        if (a.length != network.length) {
+            return false;
+        }
+        int bits = prefix;
+        for (int i = 0; i < a.length && bits > 0; i++, bits -= 8) {
+            int mask = bits >= 8 ? 0xff : (0xff << (8 - bits)) & 0xff;
+            if ((a[i] & mask) != (network[i] & mask)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean isV4Mapped(byte[] a) {
+        for (int i = 0; i < 10; i++) {
+            if (a[i] != 0) {
+                return false;
+            }
+        }
+        return a[10] == (byte) 0xff && a[11] == (byte) 0xff;
+    }
+
+    @Override
+    public String toString() {
+        return text;
+    }
+}

@@ -82,6 +82,37 @@ final class ServeCommand extends Verb {
             description = "Threads of the pool executor (default: ${DEFAULT-VALUE}).")
     int workers;
 
+    @Option(names = "--max-connections", paramLabel = "N", defaultValue = "64",
+            description = "Connections open at once (default: ${DEFAULT-VALUE}); at most 16 of them may be in the "
+                    + "handshake, a new one evicting the oldest, so idle handshakes cannot lock clients out. A server "
+                    + "full of working connections refuses new ones and logs why.")
+    int maxConnections;
+
+    @Option(names = "--handshake-timeout", paramLabel = "SECONDS", defaultValue = "10",
+            description = "A client that has not finished the NBD handshake after this long is disconnected "
+                    + "(default: ${DEFAULT-VALUE}; 0: never).")
+    long handshakeTimeout;
+
+    @Option(names = "--idle-timeout", paramLabel = "SECONDS", defaultValue = "0",
+            description = "A connection with nothing in flight and no request for this long is closed (default: "
+                    + "${DEFAULT-VALUE}, never).")
+    long idleTimeout;
+
+    @Option(names = "--reply-timeout", paramLabel = "SECONDS", defaultValue = "30",
+            description = "A client that does not take its replies for this long is disconnected, giving back the "
+                    + "memory its replies hold (default: ${DEFAULT-VALUE}; 0: never).")
+    long replyTimeout;
+
+    @Option(names = "--max-request", paramLabel = "SIZE", defaultValue = "32M", converter = Sizes.Converter.class,
+            description = "Largest request, advertised to clients (NBD_INFO_BLOCK_SIZE); larger ones get EINVAL "
+                    + "without being read into memory (default: ${DEFAULT-VALUE}).")
+    long maxRequest;
+
+    @Option(names = "--in-flight-budget", paramLabel = "SIZE", defaultValue = "256M", converter = Sizes.Converter.class,
+            description = "Request and reply data all connections together may hold in memory beyond 4 MiB each "
+                    + "(default: ${DEFAULT-VALUE}); a client past it is not read from until its replies are taken.")
+    long inFlightBudget;
+
     @Option(names = "--counters", paramLabel = "MODE",
             description = "The array's hot-path counters: percpu or atomic (default: percpu).")
     String counters;
@@ -119,6 +150,7 @@ final class ServeCommand extends Verb {
     @Override
     public Integer call() throws Exception {
         NbdServerConfig config = checkOptions();
+        Verbosity.showWarnings("org.raidfive.nbd", verbosity.level());
         try {
             NbdServer.checkCanListen(config); // before the array is opened: a refusal writes nothing
         } catch (IOException e) {
@@ -233,7 +265,22 @@ final class ServeCommand extends Verb {
         if (socket != null && (port != null || bind != null)) {
             throw CliException.usage("give --socket or --port/--bind, not both");
         }
+        for (Object[] t : new Object[][] {{"--handshake-timeout", handshakeTimeout}, {"--idle-timeout", idleTimeout},
+            {"--reply-timeout", replyTimeout}}) {
+            if ((long) t[1] < 0) {
+                throw CliException.usage(t[0] + " " + t[1] + " is negative (0 means never)");
+            }
+        }
+        if (maxRequest > (1 << 30)) {
+            throw CliException.usage("--max-request " + maxRequest + " is larger than 1 GiB");
+        }
         NbdServerConfig.Builder b = NbdServerConfig.builder().exportName(exportName).readOnly(readOnly)
+                .maxConnections(maxConnections).maxHandshaking(Math.min(16, Math.max(1, maxConnections)))
+                .handshakeTimeout(java.time.Duration.ofSeconds(handshakeTimeout))
+                .idleTimeout(java.time.Duration.ofSeconds(idleTimeout))
+                .replyTimeout(java.time.Duration.ofSeconds(replyTimeout))
+                .maxRequestBytes((int) maxRequest).inFlightBudgetBytes(inFlightBudget)
+                .maxInFlightBytesPerConnection(Math.max(maxRequest, NbdServerConfig.DEFAULT_MAX_IN_FLIGHT_BYTES_PER_CONNECTION))
                 .requestExecution(parseExecutor(executor, backend != null)).workerThreads(workers)
                 // The array takes whole 512-byte sectors: advertise it, so clients align (and others get EINVAL).
                 .minimumBlockSize(512);

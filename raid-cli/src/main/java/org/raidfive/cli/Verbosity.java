@@ -36,6 +36,16 @@ public final class Verbosity {
         return top().level;
     }
 
+    /**
+     * At the default level, also shows warnings of {@code logger} (e.g. the NBD server's refusals of
+     * connections, which an operator running {@code raid serve} must see).
+     */
+    static void showWarnings(String logger, int level) {
+        if (level <= 0 && LoggerFactory.getLogger(logger) instanceof Logger l) {
+            l.setLevel(Level.WARN);
+        }
+    }
+
     /** Sets raid-core's log level for this run. */
     static void apply(int level) {
         Level l = level <= 0 ? Level.ERROR : level == 1 ? Level.INFO : level == 2 ? Level.DEBUG : Level.TRACE;

@@ -58,6 +58,15 @@ final class NbdWire implements AutoCloseable {
         return w;
     }
 
+    /** Connects without reading anything (to see whether the server hangs up at once). */
+    static NbdWire connectRaw(String uri) throws IOException {
+        Matcher m = TCP.matcher(uri);
+        if (!m.matches()) {
+            throw new IllegalArgumentException("not an nbd://host:port/name URI: " + uri);
+        }
+        return new NbdWire(SocketChannel.open(new InetSocketAddress(m.group(1), Integer.parseInt(m.group(2)))));
+    }
+
     /** NBD_OPT_GO for {@code name}: the type of the final reply (REP_ACK, or an error). */
     int go(String name) throws IOException {
         byte[] bytes = name.getBytes(StandardCharsets.UTF_8);

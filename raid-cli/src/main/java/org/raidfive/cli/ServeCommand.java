@@ -10,9 +10,12 @@ import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncAction;
 import org.raidfive.counter.CounterMode;
+import org.raidfive.nbd.AddressRange;
 import org.raidfive.nbd.NbdServer;
 import org.raidfive.nbd.NbdServerConfig;
 import org.raidfive.nbd.RequestExecution;
+import org.raidfive.nbd.TlsCredentials;
+import org.raidfive.nbd.TlsMode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -55,8 +58,8 @@ final class ServeCommand extends Verb {
     Path socket;
 
     @Option(names = "--bind", paramLabel = "ADDRESS",
-            description = "Address to listen on (default: 127.0.0.1, this host only). NBD has no authentication: "
-                    + "0.0.0.0 lets anyone who reaches the port read and write the array.")
+            description = "Address to listen on (default: 127.0.0.1, this host only). Beyond this host it needs "
+                    + "--tls require (with --tls-verify-peer and --allow to say who may connect) or --insecure.")
     String bind;
 
     @Option(names = "--export", paramLabel = "NAME", defaultValue = NbdServerConfig.DEFAULT_EXPORT_NAME,
@@ -81,6 +84,31 @@ final class ServeCommand extends Verb {
     @Option(names = "--workers", paramLabel = "N", defaultValue = "4",
             description = "Threads of the pool executor (default: ${DEFAULT-VALUE}).")
     int workers;
+
+    @Option(names = "--tls", paramLabel = "MODE", defaultValue = "off",
+            description = "TLS with NBD_OPT_STARTTLS: off, on (clients may upgrade) or require (clients must; "
+                    + "everything before STARTTLS is refused) (default: ${DEFAULT-VALUE}).")
+    String tls;
+
+    @Option(names = "--tls-certificates", paramLabel = "DIR|FILE",
+            description = "The server's certificate and key: a directory laid out as qemu, nbdkit and libnbd "
+                    + "expect (server-cert.pem, server-key.pem, and ca-cert.pem to check client certificates "
+                    + "against), or a PKCS#12 file (.p12/.pfx; its password in RAID_TLS_PASSWORD).")
+    Path tlsCertificates;
+
+    @Option(names = "--tls-verify-peer", description = "Require a client certificate signed by ca-cert.pem.")
+    boolean tlsVerifyPeer;
+
+    @Option(names = "--allow", paramLabel = "CIDR",
+            description = "Accept TCP clients only from this address block (repeatable), e.g. 10.0.0.0/8 or ::1.")
+    List<String> allow = new ArrayList<>();
+
+    @Option(names = "--no-list", description = "Do not tell clients the export's name (NBD_OPT_LIST is refused).")
+    boolean noList;
+
+    @Option(names = "--insecure", description = "Allow a --bind beyond this host without --tls require: anyone "
+            + "who reaches the port can then read and write the array.")
+    boolean insecure;
 
     @Option(names = "--max-connections", paramLabel = "N", defaultValue = "64",
             description = "Connections open at once (default: ${DEFAULT-VALUE}); at most 16 of them may be in the "
@@ -176,8 +204,8 @@ final class ServeCommand extends Verb {
             if (started != null) {
                 say(RebuildCommand.describe(before, started) + " in the background");
             }
-            if (!isLoopback(config)) {
-                say("listening on " + config.bindAddress() + ": NBD has no authentication, so any host that reaches "
+            if (!isLoopback(config) && config.tls() != TlsMode.REQUIRE) {
+                say("listening on " + config.bindAddress() + " without TLS (--insecure): any host that reaches "
                         + "port " + server.port() + " can read and write the array");
             }
             monitor = ServeMonitor.start(array, this::say);
@@ -290,10 +318,67 @@ final class ServeCommand extends Verb {
             b.bindAddress(bind != null ? bind : NbdServerConfig.DEFAULT_BIND_ADDRESS)
                     .port(port != null ? port : NbdServerConfig.DEFAULT_PORT);
         }
+        TlsMode mode = parseTls(tls);
+        if (mode != TlsMode.OFF) {
+            if (tlsCertificates == null) {
+                throw CliException.usage("--tls " + tls + " needs --tls-certificates DIR (server-cert.pem, "
+                        + "server-key.pem, ca-cert.pem) or a PKCS#12 file");
+            }
+            try {
+                String password = System.getenv("RAID_TLS_PASSWORD");
+                b.tls(mode, TlsCredentials.server(tlsCertificates, password == null ? new char[0]
+                        : password.toCharArray()));
+            } catch (IOException e) {
+                throw CliException.usage("--tls-certificates: " + e.getMessage());
+            }
+        } else if (tlsCertificates != null || tlsVerifyPeer) {
+            throw CliException.usage("--tls-certificates and --tls-verify-peer need --tls on or --tls require");
+        }
+        b.verifyPeer(tlsVerifyPeer).listExports(!noList);
+        if (socket != null && !allow.isEmpty()) {
+            throw CliException.usage("--allow limits TCP clients by address; a Unix socket has none (use its file "
+                    + "permissions)");
+        }
+        for (String a : allow) {
+            try {
+                b.allow(AddressRange.parse(a));
+            } catch (IllegalArgumentException e) {
+                throw CliException.usage("--allow " + e.getMessage());
+            }
+        }
+        if (socket == null && !insecure && mode != TlsMode.REQUIRE && !loopback(bind)) {
+            throw CliException.usage("--bind " + bind + " reaches beyond this host, and NBD without TLS lets anyone "
+                    + "who reaches the port read and write the array: add --tls require --tls-certificates DIR, or "
+                    + "--insecure to do it anyway");
+        }
         try {
             return b.build();
         } catch (IllegalArgumentException e) {
             throw CliException.usage(e.getMessage());
+        }
+    }
+
+    static TlsMode parseTls(String text) {
+        switch (text.toLowerCase(Locale.ROOT)) {
+            case "off":
+                return TlsMode.OFF;
+            case "on":
+                return TlsMode.ON;
+            case "require":
+                return TlsMode.REQUIRE;
+            default:
+                throw CliException.usage("unknown --tls '" + text + "'; valid: off, on, require");
+        }
+    }
+
+    private static boolean loopback(String bind) {
+        if (bind == null) {
+            return true;
+        }
+        try {
+            return InetAddress.getByName(bind).isLoopbackAddress();
+        } catch (IOException e) {
+            return false; // an address that does not resolve is refused later, naming it
         }
     }
 

@@ -18,7 +18,7 @@ final class ChannelInput {
     /** Larger remainders of a payload are read straight into the destination, skipping a copy. */
     static final int DIRECT_READ_BYTES = 64 * 1024;
 
-    private final ReadableByteChannel channel;
+    private ReadableByteChannel channel;
     /** Unread bytes are {@code [position, limit)}. */
     private final ByteBuffer buffer;
     private Runnable beforeBlockingRead;
@@ -27,6 +27,18 @@ final class ChannelInput {
         this.channel = channel;
         this.buffer = ByteBuffer.allocateDirect(bufferBytes);
         buffer.limit(0);
+    }
+
+    /**
+     * Reads from {@code replacement} from now on (after STARTTLS: the TLS channel); returns the bytes
+     * read ahead from the old channel (which belong to the new one's stream) and empties the buffer.
+     */
+    ByteBuffer switchTo(ReadableByteChannel replacement) {
+        ByteBuffer ahead = ByteBuffer.allocate(buffer.remaining());
+        ahead.put(buffer).flip();
+        buffer.limit(0);
+        this.channel = replacement;
+        return ahead;
     }
 
     /** Runs {@code hook} before every call that may block on the channel (e.g. to flush replies). */

@@ -17,15 +17,51 @@ final class ClientHandshake {
     private static final int DEFAULT_MAX_BLOCK = 32 << 20;
 
     private final ChannelInput in;
-    private final WritableByteChannel out;
+    private final java.nio.channels.SocketChannel socket;
+    private WritableByteChannel out;
     private final String exportName;
     private final String where;
+    /** A TLS engine when the URI asked for TLS (nbds): STARTTLS first, no fall-back. */
+    private final javax.net.ssl.SSLEngine tlsEngine;
+    private TlsChannel tls;
 
-    ClientHandshake(ChannelInput in, WritableByteChannel out, String exportName, String where) {
+    ClientHandshake(ChannelInput in, java.nio.channels.SocketChannel socket, String exportName, String where,
+                    javax.net.ssl.SSLEngine tlsEngine) {
         this.in = in;
-        this.out = out;
+        this.socket = socket;
+        this.out = socket;
         this.exportName = exportName;
         this.where = where;
+        this.tlsEngine = tlsEngine;
+    }
+
+    /** The TLS channel after STARTTLS, or null. */
+    TlsChannel tls() {
+        return tls;
+    }
+
+    /** NBD_OPT_STARTTLS and the TLS handshake; refused or failing, the connection cannot go on. */
+    private void startTls() throws IOException {
+        sendOption(NbdProtocol.OPT_STARTTLS, ByteBuffer.allocate(0));
+        long magic = in.readLong();
+        int option = in.readInt();
+        int type = in.readInt();
+        long length = Integer.toUnsignedLong(in.readInt());
+        if (magic != NbdProtocol.OPTION_REPLY_MAGIC || option != NbdProtocol.OPT_STARTTLS || length > MAX_REPLY_BYTES) {
+            throw new IOException(where + ": malformed reply to NBD_OPT_STARTTLS");
+        }
+        byte[] message = in.readBytes((int) length);
+        if (type != NbdProtocol.REP_ACK) {
+            throw new IOException(where + " refused TLS (" + NbdProtocol.replyName(type)
+                    + (message.length > 0 ? ": " + new String(message, StandardCharsets.UTF_8) : "") + ")");
+        }
+        try {
+            tls = TlsChannel.handshake(socket, tlsEngine, in.switchTo(socket));
+        } catch (javax.net.ssl.SSLException e) {
+            throw new IOException(where + ": TLS handshake failed: " + e.getMessage(), e);
+        }
+        in.switchTo(tls);
+        out = tls;
     }
 
     ExportInfo run() throws IOException {
@@ -45,6 +81,12 @@ final class ClientHandshake {
         boolean noZeroes = (serverFlags & NbdProtocol.FLAG_NO_ZEROES) != 0;
         int clientFlags = (fixed ? NbdProtocol.FLAG_C_FIXED_NEWSTYLE : 0) | (noZeroes ? NbdProtocol.FLAG_C_NO_ZEROES : 0);
         writeFully(ByteBuffer.allocate(4).putInt(clientFlags).flip());
+        if (tlsEngine != null) {
+            if (!fixed) {
+                throw new IOException(where + " does not speak the fixed newstyle handshake, so it cannot do TLS");
+            }
+            startTls();
+        }
         if (fixed) {
             ExportInfo info = go();
             if (info != null) {

@@ -46,6 +46,8 @@ public final class NbdClient implements AutoCloseable {
 
     private final String where;
     private final SocketChannel channel;
+    /** Where requests go: the socket, or the TLS channel over it. */
+    private final java.nio.channels.GatheringByteChannel out;
     private final NbdClientConfig config;
     private final ExportInfo export;
     private final int maxRequestBytes;
@@ -59,9 +61,11 @@ public final class NbdClient implements AutoCloseable {
     private volatile IOException failure;
     private volatile boolean closing;
 
-    private NbdClient(String where, SocketChannel channel, NbdClientConfig config, ChannelInput in, ExportInfo export) {
+    private NbdClient(String where, SocketChannel channel, java.nio.channels.GatheringByteChannel out,
+                      NbdClientConfig config, ChannelInput in, ExportInfo export) {
         this.where = where;
         this.channel = channel;
+        this.out = out;
         this.config = config;
         this.in = in;
         this.export = export;
@@ -104,13 +108,16 @@ public final class NbdClient implements AutoCloseable {
         }, config.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
         try {
             ChannelInput input = new ChannelInput(channel, 64 * 1024);
-            ExportInfo info = new ClientHandshake(input, channel, uri.exportName(), where).run();
+            ClientHandshake handshake = new ClientHandshake(input, channel, uri.exportName(), where,
+                    uri.tls() ? tlsEngine(uri) : null);
+            ExportInfo info = handshake.run();
             guard.cancel(false);
             if (timedOut.get()) {
                 throw new NbdTimeoutException(where + ": handshake did not finish within " + config.connectTimeout());
             }
             LOG.debug("{}: connected, size {} flags 0x{}", where, info.size(), Integer.toHexString(info.transmissionFlags()));
-            return new NbdClient(where, channel, config, input, info);
+            return new NbdClient(where, channel, handshake.tls() != null ? handshake.tls() : channel, config, input,
+                    info);
         } catch (IOException | RuntimeException e) {
             guard.cancel(false);
             closeQuietly(channel);
@@ -122,6 +129,31 @@ public final class NbdClient implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /**
+     * A client TLS engine for {@code uri}: trusting its {@code tls-certificates} directory's CA
+     * (else the JDK's trust store) and presenting its client certificate if there is one; the
+     * server's certificate must name the host (for a Unix socket: localhost).
+     */
+    private static javax.net.ssl.SSLEngine tlsEngine(NbdUri uri) throws IOException {
+        javax.net.ssl.SSLContext context;
+        if (uri.tlsCertificates() != null) {
+            context = TlsCredentials.client(uri.tlsCertificates());
+        } else {
+            try {
+                context = javax.net.ssl.SSLContext.getDefault();
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IOException("no TLS in this JDK: " + e.getMessage(), e);
+            }
+        }
+        String host = uri.transport() == NbdUri.Transport.UNIX ? "localhost" : uri.host();
+        javax.net.ssl.SSLEngine engine = context.createSSLEngine(host, Math.max(0, uri.port()));
+        engine.setUseClientMode(true);
+        javax.net.ssl.SSLParameters p = engine.getSSLParameters();
+        p.setEndpointIdentificationAlgorithm("HTTPS");
+        engine.setSSLParameters(p);
+        return engine;
     }
 
     private static SocketChannel open(NbdUri uri, NbdClientConfig config) throws IOException {
@@ -348,7 +380,7 @@ public final class NbdClient implements AutoCloseable {
             header.position(0).limit(NbdProtocol.REQUEST_HEADER_BYTES);
             if (payload == null || length == 0) {
                 while (header.hasRemaining()) {
-                    channel.write(header);
+                    out.write(header);
                 }
             } else {
                 int savedPosition = payload.position();
@@ -360,7 +392,7 @@ public final class NbdClient implements AutoCloseable {
                     gather[1] = payload;
                     try {
                         while (payload.hasRemaining()) {
-                            channel.write(gather);
+                            out.write(gather);
                         }
                     } finally {
                         gather[1] = null;
@@ -512,7 +544,7 @@ public final class NbdClient implements AutoCloseable {
                 disc.putInt(NbdProtocol.REQUEST_MAGIC).putShort((short) 0).putShort((short) NbdProtocol.CMD_DISC)
                         .putLong(0).putLong(0).putInt(0).flip();
                 while (disc.hasRemaining()) {
-                    channel.write(disc);
+                    out.write(disc);
                 }
             } catch (IOException e) {
                 LOG.debug("{}: sending NBD_CMD_DISC failed: {}", where, e.toString());

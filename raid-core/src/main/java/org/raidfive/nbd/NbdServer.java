@@ -424,14 +424,17 @@ public final class NbdServer implements AutoCloseable {
      * {@code nbd+unix:///name?socket=path}.
      */
     public String uri() {
+        NbdUri u;
         if (config.unixSocket() != null) {
-            return NbdUri.unix(config.exportName(), config.unixSocket()).toString();
+            u = NbdUri.unix(config.exportName(), config.unixSocket());
+        } else {
+            String host = config.bindAddress();
+            if (host.equals("0.0.0.0") || host.equals("::")) {
+                host = "127.0.0.1";
+            }
+            u = NbdUri.tcp(host, port, config.exportName());
         }
-        String host = config.bindAddress();
-        if (host.equals("0.0.0.0") || host.equals("::")) {
-            host = "127.0.0.1";
-        }
-        return NbdUri.tcp(host, port, config.exportName()).toString();
+        return (config.tls() == TlsMode.REQUIRE ? u.withTls(null) : u).toString();
     }
 
     /** Blocks until {@link #close()} has finished. */

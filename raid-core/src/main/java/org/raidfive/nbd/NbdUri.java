@@ -19,8 +19,12 @@ import java.util.Objects;
  * without its leading {@code /} ({@code nbd://h//disk} names {@code /disk}; no path names the
  * empty default export). Immutable.
  *
- * <p>Rejected with an {@link IllegalArgumentException} that says why: TLS schemes ({@code nbds},
- * {@code nbds+unix}) and TLS query parameters (TLS is not implemented), a missing host for TCP, an
+ * <p>TLS: {@code nbds://} and {@code nbds+unix://} ask for NBD_OPT_STARTTLS (required: no
+ * fall-back to plain text), with {@code tls-certificates=DIR} naming where {@code ca-cert.pem}
+ * (and a client's {@code client-cert.pem}/{@code client-key.pem}) are, as libnbd reads it.
+ *
+ * <p>Rejected with an {@link IllegalArgumentException} that says why: TLS query parameters on a
+ * plain URI or other than {@code tls-certificates}, a missing host for TCP, an
  * authority or missing {@code socket} for Unix sockets, abstract-namespace sockets, unknown query
  * parameters, fragments, bad ports and bad percent-encoding.
  */
@@ -33,13 +37,37 @@ public final class NbdUri {
     private final int port;
     private final Path socket;
     private final String exportName;
+    private final boolean tls;
+    private final Path tlsCertificates;
 
     private NbdUri(Transport transport, String host, int port, Path socket, String exportName) {
+        this(transport, host, port, socket, exportName, false, null);
+    }
+
+    private NbdUri(Transport transport, String host, int port, Path socket, String exportName, boolean tls,
+                   Path tlsCertificates) {
         this.transport = transport;
         this.host = host;
         this.port = port;
         this.socket = socket;
         this.exportName = exportName;
+        this.tls = tls;
+        this.tlsCertificates = tlsCertificates;
+    }
+
+    /** This URI with TLS required, trusting {@code certificates/ca-cert.pem} (null: the JDK's trust store). */
+    public NbdUri withTls(Path certificates) {
+        return new NbdUri(transport, host, port, socket, exportName, true, certificates);
+    }
+
+    /** True for {@code nbds} schemes: the client must switch to TLS before anything else. */
+    public boolean tls() {
+        return tls;
+    }
+
+    /** The {@code tls-certificates} directory, or null. */
+    public Path tlsCertificates() {
+        return tlsCertificates;
     }
 
     public static NbdUri tcp(String host, int port, String exportName) {
@@ -83,8 +111,9 @@ public final class NbdUri {
             throw bad(text, "scheme must be nbd:// or nbd+unix://");
         }
         String scheme = text.substring(0, colon).toLowerCase(Locale.ROOT);
-        if (scheme.startsWith("nbds")) {
-            throw bad(text, "TLS (" + scheme + "://) is not supported; use nbd:// or nbd+unix://");
+        boolean tls = scheme.startsWith("nbds");
+        if (tls) {
+            scheme = scheme.equals("nbds") ? "nbd" : "nbd+unix";
         }
         String rest = text.substring(colon + 1);
         if (!rest.startsWith("//")) {
@@ -105,6 +134,7 @@ public final class NbdUri {
         String authority = slash >= 0 ? rest.substring(0, slash) : rest;
         String exportName = slash >= 0 ? decode(text, rest.substring(slash + 1)) : "";
         String socketParam = null;
+        Path certificates = null;
         if (query != null && !query.isEmpty()) {
             for (String pair : query.split("&", -1)) {
                 int eq = pair.indexOf('=');
@@ -115,8 +145,13 @@ public final class NbdUri {
                         throw bad(text, "the socket parameter is given twice");
                     }
                     socketParam = value;
+                } else if (key.equals("tls-certificates")) {
+                    if (!tls) {
+                        throw bad(text, "tls-certificates belongs to nbds:// or nbds+unix:// URIs");
+                    }
+                    certificates = Path.of(value);
                 } else if (key.startsWith("tls-")) {
-                    throw bad(text, "TLS parameter '" + key + "' given, but TLS is not supported");
+                    throw bad(text, "TLS parameter '" + key + "' is not supported (only tls-certificates=)");
                 } else {
                     throw bad(text, "unknown query parameter '" + key + "' (only socket= is understood)");
                 }
@@ -132,7 +167,8 @@ public final class NbdUri {
             if (socketParam.charAt(0) == '\0') {
                 throw bad(text, "abstract-namespace Unix sockets are not supported");
             }
-            return unix(checkName(text, exportName), Path.of(socketParam));
+            NbdUri u = unix(checkName(text, exportName), Path.of(socketParam));
+            return tls ? u.withTls(certificates) : u;
         }
         if (socketParam != null) {
             throw bad(text, "socket= belongs to nbd+unix:// URIs, not nbd://");
@@ -175,7 +211,8 @@ public final class NbdUri {
                 throw bad(text, "port " + port + " is not from 1 to 65535");
             }
         }
-        return tcp(host, port, checkName(text, exportName));
+        NbdUri u = tcp(host, port, checkName(text, exportName));
+        return tls ? u.withTls(certificates) : u;
     }
 
     public Transport transport() {
@@ -209,11 +246,14 @@ public final class NbdUri {
     /** The canonical text: {@code nbd://host:port/export} or {@code nbd+unix:///export?socket=path}. */
     @Override
     public String toString() {
+        String s = tls ? "nbds" : "nbd";
+        String certs = tlsCertificates == null ? "" : "tls-certificates=" + encode(tlsCertificates.toString(), true);
         if (transport == Transport.UNIX) {
-            return "nbd+unix:///" + encode(exportName, true) + "?socket=" + encode(socket.toString(), true);
+            return s + "+unix:///" + encode(exportName, true) + "?socket=" + encode(socket.toString(), true)
+                    + (certs.isEmpty() ? "" : "&" + certs);
         }
         String h = host.indexOf(':') >= 0 ? "[" + host + "]" : encode(host, false);
-        return "nbd://" + h + ":" + port + "/" + encode(exportName, true);
+        return s + "://" + h + ":" + port + "/" + encode(exportName, true) + (certs.isEmpty() ? "" : "?" + certs);
     }
 
     @Override

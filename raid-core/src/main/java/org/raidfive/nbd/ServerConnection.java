@@ -103,7 +103,11 @@ final class ServerConnection implements Runnable {
         }
         String end = "client closed the connection";
         try {
-            if (new ServerHandshake(in, channel, export, peer).run()) {
+            ServerHandshake handshake = new ServerHandshake(in, channel, export, peer);
+            if (handshake.run()) {
+                if (handshake.tls() != null) {
+                    replies.channel(handshake.tls());
+                }
                 transmitting = true;
                 LOG.debug("{}: transmission phase, size {} flags 0x{}", peer, export.size,
                         Integer.toHexString(export.transmissionFlags));

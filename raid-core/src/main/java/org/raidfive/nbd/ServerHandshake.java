@@ -13,7 +13,10 @@ import org.slf4j.LoggerFactory;
  * NBD_OPT_EXPORT_NAME) or leaves.
  *
  * <p>Supported: EXPORT_NAME (honouring NBD_FLAG_C_NO_ZEROES), INFO and GO (NBD_INFO_EXPORT always;
- * NAME, DESCRIPTION and BLOCK_SIZE when requested), LIST, ABORT. Every other option, known or not,
+ * NAME, DESCRIPTION and BLOCK_SIZE when requested), LIST (unless the server hides its exports:
+ * NBD_REP_ERR_POLICY), ABORT, and STARTTLS when TLS is on; with TLS required every option before
+ * STARTTLS but ABORT gets NBD_REP_ERR_TLS_REQD (EXPORT_NAME, which cannot, disconnects). Every
+ * other option, known or not,
  * is answered NBD_REP_ERR_UNSUP and negotiation continues. Option lengths are unsigned; data
  * beyond {@link #MAX_OPTION_BYTES} is skipped without being stored (NBD_REP_ERR_TOO_BIG), and a
  * client sending more than {@link #MAX_SKIP_BYTES} with one option is disconnected.
@@ -27,16 +30,25 @@ final class ServerHandshake {
     static final long MAX_SKIP_BYTES = 16L << 20;
 
     private final ChannelInput in;
-    private final WritableByteChannel out;
+    private final java.nio.channels.SocketChannel socket;
+    private WritableByteChannel out;
     private final ServerExport export;
     private final String peer;
     private boolean noZeroes;
+    /** The TLS channel after NBD_OPT_STARTTLS, else null. */
+    private TlsChannel tls;
 
-    ServerHandshake(ChannelInput in, WritableByteChannel out, ServerExport export, String peer) {
+    ServerHandshake(ChannelInput in, java.nio.channels.SocketChannel socket, ServerExport export, String peer) {
         this.in = in;
-        this.out = out;
+        this.socket = socket;
+        this.out = socket;
         this.export = export;
         this.peer = peer;
+    }
+
+    /** The TLS channel the connection goes on with, or null for plain text. */
+    TlsChannel tls() {
+        return tls;
     }
 
     /** Returns true when the transmission phase starts, false when the session ends here. */
@@ -93,7 +105,25 @@ final class ServerHandshake {
             reply(option, NbdProtocol.REP_ERR_SHUTDOWN, "server is shutting down");
             return null;
         }
+        TlsMode mode = export.config.tls();
+        if (mode == TlsMode.REQUIRE && tls == null && option != NbdProtocol.OPT_STARTTLS
+                && option != NbdProtocol.OPT_ABORT) {
+            if (option == NbdProtocol.OPT_EXPORT_NAME) {
+                LOG.debug("{}: NBD_OPT_EXPORT_NAME before STARTTLS on a TLS-only server, disconnecting", peer);
+                return false;
+            }
+            in.skip(len);
+            reply(option, NbdProtocol.REP_ERR_TLS_REQD, "this server requires TLS: send NBD_OPT_STARTTLS first");
+            return null;
+        }
         switch (option) {
+            case NbdProtocol.OPT_STARTTLS:
+                if (mode == TlsMode.OFF) {
+                    in.skip(len);
+                    reply(option, NbdProtocol.REP_ERR_UNSUP, "TLS is not enabled on this server");
+                    return null;
+                }
+                return startTls(len) ? null : Boolean.FALSE;
             case NbdProtocol.OPT_EXPORT_NAME:
                 return exportName(in.readString(len));
             case NbdProtocol.OPT_ABORT:
@@ -115,7 +145,7 @@ final class ServerHandshake {
     }
 
     private static boolean isKnown(int option) {
-        return option == NbdProtocol.OPT_EXPORT_NAME || option == NbdProtocol.OPT_ABORT
+        return option == NbdProtocol.OPT_EXPORT_NAME || option == NbdProtocol.OPT_ABORT || option == NbdProtocol.OPT_STARTTLS
                 || option == NbdProtocol.OPT_LIST || option == NbdProtocol.OPT_INFO || option == NbdProtocol.OPT_GO;
     }
 
@@ -131,7 +161,38 @@ final class ServerHandshake {
         return true;
     }
 
+    /** NBD_OPT_STARTTLS: ACK, then the TLS handshake; false ends the session (it failed). */
+    private boolean startTls(int len) throws IOException {
+        if (len != 0 || tls != null) {
+            in.skip(len);
+            reply(NbdProtocol.OPT_STARTTLS, NbdProtocol.REP_ERR_INVALID, tls != null ? "TLS is already on"
+                    : "NBD_OPT_STARTTLS takes no data");
+            return true;
+        }
+        ack(NbdProtocol.OPT_STARTTLS);
+        javax.net.ssl.SSLEngine engine = export.config.sslContext().createSSLEngine();
+        engine.setUseClientMode(false);
+        if (export.config.verifyPeer()) {
+            engine.setNeedClientAuth(true);
+        }
+        try {
+            tls = TlsChannel.handshake(socket, engine, in.switchTo(socket));
+        } catch (javax.net.ssl.SSLException e) {
+            LOG.info("{}: TLS handshake failed, disconnecting: {}", peer, e.getMessage());
+            return false;
+        }
+        in.switchTo(tls);
+        out = tls;
+        LOG.debug("{}: TLS on ({}, {})", peer, tls.session().getProtocol(), tls.session().getCipherSuite());
+        return true;
+    }
+
     private void list(int len) throws IOException {
+        if (!export.config.listExports()) {
+            in.skip(len);
+            reply(NbdProtocol.OPT_LIST, NbdProtocol.REP_ERR_POLICY, "listing exports is disabled on this server");
+            return;
+        }
         if (len != 0) {
             in.skip(len);
             reply(NbdProtocol.OPT_LIST, NbdProtocol.REP_ERR_INVALID, "NBD_OPT_LIST takes no data");

@@ -68,11 +68,22 @@ class NbdUriTest {
         assertEquals("/x", NbdUri.parse("nbd+unix:///%2Fx?socket=/s").exportName());
     }
 
+    @Test
+    void tlsSchemesAskForTlsAndNameTheCertificates() {
+        NbdUri u = NbdUri.parse("nbds://h:1234/x?tls-certificates=/etc/pki/raid");
+        assertTrue(u.tls());
+        assertEquals(Path.of("/etc/pki/raid"), u.tlsCertificates());
+        assertEquals("nbds://h:1234/x?tls-certificates=/etc/pki/raid", u.toString());
+        NbdUri unix = NbdUri.parse("nbds+unix:///x?socket=/s&tls-certificates=/c");
+        assertTrue(unix.tls() && unix.transport() == NbdUri.Transport.UNIX);
+        assertEquals(unix, NbdUri.parse(unix.toString()));
+        assertFalse(NbdUri.parse("nbd://h/x").tls());
+    }
+
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-        "nbds://h/x                     | TLS",
-        "nbds+unix:///x?socket=s        | TLS",
-        "nbd://h/x?tls-type=x509        | TLS",
+        "nbd://h/x?tls-certificates=/d  | tls-certificates belongs to nbds",
+        "nbds://h/x?tls-type=x509       | TLS parameter 'tls-type'",
         "nbd+unix:///x                  | socket=",
         "nbd+unix://host/x?socket=s     | no host",
         "nbd://h/x?socket=s             | nbd+unix",

@@ -7,7 +7,10 @@ import org.jctools.queues.MpmcArrayQueue;
  * Direct buffers in power-of-two size classes from 4 KiB to the largest request, shared by the
  * threads of one server. {@link #acquire} takes a cached buffer or allocates one; {@link #release}
  * caches it again while its class holds fewer than its cap (about {@link #BYTES_PER_CLASS} bytes,
- * at least two buffers), else drops it for the collector. In steady state nothing is allocated.
+ * at least two buffers), else frees it at once ({@code Unsafe.invokeCleaner}: left to the
+ * collector, a burst of large requests would keep gigabytes of dead direct memory resident until
+ * the next GC, which a server with a small heap may not run for a long time). In steady state
+ * nothing is allocated.
  *
  * <p>Thread-safe and lock-free: each class is a bounded MPMC queue.
  */
@@ -62,8 +65,29 @@ final class BufferPool {
     void release(ByteBuffer buffer) {
         int capacity = buffer.capacity();
         int shift = Integer.numberOfTrailingZeros(capacity);
-        if (Integer.bitCount(capacity) == 1 && shift >= MIN_SHIFT && shift <= maxShift) {
-            classes[shift - MIN_SHIFT].relaxedOffer(buffer);
+        if (Integer.bitCount(capacity) == 1 && shift >= MIN_SHIFT && shift <= maxShift
+                && classes[shift - MIN_SHIFT].relaxedOffer(buffer)) {
+            return;
+        }
+        free(buffer);
+    }
+
+    private static final sun.misc.Unsafe UNSAFE = unsafe();
+
+    private static sun.misc.Unsafe unsafe() {
+        try {
+            java.lang.reflect.Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
+            f.setAccessible(true);
+            return (sun.misc.Unsafe) f.get(null);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null; // then the collector frees dropped buffers
+        }
+    }
+
+    /** Frees a buffer nobody uses any more (only whole buffers this pool allocated come here). */
+    private static void free(ByteBuffer buffer) {
+        if (UNSAFE != null && buffer.isDirect()) {
+            UNSAFE.invokeCleaner(buffer);
         }
     }
 

@@ -443,6 +443,88 @@ def nbd_section(R):
     return L
 
 
+def kv_file(path):
+    m = {}
+    for line in read_text(path).splitlines():
+        if "=" in line:
+            k, v = line.split("=", 1)
+            m[k.strip()] = v.strip()
+    return m
+
+
+def hardening_section(out):
+    """Issue 13's figures, from bench/nbd-hardening's hard_* files."""
+    L = []
+    w = L.append
+    m = kv_file(os.path.join(out, "hard_machine.txt"))
+    w("## NBD hardening: before and after, TLS, a good client beside hostile ones")
+    w("")
+    if not m:
+        w("Not measured in this run (`bench/nbd-hardening` measures it).")
+        w("")
+        return L
+    rows = {}
+    for name in ("nbdkit", "before", "after", "nbdkit_tls", "raidfive_tls", "good_alone", "good_beside_hostile"):
+        rows[name] = {r["round"]: r["iops"] for r in load_lines(os.path.join(out, "hard_%s.jsonl" % name))}
+    rss = [r["peak_rss_kib"] for r in load_lines(os.path.join(out, "hard_rss.jsonl"))]
+
+    def figs(name):
+        v = list(rows[name].values())
+        if not v:
+            return "n/a"
+        st = spread(v)
+        return "%s / %s / %s (%.0f%%)" % (fmt_count(st["min"]), fmt_count(st["median"]), fmt_count(st["max"]),
+                                        100 * st["cv"])
+
+    def ratio(num, den):
+        r = [rows[num][k] / rows[den][k] for k in rows[num] if k in rows[den] and rows[den][k]]
+        if not r:
+            return None
+        return spread(r)
+
+    def rat(r):
+        return "%.2fx (%.2f-%.2f)" % (r["median"], r["min"], r["max"]) if r else "n/a"
+    w("fio's nbd engine, 4 KiB random reads, one job, against `raid serve --backend memory --disks 4 --size 1G` "
+      "(Unix socket, default executor) and nbdkit's memory plugin; the same with TLS required on both sides "
+      "(`--tls require`, `nbdkit --tls=require`, one RSA-2048 certificate made by the script); and a good client "
+      "(iodepth 16, TCP, `--executor pool`) alone and beside `bench/hostile_clients.py` (200 connections that never "
+      "send a handshake, 4 that pipeline 1 MiB reads and 8 that pipeline 32 MiB reads, none reading a reply). "
+      "\"Before\" is `raid serve` built from %s. Rounds interleaved; ratios per round, median (min-max)." % (
+          m.get("before_jar", "?")))
+    w("")
+    w("Measured %s, commit %s, %s, %s cores, load average %s at the start and %s at the end, %s rounds x %s s." % (
+        m.get("date", "?"), m.get("commit", "?"), m.get("cpu", "?"), m.get("cores", "?"), m.get("loadavg_start", "?"),
+        m.get("loadavg_end", "?"), m.get("repeat", "?"), m.get("runtime", "?")))
+    w("")
+    w("| configuration | IOPS min / median / max (CV) |")
+    w("|---|---|")
+    for name, label in (("nbdkit", "nbdkit memory, iodepth 32"), ("before", "raid serve before, iodepth 32"),
+                        ("after", "raid serve after, iodepth 32"), ("nbdkit_tls", "nbdkit memory, TLS, iodepth 32"),
+                        ("raidfive_tls", "raid serve, TLS, iodepth 32"), ("good_alone", "good client alone, iodepth 16"),
+                        ("good_beside_hostile", "good client beside the hostile ones, iodepth 16")):
+        w("| %s | %s |" % (label, figs(name)))
+    w("")
+    w("| ratio | median (per-round min-max) | goal | verdict |")
+    w("|---|---|---:|---|")
+    for num, den, label, goal in (("after", "before", "after / before (no loss beyond the spread)", 0.95),
+                                  ("after", "nbdkit", "after / nbdkit", 1.2),
+                                  ("raidfive_tls", "nbdkit_tls", "raid serve TLS / nbdkit TLS", 1.0),
+                                  ("good_beside_hostile", "good_alone", "good client beside hostile / alone", 0.5)):
+        r = ratio(num, den)
+        g = ">= %.2fx" % goal
+        v = verdict(r and r["median"], goal)
+        w("| %s | %s | %s | %s |" % (label, rat(r), g, v))
+    if rss:
+        w("")
+        w("Server resident set (VmRSS, sampled every 200 ms) peaked at %s MiB over the rounds beside the hostile "
+          "clients (per round: %s MiB); the in-memory array itself holds 4 x 342 MiB. Before the budget, 8 clients "
+          "making 32 MiB reads took it from 0.2 to 9.4 GB." % (max(rss) // 1024, ", ".join(str(x // 1024) for x in rss)))
+    w("")
+    w("Command: `BEFORE_JAR=/path/to/old/raid.jar bench/nbd-hardening` (its header says what each run does).")
+    w("")
+    return L
+
+
 def render(out):
     R = Results(out)
     m = R.machine
@@ -650,6 +732,7 @@ def render(out):
         w("")
 
     L.extend(nbd_section(R))
+    L.extend(hardening_section(out))
     w("## Running the suites by hand")
     w("")
     w("    mvn -B -q install -DskipTests                    # raid-bench/target/benchmarks.jar, raid-cli/target/raid.jar")

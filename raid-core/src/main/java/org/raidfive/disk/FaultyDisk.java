@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Meant for tests and demonstrations: it counts every call (shared atomics, so it is not a
  * zero-overhead wrapper).
  */
-public final class FaultyDisk implements MemberDisk {
+public final class FaultyDisk implements AsyncDisk {
     private final MemberDisk inner;
     private final AtomicLong operations = new AtomicLong();
     private final AtomicLong reads = new AtomicLong();
@@ -216,5 +216,22 @@ public final class FaultyDisk implements MemberDisk {
     @Override
     public String toString() {
         return "faulty(" + inner + ")";
+    }
+
+    // Completion-based I/O runs the blocking calls above (faults, latency) on the shared I/O threads.
+
+    @Override
+    public void readAsync(long position, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
+        IoThreads.SHARED.submit(this, 0, position, dst, dstOffset, length, callback, tag);
+    }
+
+    @Override
+    public void writeAsync(long position, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag) {
+        IoThreads.SHARED.submit(this, 1, position, src, srcOffset, length, callback, tag);
+    }
+
+    @Override
+    public void flushAsync(IoCallback callback, int tag) {
+        IoThreads.SHARED.submit(this, 2, 0, null, 0, 0, callback, tag);
     }
 }

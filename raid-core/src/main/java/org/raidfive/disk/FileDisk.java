@@ -37,7 +37,7 @@ import java.util.List;
  * ({@link OpenFiles}), which also keeps one descriptor per file and mode so that closing a second
  * open of a claimed file cannot drop the first one's lock.
  */
-public final class FileDisk implements MemberDisk {
+public final class FileDisk implements AsyncDisk {
     public static final int DIRECT_ALIGNMENT = 4096;
     private static final int S_IFMT = 0170000;
     private static final int S_IFBLK = 0060000;
@@ -357,5 +357,23 @@ public final class FileDisk implements MemberDisk {
     @Override
     public String toString() {
         return "file " + path + " (" + size + " bytes" + (direct ? ", O_DIRECT" : "") + ")";
+    }
+
+    // Completion-based I/O: the blocking pread/pwrite on the shared I/O threads, as many at once as
+    // are in flight, so the device sees the queue depth the array is given.
+
+    @Override
+    public void readAsync(long position, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
+        IoThreads.SHARED.submit(this, 0, position, dst, dstOffset, length, callback, tag);
+    }
+
+    @Override
+    public void writeAsync(long position, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag) {
+        IoThreads.SHARED.submit(this, 1, position, src, srcOffset, length, callback, tag);
+    }
+
+    @Override
+    public void flushAsync(IoCallback callback, int tag) {
+        IoThreads.SHARED.submit(this, 2, 0, null, 0, 0, callback, tag);
     }
 }

@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Closing drops the segments rather than freeing them explicitly: a thread still copying
  * holds its own reference, so the memory cannot be released under it; the collector frees it.
  */
-public final class MemoryDisk implements DirectAccessDisk {
+public final class MemoryDisk implements DirectAccessDisk, AsyncDisk {
     private static final int SEGMENT_SHIFT = 30;
     private static final long SEGMENT_SIZE = 1L << SEGMENT_SHIFT;
     private static final long SEGMENT_MASK = SEGMENT_SIZE - 1;
@@ -116,5 +116,45 @@ public final class MemoryDisk implements DirectAccessDisk {
     @Override
     public String toString() {
         return name + " (" + size + " bytes)";
+    }
+
+    // Completion-based I/O on memory is a copy: done inline, the callback runs before the call returns.
+
+    @Override
+    public void readAsync(long position, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
+        IOException error = null;
+        try {
+            read(position, dst, dstOffset, length);
+        } catch (IOException e) {
+            error = e;
+        }
+        callback.ioDone(tag, error);
+    }
+
+    @Override
+    public void writeAsync(long position, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag) {
+        IOException error = null;
+        try {
+            write(position, src, srcOffset, length);
+        } catch (IOException e) {
+            error = e;
+        }
+        callback.ioDone(tag, error);
+    }
+
+    @Override
+    public void flushAsync(IoCallback callback, int tag) {
+        IOException error = null;
+        try {
+            flush();
+        } catch (IOException e) {
+            error = e;
+        }
+        callback.ioDone(tag, error);
+    }
+
+    @Override
+    public boolean completesInline() {
+        return true;
     }
 }

@@ -72,8 +72,9 @@ public final class NbdClient implements AutoCloseable {
         this.maxRequestBytes = (int) Math.min(config.maxRequestBytes(), export.maximumBlockSize());
         this.slots = new PendingRequest[config.maxInFlight()];
         this.freeSlots = new ArrayBlockingQueue<>(slots.length);
+        java.util.function.Consumer<PendingRequest> finisher = this::finishAsync;
         for (int i = 0; i < slots.length; i++) {
-            slots[i] = new PendingRequest(i);
+            slots[i] = new PendingRequest(i, finisher);
             freeSlots.add(slots[i]);
         }
         this.reader = new Thread(this::readReplies, "nbd-client-reader " + where);
@@ -302,6 +303,89 @@ public final class NbdClient implements AutoCloseable {
         if (closing) {
             throw new IOException(where + ": client is closed");
         }
+    }
+
+    /**
+     * Completion-based read: sent now (pipelined with everything else on the connection), the
+     * callback runs on the client's reader thread when the reply has arrived, or with the failure.
+     * Waits only for a free request slot.
+     */
+    public void readAsync(long offset, ByteBuffer dst, int dstOffset, int length, org.raidfive.disk.IoCallback callback,
+                          int tag) {
+        try {
+            checkBuffer(dst, dstOffset, length);
+            checkRange("read", offset, length);
+        } catch (IOException | RuntimeException e) {
+            callback.ioDone(tag, e instanceof IOException io ? io : new IOException(e.getMessage(), e));
+            return;
+        }
+        submitAsync(NbdProtocol.CMD_READ, 0, offset, length, dst, dstOffset, callback, tag);
+    }
+
+    /** Completion-based write; see {@link #readAsync}. */
+    public void writeAsync(long offset, ByteBuffer src, int srcOffset, int length, org.raidfive.disk.IoCallback callback,
+                           int tag) {
+        try {
+            checkBuffer(src, srcOffset, length);
+            checkWritable("write");
+            checkRange("write", offset, length);
+        } catch (IOException | RuntimeException e) {
+            callback.ioDone(tag, e instanceof IOException io ? io : new IOException(e.getMessage(), e));
+            return;
+        }
+        submitAsync(NbdProtocol.CMD_WRITE, 0, offset, length, src, srcOffset, callback, tag);
+    }
+
+    private void submitAsync(int type, int flags, long offset, int length, ByteBuffer buffer, int bufferOffset,
+                             org.raidfive.disk.IoCallback callback, int tag) {
+        long timeout = config.requestTimeout().toNanos();
+        long deadline = System.nanoTime() + timeout;
+        PendingRequest slot;
+        try {
+            checkOpen();
+            slot = freeSlots.poll(timeout, TimeUnit.NANOSECONDS);
+            if (slot == null) {
+                checkOpen();
+                throw new NbdTimeoutException(where + ": all " + slots.length + " request slots stayed busy for "
+                        + config.requestTimeout());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            callback.ioDone(tag, new InterruptedIOException(where + ": interrupted while waiting for a request slot"));
+            return;
+        } catch (IOException e) {
+            callback.ioDone(tag, e);
+            return;
+        }
+        slot.prepare(type, flags, offset, length, type == NbdProtocol.CMD_READ ? buffer : null, bufferOffset, deadline);
+        slot.callback = callback;
+        slot.tag = tag;
+        slot.publishWaiting();
+        // As in submit(): publish WAITING, then read failure; fail() sets failure, then sweeps WAITING.
+        if (failure != null || closing) {
+            if (slot.claim()) {
+                slot.complete(0, failure != null ? failure : new IOException(where + ": client is closed"));
+            }
+        } else {
+            send(slot, type == NbdProtocol.CMD_WRITE ? buffer : null, bufferOffset, length, deadline);
+        }
+    }
+
+    /** The end of a completion-based request (reader thread, or whoever failed the client): free the slot, then tell. */
+    private void finishAsync(PendingRequest slot) {
+        org.raidfive.disk.IoCallback callback = slot.callback;
+        int tag = slot.tag;
+        IOException error = null;
+        if (slot.failure != null) {
+            error = new IOException(where + ": " + commandName(slot.type) + " at offset " + slot.offset + " length "
+                    + slot.length + " failed: " + slot.failure.getMessage(), slot.failure);
+        } else if (slot.error != 0) {
+            error = new NbdErrorException(where + ": " + commandName(slot.type) + " at offset " + slot.offset
+                    + " length " + Integer.toUnsignedString(slot.length), slot.error);
+        }
+        slot.reset();
+        freeSlots.offer(slot);
+        callback.ioDone(tag, error);
     }
 
     /** Sends one request and waits for its reply. */

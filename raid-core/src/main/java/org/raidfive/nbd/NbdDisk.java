@@ -4,7 +4,9 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Objects;
+import org.raidfive.disk.AsyncDisk;
 import org.raidfive.disk.ClaimMode;
+import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.Claims;
 import org.raidfive.disk.DiskClaim;
 import org.raidfive.disk.MemberDisk;
@@ -25,7 +27,7 @@ import org.raidfive.disk.MemberDisk;
  * so the RAID engine marks the member faulty instead of risking a duplicated or reordered write.
  * Thread-safe: calls from many threads are pipelined over the one connection.
  */
-public final class NbdDisk implements MemberDisk {
+public final class NbdDisk implements AsyncDisk {
     private final NbdClient client;
     private final String name;
     private final long size;
@@ -133,5 +135,65 @@ public final class NbdDisk implements MemberDisk {
     @Override
     public String toString() {
         return "nbd " + name + " (" + size + " bytes)";
+    }
+
+    // Completion-based I/O, pipelined on the one connection: the callback runs on the client's
+    // reader thread. A request longer than the server's maximum goes as a blocking call on the
+    // shared I/O threads (it is split into several requests).
+
+    @Override
+    public void readAsync(long position, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
+        if (length > maxChunk) {
+            AsyncDisk.of(new Blocking(this)).readAsync(position, dst, dstOffset, length, callback, tag);
+            return;
+        }
+        client.readAsync(position, dst, dstOffset, length, callback, tag);
+    }
+
+    @Override
+    public void writeAsync(long position, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag) {
+        if (length > maxChunk) {
+            AsyncDisk.of(new Blocking(this)).writeAsync(position, src, srcOffset, length, callback, tag);
+            return;
+        }
+        client.writeAsync(position, src, srcOffset, length, callback, tag);
+    }
+
+    @Override
+    public void flushAsync(IoCallback callback, int tag) {
+        AsyncDisk.of(new Blocking(this)).flushAsync(callback, tag);
+    }
+
+    /** This disk's blocking calls only, for the shared I/O threads. */
+    private record Blocking(NbdDisk disk) implements MemberDisk {
+        @Override
+        public long size() {
+            return disk.size();
+        }
+
+        @Override
+        public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
+            disk.read(position, dst, dstOffset, length);
+        }
+
+        @Override
+        public void write(long position, ByteBuffer src, int srcOffset, int length) throws IOException {
+            disk.write(position, src, srcOffset, length);
+        }
+
+        @Override
+        public void flush() throws IOException {
+            disk.flush();
+        }
+
+        @Override
+        public String name() {
+            return disk.name();
+        }
+
+        @Override
+        public void close() {
+            // not ours to close
+        }
     }
 }

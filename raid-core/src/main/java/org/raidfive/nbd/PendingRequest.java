@@ -51,9 +51,20 @@ final class PendingRequest {
 
     int error;
     IOException failure;
+    /** Completion-based request: who is told, and with what tag; null for a caller that waits. */
+    org.raidfive.disk.IoCallback callback;
+    int tag;
+    long offset;
+    /** Run instead of waking a waiter when {@link #callback} is set (the client's finisher). */
+    private final java.util.function.Consumer<PendingRequest> asyncDone;
 
     PendingRequest(int index) {
+        this(index, null);
+    }
+
+    PendingRequest(int index, java.util.function.Consumer<PendingRequest> asyncDone) {
         this.index = index;
+        this.asyncDone = asyncDone;
     }
 
     /** Fills the request; the caller owns the slot (FREE). Returns the cookie. */
@@ -68,6 +79,7 @@ final class PendingRequest {
         this.waiter = Thread.currentThread();
         this.error = 0;
         this.failure = null;
+        this.offset = offset;
         header.clear();
         header.putInt(NbdProtocol.REQUEST_MAGIC).putShort((short) flags).putShort((short) type)
                 .putLong(cookie).putLong(offset).putInt(length).flip();
@@ -91,8 +103,13 @@ final class PendingRequest {
         this.error = error;
         this.failure = failure;
         Thread w = waiter;
+        boolean async = callback != null;
         state = DONE;
-        LockSupport.unpark(w);
+        if (async) {
+            asyncDone.accept(this);
+        } else {
+            LockSupport.unpark(w);
+        }
     }
 
     /** By the caller, after DONE. */
@@ -100,6 +117,7 @@ final class PendingRequest {
         dst = null;
         waiter = null;
         failure = null;
+        callback = null;
         state = FREE;
     }
 }

@@ -209,4 +209,73 @@ public abstract class MemberDiskContract {
     protected static Duration timeout() {
         return Duration.ofSeconds(60);
     }
+
+    /**
+     * Completion-based I/O ({@link AsyncDisk}, natively or through {@link AsyncDisk#of}): many
+     * writes in flight at once from several threads land where they should, reads in flight at once
+     * return them, every callback runs exactly once, and a range beyond the disk is reported to the
+     * callback as an EOFException.
+     */
+    @Test
+    void completionBasedIoManyInFlightMatchesAFlatImage() throws Exception {
+        MemberDisk d = disk(SIZE);
+        AsyncDisk a = AsyncDisk.of(d);
+        int align = Math.max(alignment(), 4096);
+        int blocks = SIZE / align;
+        byte[] image = new byte[SIZE];
+        new Random(77).nextBytes(image);
+        java.util.concurrent.CountDownLatch wrote = new java.util.concurrent.CountDownLatch(blocks);
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.ConcurrentLinkedQueue<Throwable> errors = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        IoCallback onWrite = (tag, error) -> {
+            calls.incrementAndGet();
+            if (error != null) {
+                errors.add(error);
+            }
+            wrote.countDown();
+        };
+        ExecutorService submitters = Executors.newFixedThreadPool(4);
+        List<Future<?>> jobs = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            int first = t;
+            jobs.add(submitters.submit(() -> {
+                for (int b = first; b < blocks; b += 4) {
+                    ByteBuffer src = ByteBuffer.allocateDirect(align + 4096).alignedSlice(4096);
+                    src.put(0, image, b * align, align);
+                    a.writeAsync((long) b * align, src, 0, align, onWrite, b);
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : jobs) {
+            f.get();
+        }
+        assertTrue(wrote.await(60, java.util.concurrent.TimeUnit.SECONDS), "every write completed");
+        assertTrue(errors.isEmpty(), "write errors: " + errors);
+        assertEquals(blocks, calls.get(), "one callback per write");
+        ByteBuffer[] back = new ByteBuffer[blocks];
+        java.util.concurrent.CountDownLatch read = new java.util.concurrent.CountDownLatch(blocks);
+        for (int b = 0; b < blocks; b++) {
+            back[b] = ByteBuffer.allocateDirect(align + 4096).alignedSlice(4096);
+            a.readAsync((long) b * align, back[b], 0, align, (tag, error) -> {
+                if (error != null) {
+                    errors.add(error);
+                }
+                read.countDown();
+            }, b);
+        }
+        assertTrue(read.await(60, java.util.concurrent.TimeUnit.SECONDS), "every read completed");
+        assertTrue(errors.isEmpty(), "read errors: " + errors);
+        for (int b = 0; b < blocks; b++) {
+            byte[] got = new byte[align];
+            back[b].get(0, got);
+            assertArrayEquals(java.util.Arrays.copyOfRange(image, b * align, (b + 1) * align), got, "block " + b);
+        }
+        java.util.concurrent.CompletableFuture<IOException> beyond = new java.util.concurrent.CompletableFuture<>();
+        a.readAsync(SIZE, ByteBuffer.allocateDirect(align + 4096).alignedSlice(4096), 0, align,
+                (tag, error) -> beyond.complete(error), 0);
+        assertTrue(beyond.get(30, java.util.concurrent.TimeUnit.SECONDS) instanceof java.io.EOFException,
+                "a range beyond the disk is an EOFException for the callback");
+        submitters.shutdown();
+    }
 }

@@ -1,0 +1,33 @@
+package org.raidfive.disk;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+/**
+ * A member that also takes completion-based I/O: the caller submits and goes on, the outcome
+ * arrives at an {@link IoCallback}. This is what lets a stripe operation issue every member I/O of
+ * a phase at once: memory members complete inline, files on a pool of I/O threads sized to the
+ * I/O in flight ({@link IoThreads}), NBD members pipelined on their connection.
+ *
+ * <p>Same rules as the blocking calls (ranges, buffers, EOFException), reported to the callback
+ * instead of thrown; the buffer belongs to the I/O until its callback runs. {@link #of} gives any
+ * {@link MemberDisk} this capability, running its blocking calls on {@link IoThreads}.
+ */
+public interface AsyncDisk extends MemberDisk {
+
+    void readAsync(long position, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag);
+
+    void writeAsync(long position, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag);
+
+    void flushAsync(IoCallback callback, int tag);
+
+    /** {@code disk} itself when it takes completion-based I/O, else a view that runs its calls on {@link IoThreads}. */
+    static AsyncDisk of(MemberDisk disk) {
+        return disk instanceof AsyncDisk a ? a : new BlockingAsyncDisk(disk);
+    }
+
+    /** True if this disk's completion-based I/O runs inline on the submitting thread (memory). */
+    default boolean completesInline() {
+        return false;
+    }
+}

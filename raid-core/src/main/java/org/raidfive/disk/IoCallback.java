@@ -1,0 +1,16 @@
+package org.raidfive.disk;
+
+import java.io.IOException;
+
+/**
+ * The outcome of one completion-based member I/O ({@link AsyncDisk}): {@code error} is null when
+ * every byte moved. {@code tag} is what the submitter passed, so one long-lived object (a stripe
+ * operation) can receive many I/Os without a callback object per I/O.
+ *
+ * <p>May run on any thread, the submitting one included (before the submit call returns), and
+ * must not block for long: it is often an I/O thread.
+ */
+@FunctionalInterface
+public interface IoCallback {
+    void ioDone(int tag, IOException error);
+}

@@ -1,0 +1,165 @@
+package org.raidfive.disk;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import org.jctools.queues.MpmcArrayQueue;
+
+/**
+ * The threads that run blocking member calls (pread/pwrite on files, and any disk without
+ * completion-based I/O of its own) for {@link AsyncDisk}: one process-wide pool that grows to the
+ * number of I/Os in flight, up to {@link #MAX_THREADS}, so that a queue depth of 64 on a file is 64
+ * preads in the kernel at once, whatever the number of cores. Idle threads park, and leave after
+ * {@link #IDLE_NANOS}.
+ *
+ * <p>Allocation-free in steady state: each I/O is a pooled {@link Task} taken from a free list,
+ * filled, and handed to a worker through a bounded MPMC queue (JCTools), as {@code AsyncIo} does.
+ *
+ * <p>Wake-up: a worker going to sleep sets its {@code parked} flag, puts itself on {@code sleepers}
+ * (both full fences) and then polls once more before it parks; a submitter offers the task (a full
+ * fence), then takes sleepers until it wins one's {@code parked} flag by CAS and unparks it. Of the
+ * worker's last poll and the submitter's offer, one comes first: either the worker finds the task,
+ * or the submitter finds the worker on {@code sleepers} (stale entries, of workers that woke by
+ * themselves, lose the CAS and are skipped). When no worker is asleep the submitter starts a new
+ * one, up to the cap: the pool is as large as the I/O in flight.
+ */
+public final class IoThreads {
+    static final int MAX_THREADS = 256;
+    static final int CAPACITY = 4096;
+    private static final long IDLE_NANOS = 30_000_000_000L;
+    private static final int SPINS = 100;
+    static final IoThreads SHARED = new IoThreads("member-io");
+
+    /** One blocking call, reused. */
+    static final class Task {
+        MemberDisk disk;
+        int op; // 0 read, 1 write, 2 flush
+        long position;
+        ByteBuffer buffer;
+        int offset;
+        int length;
+        IoCallback callback;
+        int tag;
+    }
+
+    private final String name;
+    private final MpmcArrayQueue<Task> free = new MpmcArrayQueue<>(CAPACITY);
+    private final MpmcArrayQueue<Task> pending = new MpmcArrayQueue<>(CAPACITY);
+    private final AtomicInteger threads = new AtomicInteger();
+    /** Workers about to park or parked; may hold stale entries (see the class comment). */
+    private final MpmcArrayQueue<Worker> sleepers = new MpmcArrayQueue<>(4 * MAX_THREADS);
+
+    private static final class Worker {
+        final Thread thread;
+        final java.util.concurrent.atomic.AtomicBoolean parked = new java.util.concurrent.atomic.AtomicBoolean();
+
+        Worker(Thread thread) {
+            this.thread = thread;
+        }
+    }
+    private final AtomicInteger ids = new AtomicInteger();
+
+    private IoThreads(String name) {
+        this.name = name;
+    }
+
+    /** Queues a blocking call; its callback runs on an I/O thread. */
+    void submit(MemberDisk disk, int op, long position, ByteBuffer buffer, int offset, int length,
+                IoCallback callback, int tag) {
+        Task t = free.relaxedPoll();
+        if (t == null) {
+            t = new Task(); // first use, or more in flight than ever before: the pool grows once
+        }
+        t.disk = disk;
+        t.op = op;
+        t.position = position;
+        t.buffer = buffer;
+        t.offset = offset;
+        t.length = length;
+        t.callback = callback;
+        t.tag = tag;
+        while (!pending.offer(t)) {
+            Thread.yield(); // more than CAPACITY in flight: wait for the workers
+        }
+        Worker w;
+        while ((w = sleepers.poll()) != null) {
+            if (w.parked.compareAndSet(true, false)) {
+                LockSupport.unpark(w.thread);
+                return;
+            }
+        }
+        int n = threads.get();
+        if (n < MAX_THREADS && threads.compareAndSet(n, n + 1)) {
+            Thread thread = new Thread(this::work, name + "-" + ids.incrementAndGet());
+            thread.setDaemon(true);
+            thread.start();
+        }
+    }
+
+    private void work() {
+        Worker me = new Worker(Thread.currentThread());
+        long idleSince = System.nanoTime();
+        try {
+            while (true) {
+                Task t = pending.relaxedPoll();
+                for (int i = 0; t == null && i < SPINS; i++) {
+                    Thread.onSpinWait();
+                    t = pending.relaxedPoll();
+                }
+                if (t == null) {
+                    me.parked.set(true);
+                    if (!sleepers.offer(me)) {
+                        me.parked.set(false);
+                        Thread.yield();
+                        continue;
+                    }
+                    t = pending.poll(); // after announcing: pairs with the submitter's offer-then-take
+                    if (t == null) {
+                        LockSupport.parkNanos(this, 1_000_000_000L);
+                        t = pending.poll();
+                    }
+                    me.parked.set(false); // a submitter that still takes our entry skips it
+                    if (t == null) {
+                        if (System.nanoTime() - idleSince > IDLE_NANOS && pending.isEmpty()) {
+                            return;
+                        }
+                        continue;
+                    }
+                }
+                run(t);
+                idleSince = System.nanoTime();
+            }
+        } finally {
+            threads.decrementAndGet();
+        }
+    }
+
+    private void run(Task t) {
+        MemberDisk disk = t.disk;
+        IoCallback cb = t.callback;
+        int tag = t.tag;
+        IOException error = null;
+        try {
+            switch (t.op) {
+                case 0 -> disk.read(t.position, t.buffer, t.offset, t.length);
+                case 1 -> disk.write(t.position, t.buffer, t.offset, t.length);
+                default -> disk.flush();
+            }
+        } catch (IOException e) {
+            error = e;
+        } catch (RuntimeException e) {
+            error = new IOException(disk.name() + ": " + e, e);
+        }
+        t.disk = null;
+        t.buffer = null;
+        t.callback = null;
+        free.relaxedOffer(t);
+        cb.ioDone(tag, error);
+    }
+
+    /** Threads alive now (for tests and diagnostics). */
+    int threadCount() {
+        return threads.get();
+    }
+}

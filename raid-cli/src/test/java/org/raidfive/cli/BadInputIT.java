@@ -225,8 +225,9 @@ class BadInputIT {
         refused(2, "nbd://127.0.0.1:1/d: cannot reach the NBD export", m, with(List.of("serve", "--port", "0"), m));
         refused(2, "bad NBD URI 'nbd:///d': nbd:// needs a host", ARRAY,
                 with(List.of("write", "--offset", "0", "--input", "in.bin"), swap("d.img", "nbd:///d")));
-        refused(2, "TLS (nbds://) is not supported", ARRAY,
-                with(List.of("write", "--offset", "0", "--input", "in.bin"), swap("d.img", "nbds://host/d")));
+        refused(2, "TLS parameter 'tls-verify-peer' is not supported", ARRAY,
+                with(List.of("write", "--offset", "0", "--input", "in.bin"),
+                        swap("d.img", "nbds://host/d?tls-verify-peer=false")));
         refused(2, "network members (http://) are not supported", ARRAY,
                 with(List.of("write", "--offset", "0", "--input", "in.bin"), swap("d.img", "http://host/d")));
         // The same export spelled two ways, caught before connecting.

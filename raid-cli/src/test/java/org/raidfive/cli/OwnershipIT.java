@@ -121,7 +121,7 @@ class OwnershipIT {
         RaidLauncher.Result onMember = RaidLauncher.run(dir, with(List.of("serve", "--socket", "a.img"), M));
         assertEquals(2, onMember.exit(), onMember.all());
         assertTrue(onMember.messages().get(0).contains("a regular file"), onMember.all());
-        RaidLauncher.Result badBind = RaidLauncher.run(dir, with(List.of("serve", "--bind", "192.0.2.1"), M));
+        RaidLauncher.Result badBind = RaidLauncher.run(dir, with(List.of("serve", "--bind", "192.0.2.1", "--insecure"), M));
         assertEquals(2, badBind.exit(), badBind.all());
         assertTrue(badBind.messages().get(0).contains("cannot listen"), badBind.all());
         RaidLauncher.Result empty = RaidLauncher.run(dir, new byte[0], with(List.of("write", "--offset", "0"), M));

@@ -30,6 +30,8 @@ final class Member {
     static final int MAX_READ_ERRORS = 256;
 
     final MemberDisk disk;
+    /** The disk's completion-based I/O (native, or its blocking calls on the shared I/O threads). */
+    final org.raidfive.disk.AsyncDisk async;
     final long dataOffsetBytes;
     final PercpuRef nrPending;
     /** md's {@code read_errors}: failed reads since the last good one. */
@@ -59,6 +61,7 @@ final class Member {
     Member(MemberDisk disk, long dataOffsetBytes, int devNumber, byte[] deviceUuid, int slot,
            MemberState state, long recoveryOffset, CounterMode counterMode) {
         this.disk = disk;
+        this.async = org.raidfive.disk.AsyncDisk.of(disk);
         this.dataOffsetBytes = dataOffsetBytes;
         this.devNumber = devNumber;
         this.deviceUuid = deviceUuid;
@@ -152,8 +155,20 @@ final class Member {
         } finally {
             nrPending.put();
         }
+        readDataOk();
+    }
+
+    /** A read of this member succeeded: md resets read_errors on every good read (a plain read otherwise). */
+    void readDataOk() {
         if (readErrors.get() != 0) {
-            readErrors.set(0); // md resets read_errors on every good read; a plain read otherwise
+            readErrors.set(0);
+        }
+    }
+
+    /** A write of the data range succeeded: listed bad blocks under it are good again. */
+    void wroteData(long memberOffset, int length) {
+        if (!badBlocks.isEmpty()) {
+            clearBadBlocks(memberOffset, length);
         }
     }
 
@@ -164,9 +179,7 @@ final class Member {
         } finally {
             nrPending.put();
         }
-        if (!badBlocks.isEmpty()) {
-            clearBadBlocks(memberOffset, length);
-        }
+        wroteData(memberOffset, length);
     }
 
     /**

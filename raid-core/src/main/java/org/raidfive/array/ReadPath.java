@@ -236,8 +236,8 @@ final class ReadPath {
     }
 
     /**
-     * XOR of every other slot's bytes into {@code dst}. Returns false when a member read failed
-     * (that member is then faulty and the caller re-plans).
+     * XOR of every other slot's bytes into {@code dst}: all their reads issued at once, then folded.
+     * Returns false when a member read failed (that member is then faulty and the caller re-plans).
      */
     boolean reconstructFromOthers(Member[] s, long stripe, int slot, int inChunk, ByteBuffer dst, int dstOffset,
                                   int n) throws IOException {
@@ -247,24 +247,27 @@ final class ReadPath {
             int piece = core.scratch.pieceSize();
             for (int done = 0; done < n; done += piece) {
                 int len = Math.min(piece, n - done);
-                boolean first = true;
+                MemberPhase phase = scratch.phase;
+                phase.begin();
+                int first = -1;
                 for (int j = 0; j < s.length; j++) {
                     if (j == slot) {
                         continue;
                     }
-                    Member other = s[j];
-                    try {
-                        if (first) {
-                            other.readData(memberOffset + done, dst, dstOffset + done, len);
-                            first = false;
-                        } else {
-                            ByteBuffer buf = scratch.buffers[j];
-                            other.readData(memberOffset + done, buf, 0, len);
-                            Xor.xorInto(dst, dstOffset + done, buf, 0, len);
-                        }
-                    } catch (IOException e) {
-                        core.memberFailed(other, e);
-                        return false;
+                    if (first < 0) {
+                        first = j;
+                        phase.read(s[j], memberOffset + done, dst, dstOffset + done, len);
+                    } else {
+                        phase.read(s[j], memberOffset + done, scratch.buffers[j], 0, len);
+                    }
+                }
+                if (!phase.await()) {
+                    phase.failMembers(core);
+                    return false;
+                }
+                for (int j = 0; j < s.length; j++) {
+                    if (j != slot && j != first) {
+                        Xor.xorInto(dst, dstOffset + done, scratch.buffers[j], 0, len);
                     }
                 }
             }

@@ -20,6 +20,8 @@ final class StripeScratch {
     /** Members whose memory is used in place by the operation in hand, each holding one nr_pending. */
     private final Member[] pinned;
     private int pinnedCount;
+    /** The member I/O of the operation's current phase, issued together and awaited together. */
+    final MemberPhase phase;
     ByteBuffer destination;
     int destinationOffset;
     /** Where the last parity computation left its result, and whether that is the parity member itself. */
@@ -38,12 +40,19 @@ final class StripeScratch {
         offsets = new int[2 * slots + 1];
         direct = new boolean[2 * slots + 1];
         pinned = new Member[2 * slots + 2];
+        phase = new MemberPhase(4 * slots + 4);
+    }
+
+    /** Starts a phase of member reads (see {@link #addSource}, {@link #awaitReads}). */
+    void beginReads() {
+        phase.begin();
     }
 
     /**
      * Makes source {@code k} the bytes of member {@code m} at {@code memberOffset}: in place when the
-     * member's disk offers direct access (pinned with nr_pending until {@link #release()}), else read
-     * into this slot's buffer. Returns false after failing the member if its read fails.
+     * member's disk offers direct access (pinned with nr_pending until {@link #release()}), else a
+     * read into this slot's buffer, issued now and completed by {@link #awaitReads}. Returns false
+     * after failing the member if its memory cannot be reached.
      */
     boolean addSource(int k, Member m, int slot, long memberOffset, int len, ArrayCore core) throws IOException {
         try {
@@ -56,15 +65,27 @@ final class StripeScratch {
                 direct[k] = true;
                 return true;
             }
-            m.readData(memberOffset, buffers[slot], 0, len);
         } catch (IOException e) {
             core.memberFailed(m, e);
             return false;
         }
+        phase.read(m, memberOffset, buffers[slot], 0, len);
         sources[k] = buffers[slot];
         offsets[k] = 0;
         direct[k] = false;
         return true;
+    }
+
+    /**
+     * Waits for every read of the phase; false, after failing the members whose reads failed (the
+     * caller re-plans), if any did.
+     */
+    boolean awaitReads(ArrayCore core) throws IOException {
+        if (phase.await()) {
+            return true;
+        }
+        phase.failMembers(core);
+        return false;
     }
 
     /** Makes source {@code k} the caller's new bytes. */

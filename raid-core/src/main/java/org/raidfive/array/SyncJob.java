@@ -228,18 +228,20 @@ final class SyncJob {
         try {
             int count = 0;
             if (primary != null && primary != target && primary.readable(stripeOffset, memberOffset, len)) {
-                // Replacing a working member: copy it rather than reconstruct.
-                if (scratch.addSource(count, primary, targetSlot, memberOffset, len, core)) {
+                // Replacing a working member: copy it rather than reconstruct (if its read fails, it
+                // is faulty now and the piece is reconstructed below).
+                scratch.beginReads();
+                if (scratch.addSource(0, primary, targetSlot, memberOffset, len, core)
+                        & scratch.awaitReads(core)) {
                     count = 1;
+                } else {
+                    scratch.release(); // drop a pin of the failed copy before reconstructing
                 }
             }
             if (count == 0) {
                 for (int j = 0; j < s.length; j++) {
-                    if (j == targetSlot) {
-                        continue;
-                    }
                     Member m = s[j];
-                    if (m != null && m.readable(stripeOffset) && m.hasBadBlocks(memberOffset, len)
+                    if (j != targetSlot && m != null && m.readable(stripeOffset) && m.hasBadBlocks(memberOffset, len)
                             && target.canRecordBadBlocks()) {
                         // md's recovery over a survivor's bad block: the target cannot get those
                         // sectors, so they become bad blocks on the target too.
@@ -249,10 +251,20 @@ final class SyncJob {
                                 core.name, m.name(), memberOffset, target.name());
                         return;
                     }
-                    if (m == null || !m.readable(stripeOffset, memberOffset, len)
-                            || !scratch.addSource(count++, m, j, memberOffset, len, core)) {
-                        throw core.stripeLost(stripe);
+                }
+                scratch.beginReads(); // the survivors' reads go out at once
+                boolean ok = true;
+                for (int j = 0; j < s.length && ok; j++) {
+                    if (j == targetSlot) {
+                        continue;
                     }
+                    Member m = s[j];
+                    ok = m != null && m.readable(stripeOffset, memberOffset, len)
+                            && scratch.addSource(count++, m, j, memberOffset, len, core);
+                }
+                ok = scratch.awaitReads(core) && ok; // also after a failure: nothing may land in freed buffers
+                if (!ok) {
+                    throw core.stripeLost(stripe);
                 }
             }
             inPlace = scratch.pinDestination(target, memberOffset, len);
@@ -284,20 +296,14 @@ final class SyncJob {
         if (action == SyncAction.CHECK) {
             return;
         }
+        readAll(s, bad, memberOffset, len, scratch);
         int count = 0;
         for (int j = 0; j < s.length; j++) {
-            if (j == bad) {
-                continue;
+            if (j != bad) {
+                scratch.sources[count] = scratch.buffers[j];
+                scratch.offsets[count] = 0;
+                count++;
             }
-            try {
-                s[j].readData(memberOffset, scratch.buffers[j], 0, len);
-            } catch (IOException e) {
-                core.memberFailed(s[j], e);
-                throw new IOException(action + " stopped: " + s[j].name() + " failed", e);
-            }
-            scratch.sources[count] = scratch.buffers[j];
-            scratch.offsets[count] = 0;
-            count++;
         }
         Xor.parity(scratch.parity, 0, scratch.sources, scratch.offsets, count, len);
         java.util.Arrays.fill(scratch.sources, null);
@@ -309,6 +315,24 @@ final class SyncJob {
         }
         LOG.info("{}: {} rewrote {} bytes at member offset {} over bad blocks of {}", core.name, action, len,
                 memberOffset, s[bad].name());
+    }
+
+    /**
+     * Reads the piece of every member but {@code skip} (-1: none) into its scratch buffer, all at
+     * once; a failed read fails its member and stops the pass.
+     */
+    private void readAll(Member[] s, int skip, long memberOffset, int len, StripeScratch scratch) throws IOException {
+        MemberPhase phase = scratch.phase;
+        phase.begin();
+        for (int j = 0; j < s.length; j++) {
+            if (j != skip) {
+                phase.read(s[j], memberOffset, scratch.buffers[j], 0, len);
+            }
+        }
+        if (!phase.await()) {
+            phase.failMembers(core);
+            throw new IOException(action + " stopped: a member read failed (the member is marked faulty)");
+        }
     }
 
     private void parityPiece(Member[] s, long stripe, long stripeOffset, long memberOffset, int len,
@@ -332,17 +356,9 @@ final class SyncJob {
             rewriteBadPiece(s, bad, stripeOffset, memberOffset, len, scratch);
             return;
         }
+        readAll(s, action == SyncAction.RESYNC ? paritySlot : -1, memberOffset, len, scratch);
         int count = 0;
         for (int j = 0; j < s.length; j++) {
-            if (j == paritySlot && action == SyncAction.RESYNC) {
-                continue;
-            }
-            try {
-                s[j].readData(memberOffset, scratch.buffers[j], 0, len);
-            } catch (IOException e) {
-                core.memberFailed(s[j], e);
-                throw new IOException(action + " stopped: " + s[j].name() + " failed", e);
-            }
             if (j != paritySlot) {
                 scratch.sources[count] = scratch.buffers[j];
                 scratch.offsets[count] = 0;

@@ -124,16 +124,26 @@ final class WritePath {
                     break;
                 }
             }
+            // Data, parity and replacements: one phase, all at once.
+            MemberPhase phase = scratch.phase;
+            phase.begin();
+            Member[] r = core.replacements;
             for (int i = lo; i <= hi; i++) {
                 int slot = layout.dataSlot(stripe, i);
-                writeToSlot(s, slot, stripeOffset, memberOffset, src, srcAt + (i - lo) * chunkSize, len);
+                int at = srcAt + (i - lo) * chunkSize;
+                writeTo(phase, s[slot], stripeOffset, memberOffset, src, at, len);
+                writeTo(phase, r[slot], stripeOffset, memberOffset, src, at, len);
             }
             if (plan != Plan.DATA_ONLY) {
                 if (!scratch.parityInPlace) {
-                    writeTo(s[paritySlot], stripeOffset, memberOffset, scratch.parityBuffer, scratch.parityOffset, len);
+                    writeTo(phase, s[paritySlot], stripeOffset, memberOffset, scratch.parityBuffer,
+                            scratch.parityOffset, len);
                 }
-                writeTo(core.replacements[paritySlot], stripeOffset, memberOffset, scratch.parityBuffer,
-                        scratch.parityOffset, len);
+                writeTo(phase, r[paritySlot], stripeOffset, memberOffset, scratch.parityBuffer, scratch.parityOffset,
+                        len);
+            }
+            if (!phase.await()) {
+                phase.failMembers(core);
             }
         } finally {
             core.scratch.giveBack(scratch);
@@ -188,30 +198,30 @@ final class WritePath {
         int chunkSize = layout.chunkSize();
         try {
             int count = 0;
+            boolean ok = true;
+            scratch.beginReads(); // every read the plan needs goes out at once
             if (plan == Plan.READ_MODIFY_WRITE) {
                 // new parity = old parity ^ old data ^ new data, in one fused pass over all of them;
                 // old parity comes first so that the result may overwrite it in place.
-                if (!scratch.addSource(count++, s[paritySlot], paritySlot, memberOffset, len, core)) {
-                    return false;
-                }
-                for (int i = lo; i <= hi; i++) {
+                ok = scratch.addSource(count++, s[paritySlot], paritySlot, memberOffset, len, core);
+                for (int i = lo; i <= hi && ok; i++) {
                     int slot = layout.dataSlot(stripe, i);
-                    if (!scratch.addSource(count++, s[slot], slot, memberOffset, len, core)) {
-                        return false;
-                    }
+                    ok = scratch.addSource(count++, s[slot], slot, memberOffset, len, core);
                     scratch.addCallerSource(count++, src, srcAt + (i - lo) * chunkSize);
                 }
             } else {
-                for (int i = 0; i < layout.dataDisks(); i++) {
+                for (int i = 0; i < layout.dataDisks() && ok; i++) {
                     if (i >= lo && i <= hi) {
                         scratch.addCallerSource(count++, src, srcAt + (i - lo) * chunkSize);
                     } else {
                         int slot = layout.dataSlot(stripe, i);
-                        if (!scratch.addSource(count++, s[slot], slot, memberOffset, len, core)) {
-                            return false;
-                        }
+                        ok = scratch.addSource(count++, s[slot], slot, memberOffset, len, core);
                     }
                 }
+            }
+            ok = scratch.awaitReads(core) && ok; // waits for every read issued, also after a failure
+            if (!ok) {
+                return false;
             }
             Member parityMember = s[paritySlot];
             boolean inPlace = plan == Plan.READ_MODIFY_WRITE
@@ -233,23 +243,12 @@ final class WritePath {
         }
     }
 
-    /** Writes to the slot's member and to its replacement, each only where it holds valid data. */
-    private void writeToSlot(Member[] s, int slot, long stripeOffset, long memberOffset, ByteBuffer buf, int off,
-                             int len) throws IOException {
-        writeTo(s[slot], stripeOffset, memberOffset, buf, off, len);
-        Member[] r = core.replacements;
-        writeTo(r[slot], stripeOffset, memberOffset, buf, off, len);
-    }
-
-    private void writeTo(Member m, long stripeOffset, long memberOffset, ByteBuffer buf, int off, int len)
-            throws IOException {
+    /** Issues a write to {@code m} where it holds valid data (skips a missing, failed or not yet rebuilt one). */
+    private static void writeTo(MemberPhase phase, Member m, long stripeOffset, long memberOffset, ByteBuffer buf,
+                                int off, int len) {
         if (m == null || !m.writable(stripeOffset)) {
             return;
         }
-        try {
-            m.writeData(memberOffset, buf, off, len);
-        } catch (IOException e) {
-            core.memberFailed(m, e);
-        }
+        phase.write(m, memberOffset, buf, off, len);
     }
 }

@@ -78,7 +78,10 @@ class NbdClientServerTest {
     }
 
     private InstrumentedDisk pipelinedConcurrentIo(RequestExecution execution) throws Exception {
-        InstrumentedDisk disk = disk(SIZE);
+        // 100 us per call: long enough that requests in flight together overlap on the server even on
+        // a loaded 2-core machine (with bare memory they may finish before the next one starts).
+        InstrumentedDisk disk = closeLater(new InstrumentedDisk(new org.raidfive.disk.FaultyDisk(new MemoryDisk(SIZE))
+                .latency(100, TimeUnit.MICROSECONDS)));
         NbdServer server = serve(disk, NbdServerConfig.builder().workerThreads(4).requestExecution(execution));
         NbdClient client = client(server);
         long seed = seed();

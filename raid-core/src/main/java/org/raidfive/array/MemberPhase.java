@@ -1,0 +1,164 @@
+package org.raidfive.array;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import org.raidfive.disk.IoCallback;
+
+/**
+ * The member I/Os of one phase of a stripe operation (the reads a parity update needs, the writes
+ * of data and parity, the reads of a reconstruction or a rebuild piece), issued all at once
+ * through the members' completion-based I/O and then awaited together: a stripe on members with
+ * 2 ms latency costs one round trip per phase, not one per member. Memory members complete inline,
+ * so on them a phase costs a few uncontended atomics.
+ *
+ * <p>One per {@link StripeScratch}, reused; one thread issues and awaits. Counting: the issuer
+ * holds one unit of {@code outstanding} while issuing, and every I/O one more, dropped by its
+ * callback; the issuer drops its own in {@link #await()} and parks until the count is zero. The
+ * callbacks' writes (an error, a member's counters) happen-before the issuer's return from
+ * {@code await}, through the volatile decrement of {@code outstanding} that it observes as zero.
+ *
+ * <p>{@code nr_pending} of each member is taken before its I/O is issued and dropped in the
+ * callback, as md brackets every member bio.
+ *
+ * <p>Buffers: a member call may move the buffer's position and limit while it runs, so one buffer
+ * object must not be in two concurrent calls (a multi-column write hands the caller's buffer to
+ * every data member at once). An I/O whose buffer an earlier I/O of the phase already uses gets a
+ * {@code duplicate()} of it instead, cached per tag: callers that reuse their buffers, as a
+ * benchmark does, allocate nothing in steady state. Memory members complete inline, one after
+ * another, and need none.
+ */
+final class MemberPhase implements IoCallback {
+    private static final int SPINS = 64;
+
+    private final AtomicInteger outstanding = new AtomicInteger();
+    private final Member[] members;
+    private final IOException[] errors;
+    private final long[] offsets;
+    private final int[] lengths;
+    private final boolean[] writes;
+    private final ByteBuffer[] buffers;
+    private final ByteBuffer[] viewOf;
+    private final ByteBuffer[] views;
+    private int count;
+    private volatile Thread waiter;
+
+    MemberPhase(int capacity) {
+        members = new Member[capacity];
+        errors = new IOException[capacity];
+        offsets = new long[capacity];
+        lengths = new int[capacity];
+        writes = new boolean[capacity];
+        buffers = new ByteBuffer[capacity];
+        viewOf = new ByteBuffer[capacity];
+        views = new ByteBuffer[capacity];
+    }
+
+    /** Starts a phase on the calling thread. */
+    void begin() {
+        for (int i = 0; i < count; i++) {
+            members[i] = null;
+            errors[i] = null;
+            buffers[i] = null;
+        }
+        count = 0;
+        waiter = Thread.currentThread();
+        outstanding.set(1);
+    }
+
+    /** Issues a read of {@code m}'s data at {@code memberOffset} into {@code dst[off, off+len)}. */
+    void read(Member m, long memberOffset, ByteBuffer dst, int off, int len) {
+        int tag = add(m, memberOffset, len, false);
+        m.async.readAsync(m.dataOffsetBytes + memberOffset, own(tag, m, dst), off, len, this, tag);
+    }
+
+    /** Issues a write of {@code src[off, off+len)} to {@code m}'s data at {@code memberOffset}. */
+    void write(Member m, long memberOffset, ByteBuffer src, int off, int len) {
+        int tag = add(m, memberOffset, len, true);
+        m.async.writeAsync(m.dataOffsetBytes + memberOffset, own(tag, m, src), off, len, this, tag);
+    }
+
+    /** {@code b}, or a view of it when an earlier I/O of this phase runs with the same object. */
+    private ByteBuffer own(int tag, Member m, ByteBuffer b) {
+        boolean shared = false;
+        for (int i = 0; i < tag && !shared; i++) {
+            shared = buffers[i] == b;
+        }
+        buffers[tag] = b;
+        if (!shared || m.async.completesInline()) {
+            return b;
+        }
+        if (viewOf[tag] != b) {
+            views[tag] = b.duplicate();
+            viewOf[tag] = b;
+        }
+        return views[tag];
+    }
+
+    private int add(Member m, long memberOffset, int len, boolean write) {
+        int tag = count++;
+        members[tag] = m;
+        errors[tag] = null;
+        offsets[tag] = memberOffset;
+        lengths[tag] = len;
+        writes[tag] = write;
+        outstanding.incrementAndGet();
+        m.nrPending.get();
+        return tag;
+    }
+
+    @Override
+    public void ioDone(int tag, IOException error) {
+        Member m = members[tag];
+        if (error != null) {
+            errors[tag] = error;
+        } else if (writes[tag]) {
+            m.wroteData(offsets[tag], lengths[tag]);
+        } else {
+            m.readDataOk();
+        }
+        m.nrPending.put();
+        if (outstanding.decrementAndGet() == 0) {
+            LockSupport.unpark(waiter);
+        }
+    }
+
+    /** Waits for every I/O of the phase; true when all succeeded. */
+    boolean await() {
+        if (outstanding.decrementAndGet() != 0) {
+            for (int i = 0; i < SPINS && outstanding.get() != 0; i++) {
+                Thread.onSpinWait();
+            }
+            while (outstanding.get() != 0) {
+                LockSupport.park(this); // the last callback unparks us (or a spurious wake re-checks)
+            }
+        }
+        for (int i = 0; i < count; i++) {
+            if (errors[i] != null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** After a failed {@link #await()}: marks each member whose I/O failed faulty (md's md_error). */
+    void failMembers(ArrayCore core) throws IOException {
+        for (int i = 0; i < count; i++) {
+            if (errors[i] != null) {
+                IOException e = errors[i];
+                errors[i] = null;
+                core.memberFailed(members[i], e);
+            }
+        }
+    }
+
+    /** The I/O of {@code tag} failed (after await). */
+    boolean failed(int tag) {
+        return errors[tag] != null;
+    }
+
+    int count() {
+        return count;
+    }
+}

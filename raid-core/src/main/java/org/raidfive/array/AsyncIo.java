@@ -8,6 +8,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.jctools.queues.MpmcArrayQueue;
+import org.raidfive.disk.AsyncDisk;
+import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.MemberDisk;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,6 +40,12 @@ import org.slf4j.LoggerFactory;
  * completion, both through the queues' release/acquire hand-offs. Completions of different
  * requests may run concurrently on different workers and in any order.
  *
+ * <p>Depth. A disk with completion-based I/O of its own ({@link AsyncDisk}: files, NBD members,
+ * a {@link Raid5Array} over them) gets each request straight from the submitting thread, and its
+ * completion arrives from the disk's I/O: no worker is held while the request is in flight, so
+ * {@code capacity} requests are really in flight at once, whatever the number of workers. Disks
+ * that complete inline (memory) or have only blocking calls are run by the workers, as before.
+ *
  * <p>Closing. {@link #close()} refuses new submits, waits until every accepted request has run and
  * its completion has returned, then stops the workers. It does not close the disk. A completion
  * may submit again (chaining) until close begins; after that, submit throws.
@@ -59,6 +67,8 @@ public final class AsyncIo implements AutoCloseable {
     }
 
     private final MemberDisk disk;
+    /** The disk's own completion-based I/O, or null when the workers run its blocking calls. */
+    private final AsyncDisk async;
     private final MpmcArrayQueue<Request> free;
     private final MpmcArrayQueue<Request> pending;
     private final Worker[] workers;
@@ -75,6 +85,7 @@ public final class AsyncIo implements AutoCloseable {
      */
     public AsyncIo(MemberDisk disk, int workers, int capacity) {
         this.disk = Objects.requireNonNull(disk, "disk");
+        this.async = disk instanceof AsyncDisk a && !a.completesInline() ? a : null;
         if (workers < 1) {
             throw new IllegalArgumentException("AsyncIo needs at least one worker thread, got " + workers);
         }
@@ -160,6 +171,14 @@ public final class AsyncIo implements AutoCloseable {
         r.completion = completion;
         r.attachment = attachment;
         r.owner = owner;
+        if (async != null) {
+            if (write) {
+                async.writeAsync(offset, buffer, bufferOffset, length, r, 0);
+            } else {
+                async.readAsync(offset, buffer, bufferOffset, length, r, 0);
+            }
+            return;
+        }
         // 'pending' holds at most 'capacity' requests (there are no more), so the offer succeeds.
         while (!pending.offer(r)) {
             Thread.onSpinWait();
@@ -203,7 +222,6 @@ public final class AsyncIo implements AutoCloseable {
     }
 
     /** Runs one request on the calling worker. */
-    @SuppressWarnings({"unchecked", "rawtypes"})
     private void execute(Request r) {
         IOException error = null;
         try {
@@ -218,6 +236,12 @@ public final class AsyncIo implements AutoCloseable {
             error = new IOException(disk.name() + ": " + (r.write ? "write" : "read") + " at offset " + r.offset
                     + " length " + r.length + " failed: " + e.getMessage(), e);
         }
+        finish(r, error);
+    }
+
+    /** The end of a request, on whichever thread ran or completed it. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private void finish(Request r, IOException error) {
         Completion completion = r.completion;
         Object attachment = r.attachment;
         Submitter owner = r.owner;
@@ -287,7 +311,7 @@ public final class AsyncIo implements AutoCloseable {
     }
 
     /** One request; recycled through {@code free}. Fields are handed over by the queues' release/acquire. */
-    private static final class Request {
+    private final class Request implements IoCallback {
         boolean write;
         long offset;
         ByteBuffer buffer;
@@ -296,6 +320,12 @@ public final class AsyncIo implements AutoCloseable {
         Completion<?> completion;
         Object attachment;
         Submitter owner;
+
+        /** The disk's completion-based I/O ended (direct path). */
+        @Override
+        public void ioDone(int tag, IOException error) {
+            finish(this, error);
+        }
     }
 
     private final class Worker extends Thread {

@@ -7,6 +7,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.raidfive.counter.CounterMode;
+import org.raidfive.disk.AsyncDisk;
+import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.layout.Raid5Layout;
 import org.raidfive.md.MdUuid;
@@ -31,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * (quiesce), {@code meta.lock} (metadata). Nothing holding a later one takes an earlier one; the
  * I/O path holds only the configuration read side and, on failure, {@code meta.lock}.
  */
-public final class Raid5Array implements MemberDisk {
+public final class Raid5Array implements AsyncDisk {
     private static final Logger LOG = LoggerFactory.getLogger(Raid5Array.class);
     static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(60);
 
@@ -63,6 +65,7 @@ public final class Raid5Array implements MemberDisk {
         this.core = core;
         this.meta = meta;
         this.reads = new ReadPath(core);
+        reads.owner(this);
         this.writes = new WritePath(core);
         this.syncLimits = syncLimits;
         this.daemon = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
@@ -199,6 +202,112 @@ public final class Raid5Array implements MemberDisk {
         } finally {
             core.config.readUnlock();
         }
+    }
+
+    // ------------------------------------------------------------------ completion-based I/O
+
+    /**
+     * Completion-based read: a read inside one chunk on a healthy member goes straight to that
+     * member's own completion-based I/O (no thread is held while it is in flight, so a queue depth
+     * of 64 is 64 member reads in flight); anything else (several chunks, a degraded stripe, a read
+     * error to correct) runs the blocking path on the shared I/O threads. The callback runs on an
+     * I/O thread, or inline for memory members.
+     */
+    @Override
+    public void readAsync(long offset, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
+        try {
+            core.checkRange("read", offset, length);
+            checkBuffer(dst, dstOffset, length);
+        } catch (RuntimeException e) {
+            callback.ioDone(tag, new IOException(e.getMessage(), e));
+            return;
+        }
+        core.config.readLock();
+        boolean handedOver = false;
+        try {
+            if (!closed && core.failure == null) {
+                if (core.syncRunning) {
+                    core.foregroundOps.increment();
+                }
+                handedOver = reads.tryBypassAsync(offset, dst, dstOffset, length, callback, tag);
+            }
+        } finally {
+            if (!handedOver) {
+                core.config.readUnlock();
+            }
+        }
+        if (!handedOver) {
+            blockingAsync.readAsync(offset, dst, dstOffset, length, callback, tag);
+        }
+    }
+
+    /**
+     * Completion-based write: the blocking write (its member I/O issued a phase at a time, all of
+     * a phase at once) on the shared I/O threads, which grow to the writes in flight.
+     */
+    @Override
+    public void writeAsync(long offset, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag) {
+        blockingAsync.writeAsync(offset, src, srcOffset, length, callback, tag);
+    }
+
+    @Override
+    public void flushAsync(IoCallback callback, int tag) {
+        blockingAsync.flushAsync(callback, tag);
+    }
+
+    /** True when every member completes inline (memory): then callers run I/O on their own threads. */
+    @Override
+    public boolean completesInline() {
+        for (Member m : core.slots) {
+            if (m != null && !m.async.completesInline()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** This array's blocking calls alone (not its completion-based ones), for the shared I/O threads. */
+    MemberDisk blockingView() {
+        return blocking;
+    }
+
+    private final MemberDisk blocking = new MemberDisk() {
+        @Override
+        public long size() {
+            return Raid5Array.this.size();
+        }
+
+        @Override
+        public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
+            Raid5Array.this.read(position, dst, dstOffset, length);
+        }
+
+        @Override
+        public void write(long position, ByteBuffer src, int srcOffset, int length) throws IOException {
+            Raid5Array.this.write(position, src, srcOffset, length);
+        }
+
+        @Override
+        public void flush() throws IOException {
+            Raid5Array.this.flush();
+        }
+
+        @Override
+        public String name() {
+            return Raid5Array.this.name();
+        }
+
+        @Override
+        public void close() {
+            // the array's own close closes it
+        }
+    };
+
+    /** {@link #blocking} on the shared I/O threads (declared after it: field initialisers run in order). */
+    private final AsyncDisk blockingAsync = AsyncDisk.of(blocking);
+
+    AsyncDisk blockingAsync() {
+        return blockingAsync;
     }
 
     /** Makes every acknowledged write durable on every live member. */

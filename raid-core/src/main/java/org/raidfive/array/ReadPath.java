@@ -22,10 +22,105 @@ import org.raidfive.parity.Xor;
 final class ReadPath {
     private final ArrayCore core;
     private final Raid5Layout layout;
+    /** Pooled state of completion-based bypass reads, one per read in flight. */
+    private final org.jctools.queues.MpmcArrayQueue<BypassRead> bypassReads =
+            new org.jctools.queues.MpmcArrayQueue<>(1024);
 
     ReadPath(ArrayCore core) {
         this.core = core;
         this.layout = core.layout;
+    }
+
+    /**
+     * A completion-based aligned read of one piece on a healthy member: the member's own
+     * completion-based read, no thread held while it is in flight. The caller holds the
+     * configuration read side for it; the completion gives it back, and on a read error the whole
+     * request is retried through the blocking path, which corrects it as md does.
+     */
+    private final class BypassRead implements org.raidfive.disk.IoCallback {
+        Member member;
+        org.raidfive.disk.IoCallback callback;
+        int tag;
+        long offset;
+        ByteBuffer dst;
+        int dstOffset;
+        int length;
+
+        @Override
+        public void ioDone(int ignored, IOException error) {
+            Member m = member;
+            org.raidfive.disk.IoCallback cb = callback;
+            int t = tag;
+            m.nrPending.put();
+            core.activeAlignedReads.put();
+            if (error == null) {
+                m.readDataOk();
+            }
+            long o = offset;
+            ByteBuffer d = dst;
+            int doff = dstOffset;
+            int len = length;
+            member = null;
+            callback = null;
+            dst = null;
+            bypassReads.relaxedOffer(this);
+            core.config.readUnlock();
+            if (error == null) {
+                cb.ioDone(t, null);
+            } else {
+                retryBlocking(o, d, doff, len, cb, t);
+            }
+        }
+    }
+
+    /** A read that could not go the bypass way: the blocking path on the shared I/O threads. */
+    private Raid5Array owner;
+
+    void owner(Raid5Array array) {
+        this.owner = array;
+    }
+
+    private void retryBlocking(long offset, ByteBuffer dst, int dstOffset, int length,
+                               org.raidfive.disk.IoCallback cb, int tag) {
+        owner.blockingAsync().readAsync(offset, dst, dstOffset, length, cb, tag);
+    }
+
+    /**
+     * Starts a completion-based read if it is one piece on a readable member without bad blocks
+     * (the common case: a random read inside a chunk); false, having done nothing, otherwise.
+     * Caller has checked the range and holds the configuration read side, which this takes over
+     * (released by the completion) when it returns true.
+     */
+    boolean tryBypassAsync(long offset, ByteBuffer dst, int dstOffset, int length, org.raidfive.disk.IoCallback cb,
+                           int tag) {
+        int chunkSize = layout.chunkSize();
+        long chunk = offset >>> layout.chunkShift();
+        int inChunk = (int) (offset & (chunkSize - 1));
+        if (inChunk + length > chunkSize || core.failure != null) {
+            return false;
+        }
+        long stripe = layout.stripeOfChunk(chunk);
+        int slot = layout.dataSlot(stripe, layout.dataIndexOfChunk(chunk));
+        long stripeOffset = layout.memberOffset(stripe);
+        Member m = core.slots[slot];
+        if (m == null || !m.readable(stripeOffset, stripeOffset + inChunk, length) || m.async.completesInline()) {
+            return false;
+        }
+        BypassRead r = bypassReads.relaxedPoll();
+        if (r == null) {
+            r = new BypassRead(); // grows once to the reads in flight, then reused
+        }
+        r.member = m;
+        r.callback = cb;
+        r.tag = tag;
+        r.offset = offset;
+        r.dst = dst;
+        r.dstOffset = dstOffset;
+        r.length = length;
+        core.activeAlignedReads.get();
+        m.nrPending.get();
+        m.async.readAsync(m.dataOffsetBytes + stripeOffset + inChunk, dst, dstOffset, length, r, 0);
+        return true;
     }
 
     /** Caller holds the configuration read lock and has checked the range. */

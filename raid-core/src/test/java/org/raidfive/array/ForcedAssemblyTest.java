@@ -61,13 +61,12 @@ class ForcedAssemblyTest {
             // The file system fills: from now on every write to two members fails (EFBIG/ENOSPC).
             disks.get(1).failWrites(0, MEMBER);
             disks.get(2).failWrites(0, MEMBER);
-            at = random.nextInt((int) (array.size() / 4096)) * 4096;
+            // A full-stripe write: every member is written, two of them fail.
+            int stripeBytes = 3 * CHUNK;
+            at = random.nextInt((int) (array.size() / stripeBytes)) * stripeBytes;
             int where = at;
-            assertThrows(IOException.class, () -> {
-                for (int i = 0; i < 64; i++) {
-                    array.write(where, ByteBuffer.wrap(new byte[4096]), 0, 4096); // never acknowledged
-                }
-            });
+            assertThrows(IOException.class,
+                    () -> array.write(where, ByteBuffer.wrap(new byte[stripeBytes]), 0, stripeBytes)); // not acknowledged
             assertTrue(array.isFailed(), "two members out: failed");
         }
         for (FaultyDisk d : disks) {
@@ -92,12 +91,14 @@ class ForcedAssemblyTest {
             assertEquals(SyncAction.RESYNC, array.syncProgress().action());
             byte[] got = new byte[image.length];
             array.read(0, ByteBuffer.wrap(got), 0, got.length);
-            // The write that failed was never acknowledged: its block holds the old bytes or the new
-            // (zeros), whole; every other byte is as acknowledged.
-            boolean old = java.util.Arrays.equals(got, at, at + 4096, image, at, at + 4096);
-            boolean fresh = java.util.Arrays.equals(got, at, at + 4096, new byte[4096], 0, 4096);
-            assertTrue(old || fresh, "the unacknowledged block is whole");
-            System.arraycopy(image, at, got, at, 4096);
+            // The write that failed was never acknowledged: each of its blocks holds the old bytes or
+            // the new (zeros), whole; every other byte is as acknowledged.
+            for (int b = at; b < at + 3 * CHUNK; b += 4096) {
+                boolean old = java.util.Arrays.equals(got, b, b + 4096, image, b, b + 4096);
+                boolean fresh = java.util.Arrays.equals(got, b, b + 4096, new byte[4096], 0, 4096);
+                assertTrue(old || fresh, "the unacknowledged block at " + b + " is whole");
+            }
+            System.arraycopy(image, at, got, at, 3 * CHUNK);
             assertTrue(java.util.Arrays.equals(got, image), "every acknowledged write reads back");
             ArrayOracle.assertParityConsistent(again, array.status().members().get(0).dataOffset(),
                     array.layout().memberBytesUsed());

@@ -1,0 +1,173 @@
+package org.raidfive.array;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.raidfive.disk.FaultyDisk;
+import org.raidfive.disk.MemberDisk;
+import org.raidfive.disk.MemoryDisk;
+
+/**
+ * Member I/O runs in parallel where the members are not memory: a stripe write issues its reads
+ * together and its writes together, and completion-based reads through {@link AsyncIo} keep the
+ * asked-for depth in flight on the members. Counted, not timed: each member counts the calls
+ * running in it at once (members with 2 ms latency make overlap certain), and every byte is checked
+ * against a flat image.
+ */
+@Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class ParallelMemberIoTest {
+    private static final long MEMBER = 4L << 20;
+    private static final int CHUNK = 64 * 1024;
+
+    /** Counts calls in flight on one member, and the most seen at once, across all members of an array. */
+    static final class Counting implements MemberDisk {
+        final FaultyDisk inner;
+        final AtomicInteger now;
+        final AtomicInteger max;
+
+        Counting(MemberDisk disk, AtomicInteger now, AtomicInteger max) {
+            this.inner = new FaultyDisk(disk);
+            this.now = now;
+            this.max = max;
+        }
+
+        void latency(long amount, TimeUnit unit) {
+            inner.latency(amount, unit);
+        }
+
+        private void enter() {
+            max.accumulateAndGet(now.incrementAndGet(), Math::max);
+        }
+
+        @Override
+        public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
+            enter();
+            try {
+                inner.read(position, dst, dstOffset, length);
+            } finally {
+                now.decrementAndGet();
+            }
+        }
+
+        @Override
+        public void write(long position, ByteBuffer src, int srcOffset, int length) throws IOException {
+            enter();
+            try {
+                inner.write(position, src, srcOffset, length);
+            } finally {
+                now.decrementAndGet();
+            }
+        }
+
+        @Override
+        public long size() {
+            return inner.size();
+        }
+
+        @Override
+        public void flush() throws IOException {
+            inner.flush();
+        }
+
+        @Override
+        public String name() {
+            return inner.name();
+        }
+
+        @Override
+        public void close() throws IOException {
+            inner.close();
+        }
+    }
+
+    @Test
+    void aSmallWriteIssuesItsReadsTogetherAndItsWritesTogether() throws Exception {
+        AtomicInteger now = new AtomicInteger();
+        AtomicInteger max = new AtomicInteger();
+        List<Counting> disks = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            disks.add(new Counting(new MemoryDisk(MEMBER), now, max));
+        }
+        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(),
+                disks)) {
+            byte[] image = LoadGenerator.fillRandom(array, 3);
+            for (Counting d : disks) {
+                d.latency(2, TimeUnit.MILLISECONDS);
+            }
+            max.set(0);
+            byte[] block = new byte[4096];
+            new Random(4).nextBytes(block);
+            array.write(8192, ByteBuffer.wrap(block), 0, 4096); // read-modify-write: 2 reads, then 2 writes
+            System.arraycopy(block, 0, image, 8192, 4096);
+            assertEquals(2, max.get(), "the old data and old parity were read at once, then both written at once");
+            for (Counting d : disks) {
+                d.latency(0, TimeUnit.MILLISECONDS);
+            }
+            ArrayOracle.assertArrayHolds(array, image);
+        }
+    }
+
+    @Test
+    void completionBasedReadsKeepTheDepthInFlightOnTheMembers() throws Exception {
+        AtomicInteger now = new AtomicInteger();
+        AtomicInteger max = new AtomicInteger();
+        List<Counting> disks = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            disks.add(new Counting(new MemoryDisk(MEMBER), now, max));
+        }
+        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(),
+                disks)) {
+            byte[] image = LoadGenerator.fillRandom(array, 5);
+            for (Counting d : disks) {
+                d.latency(2, TimeUnit.MILLISECONDS);
+            }
+            max.set(0);
+            int depth = 32;
+            int reads = 256;
+            byte[][] got = new byte[reads][];
+            long[] at = new long[reads];
+            Random r = new Random(6);
+            CountDownLatch done = new CountDownLatch(reads);
+            AtomicInteger failures = new AtomicInteger();
+            try (AsyncIo io = new AsyncIo(array, 1, depth)) {
+                for (int i = 0; i < reads; i++) {
+                    at[i] = 4096L * r.nextInt((int) (array.size() / 4096));
+                    ByteBuffer b = ByteBuffer.allocateDirect(4096);
+                    int n = i;
+                    io.submitRead(at[i], b, 0, 4096, new AsyncIo.Completion<Object>() {
+                        @Override
+                        public void completed(Object a) {
+                            got[n] = new byte[4096];
+                            b.get(0, got[n]);
+                            done.countDown();
+                        }
+
+                        @Override
+                        public void failed(Object a, IOException e) {
+                            failures.incrementAndGet();
+                            done.countDown();
+                        }
+                    }, null);
+                }
+                assertTrue(done.await(60, TimeUnit.SECONDS));
+            }
+            assertEquals(0, failures.get());
+            for (int i = 0; i < reads; i++) {
+                assertArrayEquals(java.util.Arrays.copyOfRange(image, (int) at[i], (int) at[i] + 4096), got[i]);
+            }
+            assertTrue(max.get() >= depth / 2, "one AsyncIo worker kept " + max.get() + " member reads in flight "
+                    + "at once (asked for " + depth + ")");
+        }
+    }
+}

@@ -44,6 +44,13 @@ final class Member {
     volatile int slot;
     volatile MemberState state;
     volatile long recoveryOffset;
+    /**
+     * While rebuilding: writes to stripes below this reach the member even above
+     * {@link #recoveryOffset}. A parallel rebuild raises it past every stripe it has started, so a
+     * stripe rebuilt ahead of the contiguous recovery offset is kept current by foreground writes;
+     * writing a stripe not yet rebuilt is harmless (the rebuild recomputes it, under the stripe lock).
+     */
+    volatile long writeLimit;
     /** md's {@code devflags} (write-mostly, failfast): kept as found; raid5 does not act on them. */
     volatile int devflags;
     /** md's {@code data_size}: sectors of the member usable for data, kept as found (md keeps it). */
@@ -68,6 +75,7 @@ final class Member {
         this.slot = slot;
         this.state = state;
         this.recoveryOffset = recoveryOffset;
+        this.writeLimit = recoveryOffset;
         this.nrPending = PercpuRef.inflightCounter(counterMode);
         this.dataSizeSectors = (disk.size() - dataOffsetBytes) / 512;
     }
@@ -92,7 +100,9 @@ final class Member {
      * rebuilding and already past that stripe (above the line the rebuild writes it later).
      */
     boolean writable(long memberOffset) {
-        return readable(memberOffset);
+        MemberState s = state;
+        return s == MemberState.IN_SYNC || (s == MemberState.REBUILDING
+                && (memberOffset < recoveryOffset || memberOffset < writeLimit));
     }
 
     /** True if any sector of the data range is on this member's bad block list. */

@@ -15,9 +15,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each stripe is handled under the configuration read lock and the stripe lock, so it is never
  * seen half-written by a foreground write, and reconfiguration (which takes the write side) can
- * happen between two stripes. For recovery the target's {@code recoveryOffset} is advanced under
- * the stripe lock after the stripe's data is on the target: the volatile store publishes the data
- * write to any reader that then sees the target as readable for that stripe.
+ * happen between two stripes. Several stripes are in flight at once ({@link #lanes}), each lane
+ * claiming the next; for recovery the target's {@code recoveryOffset} (and for resync the
+ * resync offset) advances over the contiguous prefix of finished stripes, after their data is on
+ * the target: the volatile store publishes those writes to any reader that then sees the target
+ * as readable there.
  */
 final class SyncJob {
     private static final Logger LOG = LoggerFactory.getLogger(SyncJob.class);
@@ -103,57 +105,63 @@ final class SyncJob {
                 target == null ? null : target.name());
     }
 
+    /**
+     * Stripes of one pass in flight at once: every member phase of a stripe is already parallel
+     * across members; several stripes at once keep latency-bound members (NBD, disks) busy and,
+     * on memory, use more than one core for the XOR. The recovery and resync offsets advance only
+     * over the contiguous prefix of finished stripes, so a checkpoint is exact.
+     */
+    static int lanes(ArrayCore core) {
+        for (Member m : core.slots) {
+            if (m != null && !m.async.completesInline()) {
+                return 8;
+            }
+        }
+        return Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+    }
+
+    private static final int RING = 64;
+
+    private final Object progressLock = new Object();
+    /** Finished stripes ahead of the watermark, by stripe index modulo RING. */
+    private final boolean[] finished = new boolean[RING];
+    private long nextStripe;
+    /** First stripe not yet finished (all below it are): the exact progress. */
+    private long watermark;
+    private long lastCheckpoint;
+    private long windowStart;
+    private long windowBytes;
+    private long rateStart;
+    private long rateBytes;
+    private long lastForeground;
+    private volatile Throwable laneFailure;
+
     private void run() {
         boolean complete = false;
         Throwable failure = null;
         long chunk = layout.chunkSize();
         long total = layout.memberBytesUsed();
-        long lastCheckpoint = System.nanoTime();
-        long windowStart = lastCheckpoint;
-        long windowBytes = 0;
-        long rateStart = lastCheckpoint;
-        long rateBytes = 0;
-        long lastForeground = core.foregroundOps.sum();
+        lastCheckpoint = System.nanoTime();
+        windowStart = lastCheckpoint;
+        rateStart = lastCheckpoint;
+        lastForeground = core.foregroundOps.sum();
+        nextStripe = startOffset / chunk;
+        watermark = nextStripe;
         core.syncRunning = true;
         try {
-            for (long offset = startOffset; offset < total; offset += chunk) {
-                if (stopRequested) {
-                    break;
-                }
-                long stripe = offset / chunk;
-                core.config.readLock();
-                try {
-                    core.checkUsable();
-                    core.locks.lock(stripe);
-                    try {
-                        syncStripe(stripe);
-                    } finally {
-                        core.locks.unlock(stripe);
-                    }
-                } finally {
-                    core.config.readUnlock();
-                }
-                position = offset + chunk;
-                windowBytes += chunk;
-                rateBytes += chunk;
-                long now = System.nanoTime();
-                if (now - rateStart >= 250_000_000L) {
-                    rate = rateBytes * 1e9 / (now - rateStart);
-                    rateStart = now;
-                    rateBytes = 0;
-                }
-                if (now - lastCheckpoint >= CHECKPOINT_NANOS) {
-                    listener.checkpoint(this, position);
-                    lastCheckpoint = now;
-                }
-                long foreground = core.foregroundOps.sum();
-                boolean busy = foreground != lastForeground;
-                lastForeground = foreground;
-                windowStart = throttle(windowStart, windowBytes, busy);
-                if (windowStart == now || now - windowStart > 1_000_000_000L) {
-                    windowStart = System.nanoTime();
-                    windowBytes = 0;
-                }
+            int n = lanes(core);
+            Thread[] helpers = new Thread[n - 1];
+            for (int i = 0; i < helpers.length; i++) {
+                helpers[i] = new Thread(this::laneQuietly, thread.getName() + "-lane" + (i + 1));
+                helpers[i].setDaemon(true);
+                helpers[i].start();
+            }
+            laneQuietly();
+            for (Thread h : helpers) {
+                h.join();
+            }
+            if (laneFailure != null) {
+                throw laneFailure;
             }
             complete = position >= total;
             if (!complete) {
@@ -175,20 +183,115 @@ final class SyncJob {
         }
     }
 
-    /** Sleeps while above max, or above min with foreground I/O going on (md's sync throttle). */
-    private long throttle(long windowStart, long windowBytes, boolean busy) throws InterruptedException {
+    private void laneQuietly() {
+        try {
+            lane();
+        } catch (Throwable t) {
+            synchronized (progressLock) {
+                if (laneFailure == null) {
+                    laneFailure = t;
+                }
+            }
+        }
+    }
+
+    /** Claims stripes in order and syncs each under the configuration read side and its stripe lock. */
+    private void lane() throws IOException, InterruptedException {
+        long chunk = layout.chunkSize();
+        long total = layout.memberBytesUsed() / chunk;
+        while (!stopRequested && laneFailure == null) {
+            long stripe;
+            synchronized (progressLock) {
+                while (nextStripe - watermark >= RING && !stopRequested && laneFailure == null) {
+                    progressLock.wait(10); // the window is full: the oldest stripe in flight is slow
+                }
+                if (nextStripe >= total || stopRequested || laneFailure != null) {
+                    return;
+                }
+                stripe = nextStripe++;
+                if (target != null) {
+                    // Before this stripe is locked: from now on its foreground writes reach the target too.
+                    target.writeLimit = Math.max(target.writeLimit, (stripe + 1) * chunk);
+                }
+            }
+            core.config.readLock();
+            try {
+                core.checkUsable();
+                core.locks.lock(stripe);
+                try {
+                    syncStripe(stripe);
+                } finally {
+                    core.locks.unlock(stripe);
+                }
+            } finally {
+                core.config.readUnlock();
+            }
+            finishStripe(stripe, chunk);
+        }
+    }
+
+    /** A stripe is done: advance the contiguous watermark, the rate, a checkpoint, then throttle. */
+    private void finishStripe(long stripe, long chunk) throws IOException, InterruptedException {
+        boolean checkpoint = false;
+        long sleep;
+        synchronized (progressLock) {
+            finished[(int) (stripe % RING)] = true;
+            while (finished[(int) (watermark % RING)]) {
+                finished[(int) (watermark % RING)] = false;
+                watermark++;
+            }
+            long reached = watermark * chunk;
+            if (reached > position) {
+                // The data of every stripe below is on the target: the volatile store publishes it
+                // to any reader that then sees the target as readable there.
+                if (action == SyncAction.RECOVER) {
+                    target.recoveryOffset = reached;
+                } else if (action == SyncAction.RESYNC || action == SyncAction.REPAIR) {
+                    core.resyncOffset = Math.max(core.resyncOffset, reached);
+                }
+                position = reached;
+            }
+            progressLock.notifyAll();
+            windowBytes += chunk;
+            rateBytes += chunk;
+            long now = System.nanoTime();
+            if (now - rateStart >= 250_000_000L) {
+                rate = rateBytes * 1e9 / (now - rateStart);
+                rateStart = now;
+                rateBytes = 0;
+            }
+            if (now - lastCheckpoint >= CHECKPOINT_NANOS) {
+                lastCheckpoint = now;
+                checkpoint = true;
+            }
+            long foreground = core.foregroundOps.sum();
+            boolean busy = foreground != lastForeground;
+            lastForeground = foreground;
+            sleep = throttleNanos(windowStart, windowBytes, busy);
+            if (now - windowStart > 1_000_000_000L) {
+                windowStart = now;
+                windowBytes = 0;
+            }
+        }
+        if (checkpoint) {
+            listener.checkpoint(this, position);
+        }
+        if (sleep > 0) {
+            TimeUnit.NANOSECONDS.sleep(sleep);
+        }
+    }
+
+    /** How long to sleep while above max, or above min with foreground I/O going on (md's sync throttle). */
+    private long throttleNanos(long windowStart, long windowBytes, boolean busy) {
         SyncLimits l = limits;
         long elapsed = Math.max(1, System.nanoTime() - windowStart);
         double speed = windowBytes * 1e9 / elapsed;
         long cap = busy ? l.minBytesPerSecond() : l.maxBytesPerSecond();
         if (speed > cap && cap != Long.MAX_VALUE) {
             long wantNanos = (long) (windowBytes * 1e9 / cap);
-            long sleep = Math.min(wantNanos - elapsed, 500_000_000L);
-            if (sleep > 0) {
-                TimeUnit.NANOSECONDS.sleep(sleep);
-            }
+            return Math.min(wantNanos - elapsed, 500_000_000L);
         }
-        return windowStart;
+        return 0;
     }
 
     private void syncStripe(long stripe) throws IOException {
@@ -205,11 +308,7 @@ final class SyncJob {
                     parityPiece(s, stripe, stripeOffset, stripeOffset + x, len, scratch);
                 }
             }
-            if (action == SyncAction.RECOVER) {
-                target.recoveryOffset = stripeOffset + layout.chunkSize();
-            } else if (action == SyncAction.RESYNC || action == SyncAction.REPAIR) {
-                core.resyncOffset = Math.max(core.resyncOffset, stripeOffset + layout.chunkSize());
-            }
+
         } finally {
             core.scratch.giveBack(scratch);
         }

@@ -153,13 +153,15 @@ final class WritePath {
     private Plan choosePlan(Member[] s, long stripe, long stripeOffset, long memberOffset, int len, int lo, int hi,
                             int paritySlot) {
         Member parity = s[paritySlot];
-        if (parity == null || !parity.readable(stripeOffset)) {
+        if (parity == null || !parity.writable(stripeOffset)) {
             return Plan.DATA_ONLY;
         }
         int dataDisks = layout.dataDisks();
-        // Old parity listed as bad blocks cannot be read for read-modify-write; reconstruct-write
-        // recomputes it, and writing it makes those sectors good again.
-        boolean rmwPossible = !parity.hasBadBlocks(memberOffset, len);
+        // Old parity that cannot be read (listed as bad blocks, or on a member being rebuilt whose
+        // rebuild has started this stripe but not yet passed it) rules out read-modify-write;
+        // reconstruct-write recomputes parity and writes it, which keeps a stripe the parallel
+        // rebuild already did current (and makes bad sectors good).
+        boolean rmwPossible = parity.readable(stripeOffset) && !parity.hasBadBlocks(memberOffset, len);
         boolean rcwPossible = true;
         for (int i = 0; i < dataDisks; i++) {
             Member m = s[layout.dataSlot(stripe, i)];

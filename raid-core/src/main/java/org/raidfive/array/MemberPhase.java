@@ -22,6 +22,10 @@ import org.raidfive.disk.IoCallback;
  * <p>{@code nr_pending} of each member is taken before its I/O is issued and dropped in the
  * callback, as md brackets every member bio.
  *
+ * <p>The last I/O of a phase is not handed to another thread: {@link #await()} runs it on the
+ * issuing thread with the member's blocking call, while the others are in flight (a phase of two
+ * file I/Os costs one hand-off, not two). Memory members complete inline anyway.
+ *
  * <p>Buffers: a member call may move the buffer's position and limit while it runs, so one buffer
  * object must not be in two concurrent calls (a multi-column write hands the caller's buffer to
  * every data member at once). An I/O whose buffer an earlier I/O of the phase already uses gets a
@@ -42,6 +46,10 @@ final class MemberPhase implements IoCallback {
     private final ByteBuffer[] viewOf;
     private final ByteBuffer[] views;
     private int count;
+    /** The I/O held back to run on the issuing thread in await(), or -1. */
+    private int held = -1;
+    private final ByteBuffer[] heldBuffers;
+    private final int[] heldOffsets;
     private volatile Thread waiter;
 
     MemberPhase(int capacity) {
@@ -53,6 +61,8 @@ final class MemberPhase implements IoCallback {
         buffers = new ByteBuffer[capacity];
         viewOf = new ByteBuffer[capacity];
         views = new ByteBuffer[capacity];
+        heldBuffers = new ByteBuffer[capacity];
+        heldOffsets = new int[capacity];
     }
 
     /** Starts a phase on the calling thread. */
@@ -63,6 +73,7 @@ final class MemberPhase implements IoCallback {
             buffers[i] = null;
         }
         count = 0;
+        held = -1;
         waiter = Thread.currentThread();
         outstanding.set(1);
     }
@@ -70,13 +81,61 @@ final class MemberPhase implements IoCallback {
     /** Issues a read of {@code m}'s data at {@code memberOffset} into {@code dst[off, off+len)}. */
     void read(Member m, long memberOffset, ByteBuffer dst, int off, int len) {
         int tag = add(m, memberOffset, len, false);
-        m.async.readAsync(m.dataOffsetBytes + memberOffset, own(tag, m, dst), off, len, this, tag);
+        issue(tag, own(tag, m, dst), off);
     }
 
     /** Issues a write of {@code src[off, off+len)} to {@code m}'s data at {@code memberOffset}. */
     void write(Member m, long memberOffset, ByteBuffer src, int off, int len) {
         int tag = add(m, memberOffset, len, true);
-        m.async.writeAsync(m.dataOffsetBytes + memberOffset, own(tag, m, src), off, len, this, tag);
+        issue(tag, own(tag, m, src), off);
+    }
+
+    /** Holds this I/O back for the issuing thread and sends the one held before it, if any. */
+    private void issue(int tag, ByteBuffer buffer, int off) {
+        Member m = members[tag];
+        if (m.async.completesInline()) {
+            start(tag, buffer, off);
+            return;
+        }
+        if (held >= 0) {
+            start(held, heldBuffers[held], heldOffsets[held]);
+        }
+        held = tag;
+        heldBuffers[tag] = buffer;
+        heldOffsets[tag] = off;
+    }
+
+    private void start(int tag, ByteBuffer buffer, int off) {
+        Member m = members[tag];
+        long at = m.dataOffsetBytes + offsets[tag];
+        if (writes[tag]) {
+            m.async.writeAsync(at, buffer, off, lengths[tag], this, tag);
+        } else {
+            m.async.readAsync(at, buffer, off, lengths[tag], this, tag);
+        }
+    }
+
+    /** The held I/O, on this thread, with the member's blocking call. */
+    private void runHeld() {
+        int tag = held;
+        held = -1;
+        Member m = members[tag];
+        ByteBuffer buffer = heldBuffers[tag];
+        heldBuffers[tag] = null;
+        IOException error = null;
+        try {
+            long at = m.dataOffsetBytes + offsets[tag];
+            if (writes[tag]) {
+                m.disk.write(at, buffer, heldOffsets[tag], lengths[tag]);
+            } else {
+                m.disk.read(at, buffer, heldOffsets[tag], lengths[tag]);
+            }
+        } catch (IOException e) {
+            error = e;
+        } catch (RuntimeException e) {
+            error = new IOException(m.name() + ": " + e, e);
+        }
+        ioDone(tag, error);
     }
 
     /** {@code b}, or a view of it when an earlier I/O of this phase runs with the same object. */
@@ -126,6 +185,9 @@ final class MemberPhase implements IoCallback {
 
     /** Waits for every I/O of the phase; true when all succeeded. */
     boolean await() {
+        if (held >= 0) {
+            runHeld();
+        }
         if (outstanding.decrementAndGet() != 0) {
             for (int i = 0; i < SPINS && outstanding.get() != 0; i++) {
                 Thread.onSpinWait();

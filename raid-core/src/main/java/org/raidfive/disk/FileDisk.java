@@ -238,7 +238,7 @@ public final class FileDisk implements AsyncDisk {
 
     @Override
     public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
-        DiskRanges.check(name(), size, position, length);
+        DiskRanges.check(this, size, position, length);
         checkOpen();
         if (direct) {
             checkDirectAlignment(position, length);
@@ -257,7 +257,7 @@ public final class FileDisk implements AsyncDisk {
         if (readOnly) {
             throw new IOException(name() + ": opened read-only; refusing to write " + length + " bytes at " + position);
         }
-        DiskRanges.check(name(), size, position, length);
+        DiskRanges.check(this, size, position, length);
         checkOpen();
         if (regular) {
             long now = channel.size();

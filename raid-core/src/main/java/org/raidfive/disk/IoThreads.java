@@ -28,7 +28,7 @@ public final class IoThreads {
     static final int MAX_THREADS = 256;
     static final int CAPACITY = 4096;
     private static final long IDLE_NANOS = 30_000_000_000L;
-    private static final int SPINS = 100;
+    private static final int SPINS = 16;
     static final IoThreads SHARED = new IoThreads("member-io");
 
     /** One blocking call, reused. */
@@ -82,6 +82,13 @@ public final class IoThreads {
         while (!pending.offer(t)) {
             Thread.yield(); // more than CAPACITY in flight: wait for the workers
         }
+        Thread current = Thread.currentThread();
+        if (current instanceof IoThread io && io.pool == this && io.inCallback && !io.deferred) {
+            // Submitted from a callback (a completion starting the next I/O): this worker polls the
+            // queue as soon as the callback returns, so it takes the task itself, sparing a wake-up.
+            io.deferred = true;
+            return;
+        }
         Worker w;
         while ((w = sleepers.poll()) != null) {
             if (w.parked.compareAndSet(true, false)) {
@@ -91,7 +98,7 @@ public final class IoThreads {
         }
         int n = threads.get();
         if (n < MAX_THREADS && threads.compareAndSet(n, n + 1)) {
-            Thread thread = new Thread(this::work, name + "-" + ids.incrementAndGet());
+            Thread thread = new IoThread(this, name + "-" + ids.incrementAndGet());
             thread.setDaemon(true);
             thread.start();
         }
@@ -135,6 +142,23 @@ public final class IoThreads {
         }
     }
 
+    /** A worker of a pool; {@code inCallback}/{@code deferred} are touched by itself only. */
+    private static final class IoThread extends Thread {
+        final IoThreads pool;
+        boolean inCallback;
+        boolean deferred;
+
+        IoThread(IoThreads pool, String name) {
+            super(name);
+            this.pool = pool;
+        }
+
+        @Override
+        public void run() {
+            pool.work();
+        }
+    }
+
     private void run(Task t) {
         MemberDisk disk = t.disk;
         IoCallback cb = t.callback;
@@ -155,7 +179,14 @@ public final class IoThreads {
         t.buffer = null;
         t.callback = null;
         free.relaxedOffer(t);
-        cb.ioDone(tag, error);
+        IoThread self = (IoThread) Thread.currentThread();
+        self.inCallback = true;
+        try {
+            cb.ioDone(tag, error);
+        } finally {
+            self.inCallback = false;
+            self.deferred = false;
+        }
     }
 
     /** Threads alive now (for tests and diagnostics). */

@@ -8,14 +8,14 @@ import org.raidfive.counter.PercpuRwSemaphore;
 import org.raidfive.layout.Raid5Layout;
 
 /**
- * The state every part of the data path shares: geometry, members by slot, stripe locks, scratch
- * buffers, the configuration semaphore and the aligned-read counter.
+ * The state every part of the data path shares: geometry, the member table, stripe locks, the
+ * pool of stripe operations, the configuration semaphore and the aligned-read counter.
  *
- * <p>Configuration ({@code slots}, {@code replacements}) is replaced, never mutated in place,
- * and only while the configuration semaphore is held for writing (quiesced), so an I/O that holds
- * the read side sees one consistent set of members for its whole life. Member <em>states</em> do
- * change under running I/O (a failure is discovered by I/O); they are volatile and every stripe
- * decision re-reads them under the stripe lock.
+ * <p>The member table ({@link MemberTable}) is replaced, never mutated, and only while the
+ * configuration semaphore is held for writing (quiesced), so an I/O that holds the read side sees
+ * one consistent set of members for its whole life. Member <em>states</em> do change under running
+ * I/O (a failure is discovered by I/O); they are volatile and every stripe decision re-reads them
+ * under the stripe lock. A failure found by I/O goes through {@link #memberFailed}, the one path.
  */
 final class ArrayCore {
     static final int MAX_PIECE = 256 * 1024;
@@ -24,7 +24,7 @@ final class ArrayCore {
     final Raid5Layout layout;
     final CounterMode counterMode;
     final StripeLocks locks;
-    final StripeScratch.Pool scratch;
+    final StripeOp.Pool ops;
     final PercpuRwSemaphore config = new PercpuRwSemaphore();
     final PercpuRef activeAlignedReads;
     final ArrayHooks hooks;
@@ -42,8 +42,8 @@ final class ArrayCore {
     /** Opened read-only: nothing is written, not even superblocks or read-error corrections. */
     volatile boolean readOnly;
 
-    volatile Member[] slots;
-    volatile Member[] replacements;
+    /** Who holds each slot; replaced as a whole, only while quiesced. */
+    volatile MemberTable table;
     volatile String failure;
 
     /** Set by writers, cleared by safemode's check; see {@link #noteWrite()}. */
@@ -68,16 +68,14 @@ final class ArrayCore {
         return false;
     }
 
-    ArrayCore(String name, Raid5Layout layout, Member[] slots, CounterMode counterMode, ArrayHooks hooks) {
+    ArrayCore(String name, Raid5Layout layout, MemberTable table, CounterMode counterMode, ArrayHooks hooks) {
         this.name = name;
         this.layout = layout;
         this.counterMode = counterMode;
         this.hooks = hooks;
-        this.slots = slots.clone();
-        this.replacements = new Member[layout.disks()];
+        this.table = table;
         this.locks = new StripeLocks(4096);
-        int piece = Math.min(layout.chunkSize(), MAX_PIECE);
-        this.scratch = new StripeScratch.Pool(layout.disks(), piece, 256);
+        this.ops = new StripeOp.Pool(this, Math.min(layout.chunkSize(), MAX_PIECE), 256);
         this.activeAlignedReads = PercpuRef.inflightCounter(counterMode);
     }
 
@@ -107,23 +105,26 @@ final class ArrayCore {
     }
 
     /**
-     * Number of slots whose bytes {@code [memberOffset, memberOffset + length)} of the stripe at
-     * {@code stripeOffset} cannot be read (missing, faulty, not yet rebuilt, listed as bad blocks).
+     * A member's I/O failed (md's {@code md_error}): the member is marked faulty and the superblocks
+     * of the live members say so before this returns. Throws {@link ArrayFailedException} when the
+     * array can no longer serve. Every failure found by I/O comes here.
      */
-    int unreadableSlots(Member[] s, long stripeOffset, long memberOffset, int length) {
-        int n = 0;
-        for (Member m : s) {
-            if (m == null || !m.readable(stripeOffset, memberOffset, length)) {
-                n++;
-            }
-        }
-        return n;
-    }
-
-    /** Reports a member I/O error to the metadata; throws when the array can no longer serve. */
     void memberFailed(Member m, IOException cause) throws IOException {
         hooks.memberFailed(m, cause);
         checkUsable();
+    }
+
+    /**
+     * {@link #memberFailed} where the caller goes on with the other members whatever happens to
+     * the array (a flush of every member, close): an array failure is left for the caller to see in
+     * {@link #failure}.
+     */
+    void memberFailedQuietly(Member m, IOException cause) throws IOException {
+        try {
+            memberFailed(m, cause);
+        } catch (ArrayFailedException e) {
+            // recorded in failure; the caller checks it
+        }
     }
 
     ArrayFailedException stripeLost(long stripe) {

@@ -143,9 +143,8 @@ final class ArrayMetadata implements ArrayHooks {
             try {
                 SuperblockIo.markBitmapDirty(this, m);
             } catch (IOException e) {
-                LOG.warn("{}: bitmap write to {} failed ({}); marking it faulty", name, m.name(), e.getMessage());
-                m.state = MemberState.FAULTY;
-                updateFailureLocked();
+                failLocked(m, "bitmap write failed: " + e.getMessage());
+                failureListener.run();
                 core.checkUsable();
             }
         }
@@ -182,10 +181,7 @@ final class ArrayMetadata implements ArrayHooks {
                 core.checkUsable();
                 return;
             }
-            LOG.warn("{}: member {} failed ({}); marking it faulty", name, member.name(),
-                    cause == null ? "no cause" : cause.getMessage());
-            member.state = MemberState.FAULTY;
-            updateFailureLocked();
+            failLocked(member, cause == null ? "no cause" : cause.getMessage());
             try {
                 writeAllLocked();
             } finally {
@@ -196,11 +192,23 @@ final class ArrayMetadata implements ArrayHooks {
     }
 
     /**
+     * The one place a member becomes faulty (md's {@code md_error}): whatever found the failure (a
+     * member I/O, a superblock or bitmap write, a request), the state changes here and whether the
+     * array can still serve is decided again. The caller writes the superblocks and tells the
+     * failure listener.
+     */
+    private void failLocked(Member member, String why) {
+        LOG.warn("{}: member {} failed ({}); marking it faulty", name, member.name(), why);
+        member.state = MemberState.FAULTY;
+        updateFailureLocked();
+    }
+
+    /**
      * Decides whether the array can still serve: RAID-5 needs every slot but one in sync (a slot
      * being rebuilt does not count, as in md).
      */
     void updateFailureLocked() {
-        Member[] s = core.slots;
+        Member[] s = core.table.slots;
         List<String> out = new ArrayList<>();
         for (int i = 0; i < s.length; i++) {
             Member m = s[i];
@@ -239,15 +247,13 @@ final class ArrayMetadata implements ArrayHooks {
                     }
                     throw new ArrayFailedException(name + " " + core.failure, e);
                 } catch (IOException e) {
-                    LOG.warn("{}: superblock write to {} failed ({}); marking it faulty", name, m.name(), e.getMessage());
-                    m.state = MemberState.FAULTY;
+                    failLocked(m, "superblock write failed: " + e.getMessage());
                     lostOne = true;
                 }
             }
             if (!lostOne) {
                 return;
             }
-            updateFailureLocked();
             failureListener.run(); // a member lost to a superblock write is a failure like any other
         }
         throw new ArrayFailedException(name + ": no member accepts superblock writes");
@@ -295,8 +301,7 @@ final class ArrayMetadata implements ArrayHooks {
     }
 
     boolean isReplacement(Member m) {
-        Member[] r = core.replacements;
-        return m.slot >= 0 && m.slot < r.length && r[m.slot] == m;
+        return core.table.isReplacement(m);
     }
 
     int nextDevNumber() {

@@ -98,7 +98,7 @@ final class Assembler {
                 slots[i] = new Member(disks.get(i), dataOffset, i, MdUuid.random(), i, MemberState.IN_SYNC, 0,
                         spec.counterMode());
             }
-            ArrayCore core = new ArrayCore(spec.name(), layout, slots, spec.counterMode(), meta);
+            ArrayCore core = new ArrayCore(spec.name(), layout, MemberTable.of(slots), spec.counterMode(), meta);
             meta.attach(core);
             meta.members.addAll(Arrays.asList(slots));
             for (int j = 0; j < spares.size(); j++) {
@@ -445,8 +445,8 @@ final class Assembler {
             meta.bitmapOffset = top.bitmapOffset();
             meta.bitmapBitBytes = bitmap.bitBytes();
         }
-        ArrayCore core = new ArrayCore(top.name(), layout, slots, opts.counterMode(), meta);
-        core.replacements = replacements;
+        ArrayCore core = new ArrayCore(top.name(), layout, MemberTable.of(slots, replacements), opts.counterMode(),
+                meta);
         core.readOnly = opts.readOnly();
         meta.attach(core);
         meta.members.addAll(members);

@@ -5,15 +5,12 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.raidfive.counter.CounterMode;
 import org.raidfive.disk.AsyncDisk;
 import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.layout.Raid5Layout;
 import org.raidfive.md.MdUuid;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A RAID-5 array over {@link MemberDisk}s, stored in Linux md's v1.2 format.
@@ -29,34 +26,25 @@ import org.slf4j.LoggerFactory;
  * holds new I/O back. Writes serialise per stripe. A member failure found by I/O does not quiesce:
  * the member's state changes and the superblocks are written before that I/O returns.
  *
- * <p>Lock order, outermost first: {@code syncLock} (which pass runs), the configuration write side
- * (quiesce), {@code meta.lock} (metadata). Nothing holding a later one takes an earlier one; the
- * I/O path holds only the configuration read side and, on failure, {@code meta.lock}.
+ * <p>This class is the API. Behind it: {@link ReadPath} and {@link WritePath} cut requests into
+ * stripes, each worked by a pooled {@link StripeOp}; {@link Membership} makes every change of the
+ * {@link MemberTable}; {@link Recovery} conducts background passes and safemode;
+ * {@link ArrayMetadata} writes superblocks. Lock order, outermost first: the conductor's lock (which
+ * pass runs), the configuration write side (quiesce), {@code meta.lock} (metadata). Nothing holding
+ * a later one takes an earlier one; the I/O path holds only the configuration read side, a stripe
+ * lock and, on failure, {@code meta.lock}.
  */
 public final class Raid5Array implements AsyncDisk {
-    private static final Logger LOG = LoggerFactory.getLogger(Raid5Array.class);
     static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(60);
 
     final ArrayCore core;
     final ArrayMetadata meta;
     private final ReadPath reads;
     private final WritePath writes;
-    private final Object syncLock = new Object();
-    private SyncJob sync;
-    private SyncProgress lastSync;
-    private volatile SyncLimits syncLimits;
+    private final Membership membership;
+    private final Recovery recovery;
     private final boolean readOnly;
-    /** md's safemode_delay: an array with no write for this long is marked clean on disk. */
-    static final long SAFEMODE_DELAY_MILLIS = 200;
-    /**
-     * md's per-array thread: reacts to failures (starts recovery onto a spare) and runs safemode,
-     * both off the I/O path.
-     */
-    private final java.util.concurrent.ScheduledExecutorService daemon;
     private volatile boolean closed;
-    /** Set first thing in close(): nothing new (recovery, safemode) may start once it is. */
-    private volatile boolean closing;
-
     private final AssemblyReport assemblyReport;
 
     Raid5Array(ArrayCore core, ArrayMetadata meta, SyncLimits syncLimits, boolean readOnly, AssemblyReport report) {
@@ -67,68 +55,8 @@ public final class Raid5Array implements AsyncDisk {
         this.reads = new ReadPath(core);
         reads.owner(this);
         this.writes = new WritePath(core);
-        this.syncLimits = syncLimits;
-        this.daemon = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "raid-daemon-" + core.name);
-            t.setDaemon(true);
-            return t;
-        });
-        meta.onMemberFailed(this::memberFailedAsync);
-        if (!readOnly) {
-            daemon.scheduleWithFixedDelay(this::safemodeTick, SAFEMODE_DELAY_MILLIS, SAFEMODE_DELAY_MILLIS,
-                    TimeUnit.MILLISECONDS);
-        }
-    }
-
-    /**
-     * md's safemode: if no write started during the last period, flush every member and mark the
-     * array clean, so that a crash while idle needs no resync. Writers announce themselves with
-     * {@link ArrayCore#noteWrite()} while holding the configuration read side; the check runs
-     * quiesced, so no write is in flight and none can start until the clean state is on disk.
-     */
-    private void safemodeTick() {
-        try {
-            if (core.takeWriteNote() || !meta.dirty() || closing || isFailed()) {
-                return;
-            }
-            quiesce(() -> {
-                if (core.takeWriteNote() || !meta.dirty() || closing || isFailed()) {
-                    return;
-                }
-                for (Member m : liveMembers()) {
-                    try {
-                        m.disk.flush();
-                    } catch (IOException e) {
-                        core.hooks.memberFailed(m, e);
-                    }
-                }
-                if (!isFailed()) {
-                    meta.markClean();
-                }
-            });
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("{}: safemode could not mark the array clean: {}", core.name, e.getMessage());
-        }
-    }
-
-    /** Called under the metadata lock by whichever thread saw the failure: only schedules. */
-    private void memberFailedAsync() {
-        if (closing || readOnly) {
-            return;
-        }
-        try {
-            daemon.execute(() -> {
-                try {
-                    if (!closing && !isFailed()) {
-                        startSync();
-                    }
-                } catch (IOException | RuntimeException e) {
-                    LOG.warn("{}: could not start recovery after a failure: {}", core.name, e.getMessage());
-                }
-            });
-        } catch (java.util.concurrent.RejectedExecutionException closing) {
-            // closing: nothing to start
-        }
+        this.membership = new Membership(core, meta, DRAIN_TIMEOUT);
+        this.recovery = new Recovery(core, meta, membership, syncLimits, readOnly, DRAIN_TIMEOUT);
     }
 
     /**
@@ -258,12 +186,7 @@ public final class Raid5Array implements AsyncDisk {
     /** True when every member completes inline (memory): then callers run I/O on their own threads. */
     @Override
     public boolean completesInline() {
-        for (Member m : core.slots) {
-            if (m != null && !m.async.completesInline()) {
-                return false;
-            }
-        }
-        return true;
+        return core.table.completesInline;
     }
 
     /** This array's blocking calls alone (not its completion-based ones), for the shared I/O threads. */
@@ -317,7 +240,7 @@ public final class Raid5Array implements AsyncDisk {
         try {
             checkOpen();
             core.checkUsable();
-            for (Member m : liveMembers()) {
+            for (Member m : membership.liveMembers()) {
                 try {
                     m.disk.flush();
                 } catch (IOException e) {
@@ -342,18 +265,6 @@ public final class Raid5Array implements AsyncDisk {
         }
     }
 
-    private List<Member> liveMembers() {
-        synchronized (meta.lock) {
-            List<Member> live = new ArrayList<>(meta.members.size());
-            for (Member m : meta.members) {
-                if (m.state != MemberState.FAULTY) {
-                    live.add(m);
-                }
-            }
-            return live;
-        }
-    }
-
     @Override
     public String name() {
         return core.name;
@@ -374,12 +285,7 @@ public final class Raid5Array implements AsyncDisk {
     }
 
     public boolean isDegraded() {
-        for (Member m : core.slots) {
-            if (m == null || m.state != MemberState.IN_SYNC) {
-                return true;
-            }
-        }
-        return false;
+        return membership.isDegraded();
     }
 
     public boolean isReadOnly() {
@@ -440,27 +346,9 @@ public final class Raid5Array implements AsyncDisk {
 
     // ------------------------------------------------------------------ member management
 
-    private Member find(MemberDisk disk) {
-        synchronized (meta.lock) {
-            for (Member m : meta.members) {
-                if (m.disk == disk) {
-                    return m;
-                }
-            }
-        }
-        throw new IllegalArgumentException(disk.name() + " is not a member of " + core.name);
-    }
-
     /** Marks a member faulty, as {@code mdadm --fail} does; the array goes on degraded. */
     public void fail(MemberDisk disk) throws IOException {
-        Member m = find(disk);
-        LOG.info("{}: failing {} on request", core.name, m.name());
-        try {
-            meta.memberFailed(m, new IOException("failed on request"));
-        } catch (ArrayFailedException e) {
-            LOG.error("{}: failing {} failed the array", core.name, m.name());
-            throw e;
-        }
+        membership.fail(membership.find(disk));
     }
 
     /**
@@ -469,48 +357,9 @@ public final class Raid5Array implements AsyncDisk {
      * was in flight on it has completed when this returns. The disk is closed.
      */
     public void remove(MemberDisk disk) throws IOException {
-        Member m = find(disk);
-        stopSyncTargeting(m);
-        quiesce(() -> {
-            if (m.state != MemberState.FAULTY && m.state != MemberState.SPARE) {
-                throw new IllegalStateException(m.name() + " is " + m.state.name().toLowerCase(java.util.Locale.ROOT)
-                        + " in " + core.name + "; only a faulty or spare member can be removed (fail it first)");
-            }
-            detach(m);
-        });
-        m.releaseClaim();
-        m.disk.close();
-    }
-
-    /** Caller quiesced. Drains the member's I/O and drops it from the configuration and metadata. */
-    private void detach(Member m) throws IOException {
-        m.nrPending.switchToAtomicSync();
-        try {
-            if (!m.nrPending.awaitZero(DRAIN_TIMEOUT)) {
-                throw new IOException(m.name() + ": in-flight I/O did not drain within " + DRAIN_TIMEOUT);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("interrupted while draining " + m.name());
-        }
-        synchronized (meta.lock) {
-            Member[] s = core.slots.clone();
-            Member[] r = core.replacements.clone();
-            for (int i = 0; i < s.length; i++) {
-                if (s[i] == m) {
-                    s[i] = null;
-                }
-                if (r[i] == m) {
-                    r[i] = null;
-                }
-            }
-            core.slots = s;
-            core.replacements = r;
-            meta.members.remove(m);
-            meta.updateFailureLocked();
-            meta.writeAll();
-        }
-        LOG.info("{}: removed {}", core.name, m.name());
+        Member m = membership.find(disk);
+        recovery.stopTargeting(m);
+        membership.remove(m);
     }
 
     /**
@@ -526,21 +375,9 @@ public final class Raid5Array implements AsyncDisk {
      * slot only when a pass is started later ({@link #startSync()}), e.g. by a foreground rebuild.
      */
     public void addSpare(MemberDisk disk, boolean startRecovery) throws IOException {
-        Member spare = Assembler.newSpare(this, disk);
-        try {
-            quiesce(() -> {
-                synchronized (meta.lock) {
-                    meta.members.add(spare);
-                    meta.writeAll();
-                }
-            });
-        } catch (IOException | RuntimeException e) {
-            releaseUnlessMember(spare);
-            throw e;
-        }
-        LOG.info("{}: added spare {}", core.name, disk.name());
+        membership.addSpare(Assembler.newSpare(this, disk));
         if (startRecovery) {
-            startRecoveryIfNeeded();
+            recovery.startRecoveryIfNeeded();
         }
     }
 
@@ -549,96 +386,33 @@ public final class Raid5Array implements AsyncDisk {
      * replace); when the copy completes the old member is marked faulty and removed.
      */
     public void replace(MemberDisk member, MemberDisk spare) throws IOException {
-        Member old = find(member);
+        Member old = membership.find(member);
         if (old.state != MemberState.IN_SYNC) {
             throw new IllegalStateException(old.name() + " is not in sync; only an in-sync member can be replaced");
         }
         Member target = Assembler.newSpare(this, spare);
         try {
-            replaceWith(old, target);
+            recovery.replace(old, target);
         } catch (IOException | RuntimeException e) {
-            releaseUnlessMember(target);
+            membership.releaseUnlessMember(target);
             throw e;
         }
     }
 
-    /** A member that never joined gives its storage back. */
-    private void releaseUnlessMember(Member m) {
-        synchronized (meta.lock) {
-            if (meta.members.contains(m)) {
-                return;
-            }
-        }
-        m.releaseClaim();
-    }
-
-    private void replaceWith(Member old, Member target) throws IOException {
-        synchronized (syncLock) {
-            if (sync != null) {
-                throw new IllegalStateException(core.name + " is busy with " + sync.action()
-                        + "; replace after it finishes");
-            }
-            quiesce(() -> {
-                synchronized (meta.lock) {
-                    target.slot = old.slot;
-                    target.state = MemberState.REBUILDING;
-                    target.recoveryOffset = 0;
-                    Member[] r = core.replacements.clone();
-                    r[old.slot] = target;
-                    core.replacements = r;
-                    meta.members.add(target);
-                    meta.writeAll();
-                }
-            });
-            startSyncLocked(SyncAction.RECOVER, target, 0);
-        }
-    }
-
     /** Runs {@code change} with all I/O drained and held back, and the aligned-read counter exact. */
-    void quiesce(IoAction change) throws IOException {
-        core.config.writeLock();
-        try {
-            core.activeAlignedReads.switchToAtomicSync();
-            try {
-                if (!core.activeAlignedReads.awaitZero(DRAIN_TIMEOUT)) {
-                    throw new IOException(core.name + ": aligned reads did not drain within " + DRAIN_TIMEOUT);
-                }
-                change.run();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException("interrupted while quiescing " + core.name);
-            } finally {
-                if (core.counterMode == CounterMode.PERCPU) {
-                    core.activeAlignedReads.switchToPercpu();
-                }
-            }
-        } finally {
-            core.config.writeUnlock();
-        }
-    }
-
-    /** A configuration change run while quiesced. */
-    @FunctionalInterface
-    interface IoAction {
-        void run() throws IOException, InterruptedException;
+    void quiesce(Membership.IoAction change) throws IOException {
+        membership.quiesce(change);
     }
 
     // ------------------------------------------------------------------ background passes
 
     public void setSyncLimits(SyncLimits limits) {
-        syncLimits = limits;
-        synchronized (syncLock) {
-            if (sync != null) {
-                sync.setLimits(limits);
-            }
-        }
+        recovery.setLimits(limits);
     }
 
     /** The running pass, or the last one to finish, or null. */
     public SyncProgress syncProgress() {
-        synchronized (syncLock) {
-            return sync != null ? sync.progress() : lastSync;
-        }
+        return recovery.progress();
     }
 
     /**
@@ -647,249 +421,22 @@ public final class Raid5Array implements AsyncDisk {
      * the action started, or null if nothing is needed (or a pass already runs).
      */
     public SyncAction startSync() throws IOException {
-        synchronized (syncLock) {
-            if (sync != null) {
-                return null;
-            }
-            SyncAction a = startRecoveryIfNeededLocked();
-            if (a != null) {
-                return a;
-            }
-            long cp = meta.recoveryCp();
-            if (cp != Long.MAX_VALUE && !isDegraded()) {
-                startSyncLocked(SyncAction.RESYNC, null, cp);
-                return SyncAction.RESYNC;
-            }
-            return null;
-        }
+        return recovery.startSync();
     }
 
     /** Starts a check ({@code repair == false}) or repair pass; refused on a degraded array. */
     public void startCheck(boolean repair) throws IOException {
-        synchronized (syncLock) {
-            if (sync != null) {
-                throw new IllegalStateException(core.name + " is busy with " + sync.action());
-            }
-            if (isDegraded()) {
-                throw new IllegalStateException(core.name + " is degraded: parity cannot be checked");
-            }
-            startSyncLocked(repair ? SyncAction.REPAIR : SyncAction.CHECK, null, 0);
-        }
+        recovery.startCheck(repair);
     }
 
     /** Waits for the running pass to end; true if none runs (any more). */
     public boolean awaitSync(Duration timeout) throws InterruptedException {
-        SyncJob job;
-        synchronized (syncLock) {
-            job = sync;
-        }
-        return job == null || job.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        return recovery.await(timeout);
     }
 
     /** Stops the running pass at the next stripe, with its progress checkpointed to disk. */
     public void stopSync() throws InterruptedException {
-        SyncJob job;
-        synchronized (syncLock) {
-            job = sync;
-        }
-        if (job != null) {
-            job.requestStop();
-            job.await(DRAIN_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS);
-        }
-    }
-
-    private void stopSyncTargeting(Member m) {
-        SyncJob job;
-        synchronized (syncLock) {
-            job = sync;
-        }
-        if (job != null && job.target() == m) {
-            job.requestStop();
-        }
-    }
-
-    private void startRecoveryIfNeeded() throws IOException {
-        synchronized (syncLock) {
-            if (sync == null) {
-                startRecoveryIfNeededLocked();
-            }
-        }
-    }
-
-    /** Picks a recovery target: a member already rebuilding, else a spare for an empty or faulty slot. */
-    private SyncAction startRecoveryIfNeededLocked() throws IOException {
-        if (isFailed()) {
-            return null;
-        }
-        Member target = null;
-        synchronized (meta.lock) {
-            for (Member m : meta.members) {
-                if (m.state == MemberState.REBUILDING) {
-                    target = m;
-                    break;
-                }
-            }
-        }
-        if (target == null) {
-            target = takeSpareIntoMissingSlot();
-        }
-        if (target == null) {
-            return null;
-        }
-        startSyncLocked(SyncAction.RECOVER, target, target.recoveryOffset);
-        return SyncAction.RECOVER;
-    }
-
-    private Member takeSpareIntoMissingSlot() throws IOException {
-        synchronized (meta.lock) {
-            if (meta.members.stream().noneMatch(m -> m.state == MemberState.SPARE) || !isDegraded()) {
-                return null;
-            }
-        }
-        Member[] chosen = new Member[1];
-        quiesce(() -> {
-            Member spare = null;
-            int slot = -1;
-            Member faulty = null;
-            synchronized (meta.lock) {
-                for (Member m : meta.members) {
-                    if (m.state == MemberState.SPARE) {
-                        spare = m;
-                        break;
-                    }
-                }
-                Member[] s = core.slots;
-                for (int i = 0; i < s.length && spare != null; i++) {
-                    if (s[i] == null || s[i].state == MemberState.FAULTY) {
-                        slot = i;
-                        faulty = s[i];
-                        break;
-                    }
-                }
-            }
-            if (spare == null || slot < 0) {
-                return;
-            }
-            if (faulty != null) {
-                detach(faulty);
-                faulty.releaseClaim();
-                faulty.disk.close();
-            }
-            synchronized (meta.lock) {
-                spare.slot = slot;
-                spare.recoveryOffset = 0;
-                spare.state = MemberState.REBUILDING;
-                Member[] s = core.slots.clone();
-                s[slot] = spare;
-                core.slots = s;
-                meta.writeAll();
-            }
-            chosen[0] = spare;
-        });
-        return chosen[0];
-    }
-
-    private void startSyncLocked(SyncAction action, Member target, long from) {
-        LOG.info("{}: starting {}{} from member offset {}", core.name, action,
-                target == null ? "" : " onto " + target.name(), from);
-        sync = new SyncJob(core, action, target, from, syncLimits, new SyncJob.Listener() {
-            @Override
-            public void checkpoint(SyncJob job, long offset) throws IOException {
-                syncCheckpoint(job, offset);
-            }
-
-            @Override
-            public void finished(SyncJob job, boolean complete, Throwable error) {
-                syncFinished(job, complete, error);
-            }
-        });
-        sync.start();
-    }
-
-    private void syncCheckpoint(SyncJob job, long offset) throws IOException {
-        switch (job.action()) {
-            case RESYNC:
-                meta.resyncedTo(offset);
-                break;
-            case RECOVER:
-                meta.writeAll(); // carries the target's recovery_offset
-                break;
-            default:
-                break;
-        }
-    }
-
-    private void syncFinished(SyncJob job, boolean complete, Throwable error) {
-        SyncProgress p = job.ended();
-        try {
-            switch (job.action()) {
-                case RESYNC:
-                    meta.resyncedTo(complete ? Long.MAX_VALUE : p.doneBytes());
-                    break;
-                case RECOVER:
-                    if (complete) {
-                        finishRecovery(job.target());
-                    } else if (job.target().state != MemberState.FAULTY && !isFailed()) {
-                        meta.writeAll();
-                    }
-                    break;
-                default:
-                    if (complete) {
-                        meta.setMismatchSectors(p.mismatchSectors());
-                    }
-                    break;
-            }
-            LOG.info("{}: {} {}{}", core.name, job.action(), complete ? "complete" : "stopped at " + p.doneBytes(),
-                    error == null ? "" : " (" + error.getMessage() + ")");
-        } catch (IOException e) {
-            LOG.error("{}: recording the end of {} failed: {}", core.name, job.action(), e.getMessage());
-        } finally {
-            synchronized (syncLock) {
-                lastSync = p;
-                sync = null;
-            }
-        }
-        if (complete && job.action() == SyncAction.RECOVER && !closing) {
-            try {
-                startSync();
-            } catch (IOException e) {
-                LOG.error("{}: could not start the next pass: {}", core.name, e.getMessage());
-            }
-        }
-    }
-
-    /** The target holds everything: it becomes in sync; a replacement takes its slot and the old member goes. */
-    private void finishRecovery(Member target) throws IOException {
-        Member[] replaced = new Member[1];
-        quiesce(() -> {
-            synchronized (meta.lock) {
-                int slot = target.slot;
-                if (core.replacements[slot] == target) {
-                    Member old = core.slots[slot];
-                    Member[] s = core.slots.clone();
-                    Member[] r = core.replacements.clone();
-                    s[slot] = target;
-                    r[slot] = null;
-                    core.slots = s;
-                    core.replacements = r;
-                    if (old != null) {
-                        old.state = MemberState.FAULTY;
-                        replaced[0] = old;
-                    }
-                }
-                target.state = MemberState.IN_SYNC;
-                target.recoveryOffset = core.layout.memberBytesUsed();
-                meta.writeAll();
-            }
-            if (replaced[0] != null) {
-                detach(replaced[0]);
-            }
-        });
-        if (replaced[0] != null) {
-            replaced[0].releaseClaim();
-            replaced[0].disk.close();
-        }
-        LOG.info("{}: {} is in sync", core.name, target.name());
+        recovery.stop();
     }
 
     // ------------------------------------------------------------------ close
@@ -901,21 +448,10 @@ public final class Raid5Array implements AsyncDisk {
      */
     void crashForTest() throws InterruptedException {
         core.readOnly = true;
-        closing = true;
         closed = true;
-        daemon.shutdownNow();
-        SyncJob job;
-        synchronized (syncLock) {
-            job = sync;
-        }
-        if (job != null) {
-            job.requestStop();
-            job.await(DRAIN_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS);
-        }
-        synchronized (meta.lock) {
-            for (Member m : meta.members) {
-                m.releaseClaim();
-            }
+        recovery.crash();
+        for (Member m : membership.allMembers()) {
+            m.releaseClaim();
         }
     }
 
@@ -928,16 +464,8 @@ public final class Raid5Array implements AsyncDisk {
         if (closed) {
             return;
         }
-        closing = true;
         try {
-            stopSync();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        daemon.shutdown();
-        try {
-            daemon.awaitTermination(DRAIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-            stopSync();
+            recovery.shutdown();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -949,13 +477,7 @@ public final class Raid5Array implements AsyncDisk {
             }
             closed = true;
             if (!isFailed() && !readOnly) {
-                for (Member m : liveMembers()) {
-                    try {
-                        m.disk.flush();
-                    } catch (IOException e) {
-                        core.hooks.memberFailed(m, e);
-                    }
-                }
+                membership.flushLiveMembers();
                 if (!isFailed()) {
                     meta.markClean();
                 }
@@ -964,11 +486,7 @@ public final class Raid5Array implements AsyncDisk {
             failure = e;
         } finally {
             core.config.writeUnlock();
-            List<Member> all;
-            synchronized (meta.lock) {
-                all = new ArrayList<>(meta.members);
-            }
-            for (Member m : all) {
+            for (Member m : membership.allMembers()) {
                 m.releaseClaim();
                 try {
                     m.disk.close();

@@ -3,7 +3,6 @@ package org.raidfive.array;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import org.raidfive.layout.Raid5Layout;
-import org.raidfive.parity.Xor;
 
 /**
  * Reads. A request is cut at chunk boundaries; each piece whose member holds valid data is read
@@ -102,7 +101,7 @@ final class ReadPath {
         long stripe = layout.stripeOfChunk(chunk);
         int slot = layout.dataSlot(stripe, layout.dataIndexOfChunk(chunk));
         long stripeOffset = layout.memberOffset(stripe);
-        Member m = core.slots[slot];
+        Member m = core.table.slots[slot];
         if (m == null || !m.readable(stripeOffset, stripeOffset + inChunk, length) || m.async.completesInline()) {
             return false;
         }
@@ -143,7 +142,7 @@ final class ReadPath {
         core.checkUsable();
         int slot = layout.dataSlot(stripe, dataIndex);
         long stripeOffset = layout.memberOffset(stripe);
-        Member m = core.slots[slot];
+        Member m = core.table.slots[slot];
         if (m != null && m.readable(stripeOffset)) {
             if (!m.hasBadBlocks(stripeOffset + inChunk, n)) {
                 core.activeAlignedReads.get();
@@ -159,12 +158,7 @@ final class ReadPath {
             readPageByPage(m, stripe, slot, inChunk, dst, dstOffset, n);
             return;
         }
-        core.locks.lock(stripe);
-        try {
-            reconstruct(stripe, slot, inChunk, dst, dstOffset, n);
-        } finally {
-            core.locks.unlock(stripe);
-        }
+        reconstruct(stripe, slot, inChunk, dst, dstOffset, n);
     }
 
     /**
@@ -179,13 +173,8 @@ final class ReadPath {
             long at = stripeOffset + inChunk + done;
             int len = (int) Math.min(n - done, PAGE - (at & (PAGE - 1)));
             IOException error = null;
-            if (m.state == MemberState.FAULTY || core.slots[slot] != m) {
-                core.locks.lock(stripe);
-                try {
-                    reconstruct(stripe, slot, inChunk + done, dst, dstOffset + done, n - done);
-                } finally {
-                    core.locks.unlock(stripe);
-                }
+            if (m.state == MemberState.FAULTY || core.table.slots[slot] != m) {
+                reconstruct(stripe, slot, inChunk + done, dst, dstOffset + done, n - done);
                 return;
             }
             if (!m.hasBadBlocks(at, len)) {
@@ -216,19 +205,18 @@ final class ReadPath {
                     + " read errors in a row (md's limit)", error));
         }
         core.locks.lock(stripe);
+        StripeOp op = core.ops.borrow(stripe);
         try {
-            Member[] s = core.slots;
-            long stripeOffset = layout.memberOffset(stripe);
-            long memberOffset = stripeOffset + inChunk;
-            if (m.state == MemberState.FAULTY || s[slot] != m) {
-                reconstruct(stripe, slot, inChunk, dst, dstOffset, n);
+            long memberOffset = layout.memberOffset(stripe) + inChunk;
+            if (m.state == MemberState.FAULTY || core.table.slots[slot] != m) {
+                op.readSlot(slot, inChunk, dst, dstOffset, n);
                 return;
             }
-            if (!othersReadable(s, slot, stripeOffset, memberOffset, n)) {
+            if (!op.othersReadable(slot, memberOffset, n)) {
                 notCorrectable(m, stripe, memberOffset, n, error);
                 return;
             }
-            reconstructFromOthers(s, stripe, slot, inChunk, dst, dstOffset, n);
+            op.rebuildFromOthers(slot, inChunk, dst, dstOffset, n);
             if (core.readOnly) {
                 return;
             }
@@ -244,19 +232,17 @@ final class ReadPath {
             if (error == null) {
                 return; // listed bad blocks, now written good
             }
-            StripeScratch scratch = core.scratch.borrow();
             try {
-                m.readData(memberOffset, scratch.parity, 0, n);
+                m.readData(memberOffset, op.scratch(), 0, n);
             } catch (IOException reread) {
                 reread.addSuppressed(error);
                 recordOrFail(m, memberOffset, n, new IOException(m.name() + ": read error not corrected (the "
                         + "rewritten sectors at member offset " + memberOffset + " fail again)", reread));
                 return;
-            } finally {
-                core.scratch.giveBack(scratch);
             }
             m.correctedSectors.addAndGet(n / 512);
         } finally {
+            core.ops.giveBack(op);
             core.locks.unlock(stripe);
         }
     }
@@ -291,84 +277,16 @@ final class ReadPath {
         core.memberFailed(m, cause);
     }
 
-    private boolean othersReadable(Member[] s, int slot, long stripeOffset, long memberOffset, int n) {
-        for (int j = 0; j < s.length; j++) {
-            if (j != slot && (s[j] == null || !s[j].readable(stripeOffset, memberOffset, n))) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /**
-     * Caller holds the stripe lock. Produces the bytes of {@code slot} from the others, failing
-     * members whose reads fail until it succeeds or the stripe is lost.
-     */
-    void reconstruct(long stripe, int slot, int inChunk, ByteBuffer dst, int dstOffset, int n)
+    /** Produces the bytes of {@code slot} under the stripe lock: from its member where it reads, else from the others. */
+    private void reconstruct(long stripe, int slot, int inChunk, ByteBuffer dst, int dstOffset, int n)
             throws IOException {
-        while (true) {
-            core.checkUsable();
-            Member[] s = core.slots;
-            long stripeOffset = layout.memberOffset(stripe);
-            long memberOffset = stripeOffset + inChunk;
-            Member target = s[slot];
-            if (target != null && target.readable(stripeOffset, memberOffset, n)) {
-                try {
-                    target.readData(memberOffset, dst, dstOffset, n);
-                    return;
-                } catch (IOException e) {
-                    core.memberFailed(target, e);
-                    continue;
-                }
-            }
-            if (!othersReadable(s, slot, stripeOffset, memberOffset, n)) {
-                throw core.stripeLost(stripe);
-            }
-            if (reconstructFromOthers(s, stripe, slot, inChunk, dst, dstOffset, n)) {
-                return;
-            }
-        }
-    }
-
-    /**
-     * XOR of every other slot's bytes into {@code dst}: all their reads issued at once, then folded.
-     * Returns false when a member read failed (that member is then faulty and the caller re-plans).
-     */
-    boolean reconstructFromOthers(Member[] s, long stripe, int slot, int inChunk, ByteBuffer dst, int dstOffset,
-                                  int n) throws IOException {
-        long memberOffset = layout.memberOffset(stripe) + inChunk;
-        StripeScratch scratch = core.scratch.borrow();
+        core.locks.lock(stripe);
+        StripeOp op = core.ops.borrow(stripe);
         try {
-            int piece = core.scratch.pieceSize();
-            for (int done = 0; done < n; done += piece) {
-                int len = Math.min(piece, n - done);
-                MemberPhase phase = scratch.phase;
-                phase.begin();
-                int first = -1;
-                for (int j = 0; j < s.length; j++) {
-                    if (j == slot) {
-                        continue;
-                    }
-                    if (first < 0) {
-                        first = j;
-                        phase.read(s[j], memberOffset + done, dst, dstOffset + done, len);
-                    } else {
-                        phase.read(s[j], memberOffset + done, scratch.buffers[j], 0, len);
-                    }
-                }
-                if (!phase.await()) {
-                    phase.failMembers(core);
-                    return false;
-                }
-                for (int j = 0; j < s.length; j++) {
-                    if (j != slot && j != first) {
-                        Xor.xorInto(dst, dstOffset + done, scratch.buffers[j], 0, len);
-                    }
-                }
-            }
-            return true;
+            op.readSlot(slot, inChunk, dst, dstOffset, n);
         } finally {
-            core.scratch.giveBack(scratch);
+            core.ops.giveBack(op);
+            core.locks.unlock(stripe);
         }
     }
 }

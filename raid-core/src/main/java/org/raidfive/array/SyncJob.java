@@ -1,11 +1,9 @@
 package org.raidfive.array;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.raidfive.layout.Raid5Layout;
-import org.raidfive.parity.Xor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,7 +22,6 @@ import org.slf4j.LoggerFactory;
 final class SyncJob {
     private static final Logger LOG = LoggerFactory.getLogger(SyncJob.class);
     private static final long CHECKPOINT_NANOS = TimeUnit.SECONDS.toNanos(1);
-    private static final int PAGE = 4096;
 
     /** Persists progress and outcomes; called on the sync thread. */
     interface Listener {
@@ -37,7 +34,6 @@ final class SyncJob {
     private final Raid5Layout layout;
     private final SyncAction action;
     private final Member target;
-    private final int targetSlot;
     private final long startOffset;
     private final Listener listener;
     private final CountDownLatch done = new CountDownLatch(1);
@@ -46,7 +42,8 @@ final class SyncJob {
     private volatile boolean stopRequested;
     private volatile long position;
     private volatile double rate;
-    private volatile long mismatchSectors;
+    /** Summed over the lanes. */
+    private final java.util.concurrent.atomic.LongAdder mismatchSectors = new java.util.concurrent.atomic.LongAdder();
     private volatile boolean running = true;
     private volatile String error;
     private Thread thread;
@@ -57,7 +54,6 @@ final class SyncJob {
         this.layout = core.layout;
         this.action = action;
         this.target = target;
-        this.targetSlot = target == null ? -1 : target.slot;
         this.startOffset = Math.min(startOffset, layout.memberBytesUsed());
         this.position = this.startOffset;
         this.limits = limits;
@@ -101,7 +97,7 @@ final class SyncJob {
     }
 
     private SyncProgress snapshot(boolean isRunning) {
-        return new SyncProgress(action, position, layout.memberBytesUsed(), rate, mismatchSectors, isRunning, error,
+        return new SyncProgress(action, position, layout.memberBytesUsed(), rate, mismatchSectors.sum(), isRunning, error,
                 target == null ? null : target.name());
     }
 
@@ -112,12 +108,7 @@ final class SyncJob {
      * over the contiguous prefix of finished stripes, so a checkpoint is exact.
      */
     static int lanes(ArrayCore core) {
-        for (Member m : core.slots) {
-            if (m != null && !m.async.completesInline()) {
-                return 8;
-            }
-        }
-        return Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+        return core.table.completesInline ? Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())) : 8;
     }
 
     private static final int RING = 64;
@@ -295,207 +286,23 @@ final class SyncJob {
     }
 
     private void syncStripe(long stripe) throws IOException {
-        long stripeOffset = layout.memberOffset(stripe);
-        Member[] s = core.slots;
-        StripeScratch scratch = core.scratch.borrow();
+        StripeOp op = core.ops.borrow(stripe);
         try {
-            int piece = core.scratch.pieceSize();
+            long stripeOffset = layout.memberOffset(stripe);
+            int piece = core.ops.pieceSize();
             for (int x = 0; x < layout.chunkSize(); x += piece) {
                 int len = Math.min(piece, layout.chunkSize() - x);
                 if (action == SyncAction.RECOVER) {
-                    recoverPiece(s, stripe, stripeOffset + x, len, scratch);
+                    op.recoverPiece(target, stripeOffset + x, len);
                 } else {
-                    parityPiece(s, stripe, stripeOffset, stripeOffset + x, len, scratch);
-                }
-            }
-
-        } finally {
-            core.scratch.giveBack(scratch);
-        }
-    }
-
-    private void recoverPiece(Member[] s, long stripe, long memberOffset, int len, StripeScratch scratch)
-            throws IOException {
-        if (target.state == MemberState.FAULTY || (s[targetSlot] != target && core.replacements[targetSlot] != target)) {
-            throw new IOException("rebuild target " + target.name() + " left the array");
-        }
-        long stripeOffset = layout.memberOffset(stripe);
-        Member primary = s[targetSlot];
-        ByteBuffer out = scratch.parity;
-        int outOffset = 0;
-        boolean inPlace = false;
-        try {
-            int count = 0;
-            if (primary != null && primary != target && primary.readable(stripeOffset, memberOffset, len)) {
-                // Replacing a working member: copy it rather than reconstruct (if its read fails, it
-                // is faulty now and the piece is reconstructed below).
-                scratch.beginReads();
-                if (scratch.addSource(0, primary, targetSlot, memberOffset, len, core)
-                        & scratch.awaitReads(core)) {
-                    count = 1;
-                } else {
-                    scratch.release(); // drop a pin of the failed copy before reconstructing
-                }
-            }
-            if (count == 0) {
-                for (int j = 0; j < s.length; j++) {
-                    Member m = s[j];
-                    if (j != targetSlot && m != null && m.readable(stripeOffset) && m.hasBadBlocks(memberOffset, len)
-                            && target.canRecordBadBlocks()) {
-                        // md's recovery over a survivor's bad block: the target cannot get those
-                        // sectors, so they become bad blocks on the target too.
-                        target.recordBadBlocks(memberOffset, len);
-                        core.hooks.badBlocksRecorded(target);
-                        LOG.warn("{}: {} lists bad blocks at member offset {}: recorded as bad on {} too",
-                                core.name, m.name(), memberOffset, target.name());
-                        return;
+                    long found = op.syncPiece(action, stripeOffset + x, len);
+                    if (found > 0) {
+                        mismatchSectors.add(found);
                     }
                 }
-                scratch.beginReads(); // the survivors' reads go out at once
-                boolean ok = true;
-                for (int j = 0; j < s.length && ok; j++) {
-                    if (j == targetSlot) {
-                        continue;
-                    }
-                    Member m = s[j];
-                    ok = m != null && m.readable(stripeOffset, memberOffset, len)
-                            && scratch.addSource(count++, m, j, memberOffset, len, core);
-                }
-                ok = scratch.awaitReads(core) && ok; // also after a failure: nothing may land in freed buffers
-                if (!ok) {
-                    throw core.stripeLost(stripe);
-                }
             }
-            inPlace = scratch.pinDestination(target, memberOffset, len);
-            if (inPlace) {
-                out = scratch.destination;
-                outOffset = scratch.destinationOffset;
-            }
-            Xor.parity(out, outOffset, scratch.sources, scratch.offsets, count, len);
         } finally {
-            scratch.release();
-        }
-        if (inPlace) {
-            return;
-        }
-        try {
-            target.writeData(memberOffset, out, outOffset, len);
-        } catch (IOException e) {
-            core.memberFailed(target, e);
-            throw new IOException("rebuild target " + target.name() + " failed: " + e.getMessage(), e);
-        }
-    }
-
-    /**
-     * One member lists bad blocks in the piece: as md does, its bytes are rebuilt from the others
-     * (parity included) and, unless only checking, written over the bad sectors, which makes them good.
-     */
-    private void rewriteBadPiece(Member[] s, int bad, long stripeOffset, long memberOffset, int len,
-                                 StripeScratch scratch) throws IOException {
-        if (action == SyncAction.CHECK) {
-            return;
-        }
-        readAll(s, bad, memberOffset, len, scratch);
-        int count = 0;
-        for (int j = 0; j < s.length; j++) {
-            if (j != bad) {
-                scratch.sources[count] = scratch.buffers[j];
-                scratch.offsets[count] = 0;
-                count++;
-            }
-        }
-        Xor.parity(scratch.parity, 0, scratch.sources, scratch.offsets, count, len);
-        java.util.Arrays.fill(scratch.sources, null);
-        try {
-            s[bad].writeData(memberOffset, scratch.parity, 0, len);
-        } catch (IOException e) {
-            core.memberFailed(s[bad], e);
-            throw new IOException(action + " stopped: " + s[bad].name() + " failed", e);
-        }
-        LOG.info("{}: {} rewrote {} bytes at member offset {} over bad blocks of {}", core.name, action, len,
-                memberOffset, s[bad].name());
-    }
-
-    /**
-     * Reads the piece of every member but {@code skip} (-1: none) into its scratch buffer, all at
-     * once; a failed read fails its member and stops the pass.
-     */
-    private void readAll(Member[] s, int skip, long memberOffset, int len, StripeScratch scratch) throws IOException {
-        MemberPhase phase = scratch.phase;
-        phase.begin();
-        for (int j = 0; j < s.length; j++) {
-            if (j != skip) {
-                phase.read(s[j], memberOffset, scratch.buffers[j], 0, len);
-            }
-        }
-        if (!phase.await()) {
-            phase.failMembers(core);
-            throw new IOException(action + " stopped: a member read failed (the member is marked faulty)");
-        }
-    }
-
-    private void parityPiece(Member[] s, long stripe, long stripeOffset, long memberOffset, int len,
-                             StripeScratch scratch) throws IOException {
-        int paritySlot = layout.paritySlot(stripe);
-        int bad = -1;
-        for (int j = 0; j < s.length; j++) {
-            if (s[j] == null || !s[j].readable(stripeOffset)) {
-                throw new IOException(core.name + " is degraded: " + action + " needs every member");
-            }
-            if (s[j].hasBadBlocks(memberOffset, len)) {
-                if (bad >= 0) {
-                    LOG.warn("{}: {} skips member offset {}: {} and {} both list bad blocks there", core.name,
-                            action, memberOffset, s[bad].name(), s[j].name());
-                    return;
-                }
-                bad = j;
-            }
-        }
-        if (bad >= 0) {
-            rewriteBadPiece(s, bad, stripeOffset, memberOffset, len, scratch);
-            return;
-        }
-        readAll(s, action == SyncAction.RESYNC ? paritySlot : -1, memberOffset, len, scratch);
-        int count = 0;
-        for (int j = 0; j < s.length; j++) {
-            if (j != paritySlot) {
-                scratch.sources[count] = scratch.buffers[j];
-                scratch.offsets[count] = 0;
-                count++;
-            }
-        }
-        ByteBuffer computed = scratch.parity;
-        Xor.parity(computed, 0, scratch.sources, scratch.offsets, count, len);
-        boolean write = action == SyncAction.RESYNC;
-        if (action != SyncAction.RESYNC) {
-            ByteBuffer stored = scratch.buffers[paritySlot];
-            long found = 0;
-            for (int p = 0; p < len; p += PAGE) {
-                int n = Math.min(PAGE, len - p);
-                if (!Xor.equal(stored, p, computed, p, n)) {
-                    found += PAGE / 512;
-                }
-            }
-            if (found > 0) {
-                mismatchSectors += found;
-                write = action == SyncAction.REPAIR;
-            }
-        }
-        if (write) {
-            try {
-                s[paritySlot].writeData(memberOffset, computed, 0, len);
-            } catch (IOException e) {
-                core.memberFailed(s[paritySlot], e);
-                throw new IOException(action + " stopped: " + s[paritySlot].name() + " failed", e);
-            }
-            Member replacement = core.replacements[paritySlot];
-            if (replacement != null && replacement.writable(stripeOffset)) {
-                try {
-                    replacement.writeData(memberOffset, computed, 0, len);
-                } catch (IOException e) {
-                    core.memberFailed(replacement, e);
-                }
-            }
+            core.ops.giveBack(op);
         }
     }
 }

@@ -90,7 +90,7 @@ class CrashRecoveryTest {
                         + ", flushed gen " + flushedGen[b]);
                 assertTrue(gen < genLimit, "block " + b + " holds a generation never written: " + gen);
             }
-            ArrayOracle.assertParityConsistent(disks, array.core.slots[0].dataOffsetBytes,
+            ArrayOracle.assertParityConsistent(disks, array.core.table.slots[0].dataOffsetBytes,
                     array.layout().memberBytesUsed());
         }
     }

@@ -83,10 +83,10 @@ class FailureHandlingTest {
                 for (ArrayStatus.MemberStatus m : array.status().members()) {
                     assertEquals(MemberState.IN_SYNC, m.state(), m.name());
                 }
-                for (Member m : array.core.slots) {
+                for (Member m : array.core.table.slots) {
                     now.add(m.disk);
                 }
-                ArrayOracle.assertParityConsistent(now, array.core.slots[0].dataOffsetBytes,
+                ArrayOracle.assertParityConsistent(now, array.core.table.slots[0].dataOffsetBytes,
                         array.layout().memberBytesUsed());
             }
         }
@@ -133,7 +133,7 @@ class FailureHandlingTest {
         try (Raid5Array array = create(members, Raid5Algorithm.LEFT_SYMMETRIC)) {
             byte[] image = LoadGenerator.fillRandom(array, 11);
             // Array chunk 0 lives on slot 0 (left-symmetric stripe 0) at the data offset.
-            long dataOffset = array.core.slots[0].dataOffsetBytes;
+            long dataOffset = array.core.table.slots[0].dataOffsetBytes;
             FaultyDisk bad = members.get(0);
             // twice: md retries a failed read page by page first, and corrects only what fails again
             bad.failReads(dataOffset, dataOffset + 4096, 2);
@@ -153,14 +153,14 @@ class FailureHandlingTest {
         List<FaultyDisk> members = faultyMembers(DISKS, MEMBER);
         try (Raid5Array array = create(members, Raid5Algorithm.LEFT_SYMMETRIC)) {
             byte[] image = LoadGenerator.fillRandom(array, 12);
-            long dataOffset = array.core.slots[0].dataOffsetBytes;
+            long dataOffset = array.core.table.slots[0].dataOffsetBytes;
             members.get(0).failReads(dataOffset, dataOffset + 4096).failWrites(dataOffset, dataOffset + 4096);
             byte[] got = new byte[4096];
             array.read(0, ByteBuffer.wrap(got), 0, got.length);
             assertTrue(java.util.Arrays.equals(got, 0, 4096, image, 0, 4096));
             // md (raid5 R5_WriteError): the sectors go on the member's bad block list; the member stays.
             assertFalse(array.isDegraded());
-            assertEquals(MemberState.IN_SYNC, array.core.slots[0].state);
+            assertEquals(MemberState.IN_SYNC, array.core.table.slots[0].state);
             org.raidfive.md.Superblock sb = SuperblockIo.read(members.get(0).inner());
             assertTrue(sb.hasFeature(org.raidfive.md.Superblock.MD_FEATURE_BAD_BLOCKS), "log written");
             org.raidfive.md.BadBlockLog onDisk = SuperblockIo.readBadBlocks(members.get(0).inner(), sb);
@@ -271,14 +271,14 @@ class FailureHandlingTest {
                 load.awaitOperations(100);
             }
             assertFalse(array.isDegraded());
-            assertEquals(fresh, array.core.slots[2].disk, "the new member holds slot 2");
+            assertEquals(fresh, array.core.table.slots[2].disk, "the new member holds slot 2");
             assertTrue(array.status().members().stream().noneMatch(m -> m.name().equals("m2")), "old member retired");
             ArrayOracle.assertArrayHolds(array, image);
             List<MemberDisk> now = new ArrayList<>();
-            for (Member m : array.core.slots) {
+            for (Member m : array.core.table.slots) {
                 now.add(m.disk);
             }
-            ArrayOracle.assertParityConsistent(now, array.core.slots[0].dataOffsetBytes, array.layout().memberBytesUsed());
+            ArrayOracle.assertParityConsistent(now, array.core.table.slots[0].dataOffsetBytes, array.layout().memberBytesUsed());
         }
     }
 
@@ -300,7 +300,7 @@ class FailureHandlingTest {
                 array.awaitSync(Duration.ofMillis(50));
                 Thread.sleep(5);
             }
-            assertEquals(spare, array.core.slots[1].disk);
+            assertEquals(spare, array.core.table.slots[1].disk);
             ArrayOracle.assertArrayHolds(array, image);
         }
     }

@@ -49,7 +49,7 @@ class MemberShrinksTest {
             }
             ArrayOracle.assertArrayHolds(array, image);
             assertTrue(array.isDegraded(), "the shrunk member is failed");
-            assertEquals(MemberState.FAULTY, array.core.slots[2].state);
+            assertEquals(MemberState.FAULTY, array.core.table.slots[2].state);
             assertEquals(keep, Files.size(dir.resolve("t2.img")), "never grown back");
         }
     }

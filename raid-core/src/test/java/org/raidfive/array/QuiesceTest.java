@@ -63,7 +63,7 @@ class QuiesceTest {
                 long before = reads.get();
                 array.quiesce(() -> {
                     assertTrue(array.core.activeAlignedReads.awaitZero(Duration.ZERO), "aligned reads drained");
-                    for (Member m : array.core.slots) {
+                    for (Member m : array.core.table.slots) {
                         m.nrPending.switchToAtomicSync();
                         assertTrue(m.nrPending.awaitZero(Duration.ZERO), "no I/O in flight on " + m.name());
                         if (mode == CounterMode.PERCPU) {

@@ -93,7 +93,7 @@ class SyncPassTest {
             assertTrue(resumed.awaitSync(Duration.ofSeconds(60)));
             assertFalse(resumed.isDegraded());
             ArrayOracle.assertArrayHolds(resumed, image);
-            ArrayOracle.assertParityConsistent(again, resumed.core.slots[0].dataOffsetBytes,
+            ArrayOracle.assertParityConsistent(again, resumed.core.table.slots[0].dataOffsetBytes,
                     resumed.layout().memberBytesUsed());
         }
     }
@@ -114,7 +114,7 @@ class SyncPassTest {
             assertTrue(array.awaitSync(Duration.ofSeconds(30)));
             assertEquals(0, array.mismatchSectors());
             // Corrupt distinct 4 KiB pages on random members (data or parity alike).
-            long dataOffset = array.core.slots[0].dataOffsetBytes;
+            long dataOffset = array.core.table.slots[0].dataOffsetBytes;
             long pages = array.layout().memberBytesUsed() / 4096;
             Set<Long> hit = new TreeSet<>();
             while (hit.size() < 9) {

@@ -1,0 +1,283 @@
+package org.raidfive.array;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.raidfive.counter.CounterMode;
+import org.raidfive.disk.MemberDisk;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Membership changes: fail, hot-remove, hot-add, a replacement joining, a spare taking an empty
+ * slot, a finished replacement taking over its slot. Each change that touches the member table runs
+ * quiesced ({@link #quiesce}: the configuration write side held, the aligned-read counter exact at
+ * zero) and under the metadata lock, builds a new {@link MemberTable} and writes the superblocks
+ * before anything acts on it.
+ *
+ * <p>Lock order, outermost first: the recovery conductor's lock, the configuration write side,
+ * {@code meta.lock}. A member leaving the array is drained first: its {@code nr_pending} switches to
+ * atomic mode and is waited down to an exact zero, so no I/O is in flight on it when it goes.
+ */
+final class Membership {
+    private static final Logger LOG = LoggerFactory.getLogger(Membership.class);
+
+    private final ArrayCore core;
+    private final ArrayMetadata meta;
+    private final Duration drainTimeout;
+
+    Membership(ArrayCore core, ArrayMetadata meta, Duration drainTimeout) {
+        this.core = core;
+        this.meta = meta;
+        this.drainTimeout = drainTimeout;
+    }
+
+    /** A configuration change run while quiesced. */
+    @FunctionalInterface
+    interface IoAction {
+        void run() throws IOException, InterruptedException;
+    }
+
+    /** Runs {@code change} with all I/O drained and held back, and the aligned-read counter exact. */
+    void quiesce(IoAction change) throws IOException {
+        core.config.writeLock();
+        try {
+            core.activeAlignedReads.switchToAtomicSync();
+            try {
+                if (!core.activeAlignedReads.awaitZero(drainTimeout)) {
+                    throw new IOException(core.name + ": aligned reads did not drain within " + drainTimeout);
+                }
+                change.run();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("interrupted while quiescing " + core.name);
+            } finally {
+                if (core.counterMode == CounterMode.PERCPU) {
+                    core.activeAlignedReads.switchToPercpu();
+                }
+            }
+        } finally {
+            core.config.writeUnlock();
+        }
+    }
+
+    Member find(MemberDisk disk) {
+        synchronized (meta.lock) {
+            for (Member m : meta.members) {
+                if (m.disk == disk) {
+                    return m;
+                }
+            }
+        }
+        throw new IllegalArgumentException(disk.name() + " is not a member of " + core.name);
+    }
+
+    /** Every member not marked faulty: in a slot, replacing one, or spare. */
+    List<Member> liveMembers() {
+        synchronized (meta.lock) {
+            List<Member> live = new ArrayList<>(meta.members.size());
+            for (Member m : meta.members) {
+                if (m.state != MemberState.FAULTY) {
+                    live.add(m);
+                }
+            }
+            return live;
+        }
+    }
+
+    /** Every member the array knows, faulty ones included. */
+    List<Member> allMembers() {
+        synchronized (meta.lock) {
+            return new ArrayList<>(meta.members);
+        }
+    }
+
+    /** Flushes every live member; one whose flush fails is failed. Goes on whatever happens to the array. */
+    void flushLiveMembers() throws IOException {
+        for (Member m : liveMembers()) {
+            try {
+                m.disk.flush();
+            } catch (IOException e) {
+                core.memberFailedQuietly(m, e);
+            }
+        }
+    }
+
+    /** Marks a member faulty on request, as {@code mdadm --fail} does. */
+    void fail(Member m) throws IOException {
+        LOG.info("{}: failing {} on request", core.name, m.name());
+        try {
+            core.memberFailed(m, new IOException("failed on request"));
+        } catch (ArrayFailedException e) {
+            LOG.error("{}: failing {} failed the array", core.name, m.name());
+            throw e;
+        }
+    }
+
+    /** md's hot-remove of a faulty or spare member: drained, dropped from the table and metadata, closed. */
+    void remove(Member m) throws IOException {
+        quiesce(() -> {
+            if (m.state != MemberState.FAULTY && m.state != MemberState.SPARE) {
+                throw new IllegalStateException(m.name() + " is " + m.state.name().toLowerCase(Locale.ROOT)
+                        + " in " + core.name + "; only a faulty or spare member can be removed (fail it first)");
+            }
+            detach(m);
+        });
+        close(m);
+    }
+
+    /** md's hot-add: the spare joins the metadata; superblocks written at once. */
+    void addSpare(Member spare) throws IOException {
+        try {
+            quiesce(() -> {
+                synchronized (meta.lock) {
+                    meta.members.add(spare);
+                    meta.writeAll();
+                }
+            });
+        } catch (IOException | RuntimeException e) {
+            releaseUnlessMember(spare);
+            throw e;
+        }
+        LOG.info("{}: added spare {}", core.name, spare.name());
+    }
+
+    /** {@code target} starts building beside {@code old}'s slot (md's replace). */
+    void addReplacement(Member old, Member target) throws IOException {
+        quiesce(() -> {
+            synchronized (meta.lock) {
+                target.slot = old.slot;
+                target.state = MemberState.REBUILDING;
+                target.recoveryOffset = 0;
+                core.table = core.table.withReplacement(old.slot, target);
+                meta.members.add(target);
+                meta.writeAll();
+            }
+        });
+    }
+
+    /**
+     * A spare takes the first empty or faulty slot (the faulty member is removed), to be rebuilt;
+     * null when there is no spare or no such slot.
+     */
+    Member takeSpareIntoMissingSlot() throws IOException {
+        synchronized (meta.lock) {
+            if (meta.members.stream().noneMatch(m -> m.state == MemberState.SPARE) || !isDegraded()) {
+                return null;
+            }
+        }
+        Member[] chosen = new Member[1];
+        quiesce(() -> {
+            Member spare = null;
+            int slot = -1;
+            Member faulty = null;
+            synchronized (meta.lock) {
+                for (Member m : meta.members) {
+                    if (m.state == MemberState.SPARE) {
+                        spare = m;
+                        break;
+                    }
+                }
+                Member[] s = core.table.slots;
+                for (int i = 0; i < s.length && spare != null; i++) {
+                    if (s[i] == null || s[i].state == MemberState.FAULTY) {
+                        slot = i;
+                        faulty = s[i];
+                        break;
+                    }
+                }
+            }
+            if (spare == null || slot < 0) {
+                return;
+            }
+            if (faulty != null) {
+                detach(faulty);
+                close(faulty);
+            }
+            synchronized (meta.lock) {
+                spare.slot = slot;
+                spare.recoveryOffset = 0;
+                spare.state = MemberState.REBUILDING;
+                core.table = core.table.withSlot(slot, spare);
+                meta.writeAll();
+            }
+            chosen[0] = spare;
+        });
+        return chosen[0];
+    }
+
+    /** The target of a finished rebuild holds everything: it is in sync; a replacement takes its slot and the old member goes. */
+    void recovered(Member target) throws IOException {
+        Member[] replaced = new Member[1];
+        quiesce(() -> {
+            synchronized (meta.lock) {
+                int slot = target.slot;
+                if (core.table.replacements[slot] == target) {
+                    Member old = core.table.slots[slot];
+                    core.table = core.table.promoteReplacement(slot);
+                    if (old != null) {
+                        old.state = MemberState.FAULTY;
+                        replaced[0] = old;
+                    }
+                }
+                target.state = MemberState.IN_SYNC;
+                target.recoveryOffset = core.layout.memberBytesUsed();
+                meta.writeAll();
+            }
+            if (replaced[0] != null) {
+                detach(replaced[0]);
+            }
+        });
+        if (replaced[0] != null) {
+            close(replaced[0]);
+        }
+        LOG.info("{}: {} is in sync", core.name, target.name());
+    }
+
+    boolean isDegraded() {
+        for (Member m : core.table.slots) {
+            if (m == null || m.state != MemberState.IN_SYNC) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A member that never joined gives its storage back. */
+    void releaseUnlessMember(Member m) {
+        synchronized (meta.lock) {
+            if (meta.members.contains(m)) {
+                return;
+            }
+        }
+        m.releaseClaim();
+    }
+
+    /** Caller quiesced. Drains the member's I/O and drops it from the member table and metadata. */
+    private void detach(Member m) throws IOException {
+        m.nrPending.switchToAtomicSync();
+        try {
+            if (!m.nrPending.awaitZero(drainTimeout)) {
+                throw new IOException(m.name() + ": in-flight I/O did not drain within " + drainTimeout);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while draining " + m.name());
+        }
+        synchronized (meta.lock) {
+            core.table = core.table.without(m);
+            meta.members.remove(m);
+            meta.updateFailureLocked();
+            meta.writeAll();
+        }
+        LOG.info("{}: removed {}", core.name, m.name());
+    }
+
+    private static void close(Member m) throws IOException {
+        m.releaseClaim();
+        m.disk.close();
+    }
+}

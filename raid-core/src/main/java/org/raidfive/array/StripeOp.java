@@ -1,0 +1,658 @@
+package org.raidfive.array;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import org.jctools.queues.MpmcArrayQueue;
+import org.raidfive.layout.Raid5Layout;
+import org.raidfive.parity.Xor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One stripe operation, the engine's unit of work (SPDK's {@code stripe_request}): the stripe, its
+ * parity slot, the member table it runs against, its buffers, and the plan it executes. Every
+ * path that needs more than one member's bytes is a plan here: a degraded or corrected read
+ * ({@link #readSlot}, {@link #xorOthers}), a write piece by read-modify-write, reconstruct-write,
+ * full stripe or data alone ({@link #writePiece}), a rebuild piece ({@link #recoverPiece}), and a
+ * resync, check or repair piece ({@link #syncPiece}). "The XOR of the other members" exists once,
+ * {@link #gatherOthers} plus {@link #xorSourcesInto}.
+ *
+ * <p>Each phase of a plan (the reads it needs, then the writes of data and parity) issues all its
+ * member I/O at once through {@link MemberPhase} and continues when every one has completed; a
+ * member whose I/O failed is failed through {@link ArrayCore#memberFailed} and the plan re-plans
+ * against the states as they are now.
+ *
+ * <p>Pooled ({@link Pool}): borrowed for one stripe by one thread, which holds the stripe lock
+ * (and the configuration read side) for the operation, and given back; nothing is allocated per
+ * operation in steady state. The member table is read once per operation: it changes only while
+ * the array is quiesced, which the configuration read side excludes.
+ *
+ * <p>Sources: a member's bytes are used in place when its disk offers direct access (memory), pinned
+ * with one {@code nr_pending} until {@link #release}, else read into that slot's piece buffer.
+ */
+final class StripeOp {
+    private static final Logger LOG = LoggerFactory.getLogger(StripeOp.class);
+    private static final int PAGE = 4096;
+
+    private enum Plan { READ_MODIFY_WRITE, RECONSTRUCT_WRITE, DATA_ONLY }
+
+    private final ArrayCore core;
+    private final Raid5Layout layout;
+    private final int pieceSize;
+    /** One piece buffer per slot: a member's bytes read for this operation. */
+    private final ByteBuffer[] buffers;
+    /** Computed parity, or rebuilt bytes, when they cannot be computed in place. */
+    private final ByteBuffer scratch;
+    private final ByteBuffer[] sources;
+    private final int[] offsets;
+    private final boolean[] direct;
+    private int sourceCount;
+    /** Members whose memory is used in place by the operation in hand, each holding one nr_pending. */
+    private final Member[] pinned;
+    private int pinnedCount;
+    private final MemberPhase phase;
+
+    private long stripe;
+    private long stripeOffset;
+    private int paritySlot;
+    private MemberTable table;
+
+    StripeOp(ArrayCore core, int pieceSize) {
+        this.core = core;
+        this.layout = core.layout;
+        this.pieceSize = pieceSize;
+        int slots = layout.disks();
+        buffers = new ByteBuffer[slots];
+        for (int i = 0; i < slots; i++) {
+            buffers[i] = aligned(pieceSize);
+        }
+        scratch = aligned(pieceSize);
+        // Read-modify-write XORs old parity plus old and new bytes of every written member.
+        sources = new ByteBuffer[2 * slots + 1];
+        offsets = new int[2 * slots + 1];
+        direct = new boolean[2 * slots + 1];
+        pinned = new Member[2 * slots + 2];
+        phase = new MemberPhase(4 * slots + 4);
+    }
+
+    private StripeOp on(long s) {
+        stripe = s;
+        stripeOffset = layout.memberOffset(s);
+        paritySlot = layout.paritySlot(s);
+        table = core.table;
+        return this;
+    }
+
+    // ------------------------------------------------------------------ reads
+
+    /**
+     * Produces {@code n} bytes of {@code slot} at {@code inChunk} of this stripe into {@code dst}:
+     * from the member when it can be read there, else from the others. Members whose reads fail are
+     * failed until it succeeds or the stripe is lost. Caller holds the stripe lock.
+     */
+    void readSlot(int slot, int inChunk, ByteBuffer dst, int dstOffset, int n) throws IOException {
+        try {
+            for (int done = 0; done < n; ) {
+                int len = Math.min(pieceSize, n - done);
+                if (readPiece(slot, stripeOffset + inChunk + done, dst, dstOffset + done, len)) {
+                    done += len;
+                }
+            }
+        } finally {
+            release();
+        }
+    }
+
+    /** One piece of {@link #readSlot}; false when a member failed and the piece must be planned again. */
+    private boolean readPiece(int slot, long memberOffset, ByteBuffer dst, int dstOffset, int len)
+            throws IOException {
+        core.checkUsable();
+        Member target = table.slots[slot];
+        if (target != null && target.readable(stripeOffset, memberOffset, len)) {
+            try {
+                target.readData(memberOffset, dst, dstOffset, len);
+                return true;
+            } catch (IOException e) {
+                core.memberFailed(target, e);
+                return false;
+            }
+        }
+        if (!othersReadable(slot, memberOffset, len)) {
+            throw core.stripeLost(stripe);
+        }
+        return xorOthers(slot, memberOffset, len, dst, dstOffset);
+    }
+
+    /** True when every slot but {@code slot} can be read at {@code [memberOffset, +len)}. */
+    boolean othersReadable(int slot, long memberOffset, int len) {
+        Member[] s = table.slots;
+        for (int j = 0; j < s.length; j++) {
+            if (j != slot && (s[j] == null || !s[j].readable(stripeOffset, memberOffset, len))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * {@code dst = } XOR of every slot but {@code skip} at {@code memberOffset}, all their reads issued
+     * at once ({@code len <= } the piece size). False when a member read failed: that member is
+     * faulty now and the caller re-plans. The caller has checked the others are readable.
+     */
+    private boolean xorOthers(int skip, long memberOffset, int len, ByteBuffer dst, int dstOffset) throws IOException {
+        if (!gatherOthers(skip, memberOffset, len, -1)) {
+            return false;
+        }
+        xorSourcesInto(dst, dstOffset, len);
+        return true;
+    }
+
+    /**
+     * {@code n} bytes of {@code slot} at {@code inChunk} rebuilt from the other members into
+     * {@code dst}, whatever the slot's own member holds (md's correction of a read error). A member
+     * whose read fails is failed and the others tried again; throws when the stripe is lost. Caller
+     * holds the stripe lock.
+     */
+    void rebuildFromOthers(int slot, int inChunk, ByteBuffer dst, int dstOffset, int n) throws IOException {
+        try {
+            for (int done = 0; done < n; ) {
+                int len = Math.min(pieceSize, n - done);
+                long memberOffset = stripeOffset + inChunk + done;
+                core.checkUsable();
+                if (!othersReadable(slot, memberOffset, len)) {
+                    throw core.stripeLost(stripe);
+                }
+                if (xorOthers(slot, memberOffset, len, dst, dstOffset + done)) {
+                    done += len;
+                }
+            }
+        } finally {
+            release();
+        }
+    }
+
+    /** A piece-sized buffer of this operation's own, e.g. to read back a correction. */
+    ByteBuffer scratch() {
+        return scratch;
+    }
+
+    // ------------------------------------------------------------------ writes
+
+    /**
+     * Writes columns {@code [x, x+len)} of data indices {@code lo..hi} ({@code len <= } the piece
+     * size); the new bytes of index {@code i} are at {@code src[srcAt + (i-lo)*chunk ..)}. Chooses
+     * md's cheaper parity update by the number of member reads, computes parity (in place on members
+     * with direct access), then writes data, parity and replacements in one phase.
+     */
+    void writePiece(int lo, int hi, int x, int len, ByteBuffer src, int srcAt) throws IOException {
+        long memberOffset = stripeOffset + x;
+        try {
+            Plan plan;
+            while (true) {
+                core.checkUsable();
+                if (unreadableSlots(memberOffset, len) > 1) {
+                    throw core.stripeLost(stripe);
+                }
+                plan = choosePlan(memberOffset, len, lo, hi);
+                if (plan == Plan.DATA_ONLY || computeParity(plan, lo, hi, memberOffset, len, src, srcAt)) {
+                    break;
+                }
+            }
+            int chunkSize = layout.chunkSize();
+            Member[] s = table.slots;
+            Member[] r = table.replacements;
+            phase.begin();
+            for (int i = lo; i <= hi; i++) {
+                int slot = layout.dataSlot(stripe, i);
+                int at = srcAt + (i - lo) * chunkSize;
+                writeTo(s[slot], memberOffset, src, at, len);
+                writeTo(r[slot], memberOffset, src, at, len);
+            }
+            if (plan != Plan.DATA_ONLY) {
+                if (!parityInPlace) {
+                    writeTo(s[paritySlot], memberOffset, parityBuffer, parityOffset, len);
+                }
+                writeTo(r[paritySlot], memberOffset, parityBuffer, parityOffset, len);
+            }
+            if (!phase.await()) {
+                phase.failMembers(core);
+            }
+        } finally {
+            release();
+        }
+    }
+
+    /** Where {@link #computeParity} left its result, and whether that is the parity member itself. */
+    private ByteBuffer parityBuffer;
+    private int parityOffset;
+    private boolean parityInPlace;
+
+    /**
+     * The plan, as md's {@code handle_stripe_dirtying} chooses: read-modify-write needs
+     * {@code written + 1} reads (old data and old parity), reconstruct-write {@code dataDisks - written}
+     * (the data not written); ties go to reconstruct-write. A plan that would read an unreadable
+     * member is not eligible, which is how degraded writes fall out: a failed data member that is
+     * written is folded into parity by reconstruct-write; a failed one that is not written forces
+     * read-modify-write; a failed parity member means the data is written alone.
+     */
+    private Plan choosePlan(long memberOffset, int len, int lo, int hi) {
+        Member[] s = table.slots;
+        Member parity = s[paritySlot];
+        if (parity == null || !parity.writable(stripeOffset)) {
+            return Plan.DATA_ONLY;
+        }
+        int dataDisks = layout.dataDisks();
+        // Old parity that cannot be read (listed as bad blocks, or on a member being rebuilt whose
+        // rebuild has started this stripe but not yet passed it) rules out read-modify-write;
+        // reconstruct-write recomputes parity and writes it, which keeps a stripe the parallel
+        // rebuild already did current (and makes bad sectors good).
+        boolean rmwPossible = parity.readable(stripeOffset) && !parity.hasBadBlocks(memberOffset, len);
+        boolean rcwPossible = true;
+        for (int i = 0; i < dataDisks; i++) {
+            Member m = s[layout.dataSlot(stripe, i)];
+            boolean ok = m != null && m.readable(stripeOffset, memberOffset, len);
+            if (i >= lo && i <= hi) {
+                rmwPossible &= ok;
+            } else {
+                rcwPossible &= ok;
+            }
+        }
+        int written = hi - lo + 1;
+        int rmwReads = written + 1;
+        int rcwReads = dataDisks - written;
+        if (rcwPossible && stripeOffset >= core.resyncOffset) {
+            // Parity here may not match yet: recompute it from all data rather than update it.
+            return Plan.RECONSTRUCT_WRITE;
+        }
+        if (rmwPossible && (!rcwPossible || rmwReads < rcwReads)) {
+            return Plan.READ_MODIFY_WRITE;
+        }
+        // At most one slot is unreadable and parity is readable, so at most one data member is out:
+        // if it is written, reconstruct-write works; if not, read-modify-write was possible above (or
+        // the one unreadable piece is old parity listed as bad, and no data member is out).
+        return Plan.RECONSTRUCT_WRITE;
+    }
+
+    /**
+     * Performs the reads of {@code plan} and computes the new parity, into the parity member in place
+     * when its disk offers direct access, or else into the scratch buffer. Returns false if a member
+     * read failed: that member is now faulty and the caller re-plans.
+     */
+    private boolean computeParity(Plan plan, int lo, int hi, long memberOffset, int len, ByteBuffer src, int srcAt)
+            throws IOException {
+        int chunkSize = layout.chunkSize();
+        Member[] s = table.slots;
+        beginSources();
+        boolean ok = true;
+        if (plan == Plan.READ_MODIFY_WRITE) {
+            // new parity = old parity ^ old data ^ new data, in one fused pass over all of them;
+            // old parity comes first so that the result may overwrite it in place.
+            ok = addMemberSource(s[paritySlot], paritySlot, memberOffset, len);
+            for (int i = lo; i <= hi && ok; i++) {
+                int slot = layout.dataSlot(stripe, i);
+                ok = addMemberSource(s[slot], slot, memberOffset, len);
+                addCallerSource(src, srcAt + (i - lo) * chunkSize);
+            }
+        } else {
+            for (int i = 0; i < layout.dataDisks() && ok; i++) {
+                if (i >= lo && i <= hi) {
+                    addCallerSource(src, srcAt + (i - lo) * chunkSize);
+                } else {
+                    int slot = layout.dataSlot(stripe, i);
+                    ok = addMemberSource(s[slot], slot, memberOffset, len);
+                }
+            }
+        }
+        ok = awaitSources() && ok; // waits for every read issued, also after a failure
+        if (!ok) {
+            return false;
+        }
+        ByteBuffer dst = scratch;
+        int dOff = 0;
+        boolean inPlace;
+        if (plan == Plan.READ_MODIFY_WRITE) {
+            inPlace = direct[0];
+            if (inPlace) {
+                dst = sources[0];
+                dOff = offsets[0];
+            }
+        } else {
+            inPlace = pinDestination(s[paritySlot], memberOffset, len);
+            if (inPlace) {
+                dst = destination;
+                dOff = destinationOffset;
+            }
+        }
+        xorSourcesInto(dst, dOff, len);
+        parityInPlace = inPlace;
+        parityBuffer = dst;
+        parityOffset = dOff;
+        return true;
+    }
+
+    /** Slots whose bytes here cannot be read (missing, faulty, not yet rebuilt, listed as bad blocks). */
+    private int unreadableSlots(long memberOffset, int len) {
+        int n = 0;
+        for (Member m : table.slots) {
+            if (m == null || !m.readable(stripeOffset, memberOffset, len)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Issues a write to {@code m} where it holds valid data (skips a missing, failed or not yet rebuilt one). */
+    private void writeTo(Member m, long memberOffset, ByteBuffer buf, int off, int len) {
+        if (m != null && m.writable(stripeOffset)) {
+            phase.write(m, memberOffset, buf, off, len);
+        }
+    }
+
+    // ------------------------------------------------------------------ background passes
+
+    /**
+     * A piece of a rebuild onto {@code target}: a copy of the member it replaces when that member
+     * still reads (md's replace), else the XOR of the others; in place when the target's disk offers
+     * direct access, else written to it. Over a survivor's bad blocks the target gets bad blocks
+     * too, as md's recovery does. Throws when the stripe is lost or the target fails.
+     */
+    void recoverPiece(Member target, long memberOffset, int len) throws IOException {
+        int targetSlot = target.slot;
+        Member[] s = table.slots;
+        if (target.state == MemberState.FAULTY
+                || (s[targetSlot] != target && table.replacements[targetSlot] != target)) {
+            throw new IOException("rebuild target " + target.name() + " left the array");
+        }
+        ByteBuffer out = scratch;
+        int outOffset = 0;
+        boolean inPlace;
+        try {
+            Member primary = s[targetSlot];
+            boolean copied = false;
+            if (primary != null && primary != target && primary.readable(stripeOffset, memberOffset, len)) {
+                // Replacing a working member: copy it rather than reconstruct (if its read fails, it is
+                // faulty now and the piece is reconstructed below).
+                beginSources();
+                copied = addMemberSource(primary, targetSlot, memberOffset, len) & awaitSources();
+            }
+            if (!copied) {
+                if (survivorListsBadBlocks(targetSlot, memberOffset, len, target)) {
+                    return;
+                }
+                if (!othersReadable(targetSlot, memberOffset, len)
+                        || !gatherOthers(targetSlot, memberOffset, len, -1)) {
+                    throw core.stripeLost(stripe);
+                }
+            }
+            inPlace = pinDestination(target, memberOffset, len);
+            if (inPlace) {
+                out = destination;
+                outOffset = destinationOffset;
+            }
+            xorSourcesInto(out, outOffset, len);
+            if (!inPlace) {
+                try {
+                    target.writeData(memberOffset, out, outOffset, len);
+                } catch (IOException e) {
+                    core.memberFailed(target, e);
+                    throw new IOException("rebuild target " + target.name() + " failed: " + e.getMessage(), e);
+                }
+            }
+        } finally {
+            release();
+        }
+    }
+
+    /** md's recovery over a survivor's bad block: the target cannot get those sectors, so they are bad there too. */
+    private boolean survivorListsBadBlocks(int targetSlot, long memberOffset, int len, Member target)
+            throws IOException {
+        if (!target.canRecordBadBlocks()) {
+            return false;
+        }
+        Member[] s = table.slots;
+        for (int j = 0; j < s.length; j++) {
+            Member m = s[j];
+            if (j != targetSlot && m != null && m.readable(stripeOffset) && m.hasBadBlocks(memberOffset, len)) {
+                target.recordBadBlocks(memberOffset, len);
+                core.hooks.badBlocksRecorded(target);
+                LOG.warn("{}: {} lists bad blocks at member offset {}: recorded as bad on {} too",
+                        core.name, m.name(), memberOffset, target.name());
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A piece of a resync, check or repair: parity computed from the data and, for check and repair,
+     * compared page by page with the stored parity; resync and repair (where it differs) write it
+     * to the parity member and its replacement. A member listing bad blocks here has its bytes
+     * rebuilt from the others and rewritten (not when checking). Returns the mismatched sectors.
+     */
+    long syncPiece(SyncAction action, long memberOffset, int len) throws IOException {
+        try {
+            Member[] s = table.slots;
+            int bad = -1;
+            for (int j = 0; j < s.length; j++) {
+                if (s[j] == null || !s[j].readable(stripeOffset)) {
+                    throw new IOException(core.name + " is degraded: " + action + " needs every member");
+                }
+                if (s[j].hasBadBlocks(memberOffset, len)) {
+                    if (bad >= 0) {
+                        LOG.warn("{}: {} skips member offset {}: {} and {} both list bad blocks there",
+                                core.name, action, memberOffset, s[bad].name(), s[j].name());
+                        return 0;
+                    }
+                    bad = j;
+                }
+            }
+            if (bad >= 0) {
+                if (action != SyncAction.CHECK) {
+                    rewriteFromOthers(action, bad, memberOffset, len);
+                }
+                return 0;
+            }
+            boolean compare = action != SyncAction.RESYNC;
+            if (!gatherOthers(paritySlot, memberOffset, len, compare ? paritySlot : -1)) {
+                throw new IOException(action + " stopped: a member read failed (the member is marked faulty)");
+            }
+            xorSourcesInto(scratch, 0, len);
+            long mismatched = 0;
+            if (compare) {
+                ByteBuffer stored = buffers[paritySlot];
+                for (int p = 0; p < len; p += PAGE) {
+                    if (!Xor.equal(stored, p, scratch, p, Math.min(PAGE, len - p))) {
+                        mismatched += PAGE / 512;
+                    }
+                }
+            }
+            if (action == SyncAction.RESYNC || (action == SyncAction.REPAIR && mismatched > 0)) {
+                writeOrStop(action, s[paritySlot], memberOffset, len);
+                Member replacement = table.replacements[paritySlot];
+                if (replacement != null && replacement.writable(stripeOffset)) {
+                    try {
+                        replacement.writeData(memberOffset, scratch, 0, len);
+                    } catch (IOException e) {
+                        core.memberFailed(replacement, e);
+                    }
+                }
+            }
+            return mismatched;
+        } finally {
+            release();
+        }
+    }
+
+    /** md's sync over a member's listed bad blocks: its bytes rebuilt from the others and written over them. */
+    private void rewriteFromOthers(SyncAction action, int bad, long memberOffset, int len) throws IOException {
+        if (!xorOthers(bad, memberOffset, len, scratch, 0)) {
+            throw new IOException(action + " stopped: a member read failed (the member is marked faulty)");
+        }
+        Member m = table.slots[bad];
+        writeOrStop(action, m, memberOffset, len);
+        LOG.info("{}: {} rewrote {} bytes at member offset {} over bad blocks of {}", core.name, action, len,
+                memberOffset, m.name());
+    }
+
+    private void writeOrStop(SyncAction action, Member m, long memberOffset, int len) throws IOException {
+        try {
+            m.writeData(memberOffset, scratch, 0, len);
+        } catch (IOException e) {
+            core.memberFailed(m, e);
+            throw new IOException(action + " stopped: " + m.name() + " failed", e);
+        }
+    }
+
+    // ------------------------------------------------------------------ sources
+
+    private ByteBuffer destination;
+    private int destinationOffset;
+
+    /** Starts gathering the sources of a computation: earlier pins dropped, a new member phase. */
+    private void beginSources() {
+        release();
+        phase.begin();
+    }
+
+    /**
+     * The sources are every slot but {@code skip} at {@code memberOffset}: their reads issued at once
+     * and awaited; {@code alsoRead} (or -1) is read into its piece buffer in the same phase without
+     * being a source. False when a read failed (the member is failed; nothing is in flight).
+     */
+    private boolean gatherOthers(int skip, long memberOffset, int len, int alsoRead) throws IOException {
+        Member[] s = table.slots;
+        beginSources();
+        boolean ok = true;
+        for (int j = 0; j < s.length && ok; j++) {
+            if (j != skip) {
+                ok = addMemberSource(s[j], j, memberOffset, len);
+            }
+        }
+        if (ok && alsoRead >= 0) {
+            phase.read(s[alsoRead], memberOffset, buffers[alsoRead], 0, len);
+        }
+        return awaitSources() && ok; // waits for every read issued, also after a failure
+    }
+
+    /**
+     * Makes member {@code m}'s bytes at {@code memberOffset} the next source: in place when its disk
+     * offers direct access (pinned with nr_pending until {@link #release}), else a read into the
+     * slot's buffer, issued now and completed by {@link #awaitSources}. Returns false after failing
+     * the member if its memory cannot be reached.
+     */
+    private boolean addMemberSource(Member m, int slot, long memberOffset, int len) throws IOException {
+        int k = sourceCount++;
+        try {
+            ByteBuffer inPlace = m.direct(memberOffset, len);
+            if (inPlace != null) {
+                m.nrPending.get();
+                pinned[pinnedCount++] = m;
+                sources[k] = inPlace;
+                offsets[k] = m.directIndex(memberOffset);
+                direct[k] = true;
+                return true;
+            }
+        } catch (IOException e) {
+            core.memberFailed(m, e);
+            return false;
+        }
+        phase.read(m, memberOffset, buffers[slot], 0, len);
+        sources[k] = buffers[slot];
+        offsets[k] = 0;
+        direct[k] = false;
+        return true;
+    }
+
+    /** Makes the caller's new bytes the next source. */
+    private void addCallerSource(ByteBuffer src, int offset) {
+        int k = sourceCount++;
+        sources[k] = src;
+        offsets[k] = offset;
+        direct[k] = false;
+    }
+
+    /** Waits for every read of the phase; false, after failing the members whose reads failed, if any did. */
+    private boolean awaitSources() throws IOException {
+        if (phase.await()) {
+            return true;
+        }
+        phase.failMembers(core);
+        return false;
+    }
+
+    private void xorSourcesInto(ByteBuffer dst, int dstOffset, int len) {
+        Xor.parity(dst, dstOffset, sources, offsets, sourceCount, len);
+    }
+
+    /**
+     * Pins member {@code m}'s bytes at {@code memberOffset} as the destination of the computation,
+     * when its disk offers direct access; false otherwise.
+     */
+    private boolean pinDestination(Member m, long memberOffset, int len) {
+        try {
+            ByteBuffer inPlace = m.direct(memberOffset, len);
+            if (inPlace == null) {
+                return false;
+            }
+            m.nrPending.get();
+            pinned[pinnedCount++] = m;
+            destination = inPlace;
+            destinationOffset = m.directIndex(memberOffset);
+            return true;
+        } catch (IOException e) {
+            return false; // the copying path will meet the same error and fail the member
+        }
+    }
+
+    /** Drops the pins and the references to sources taken by the operation. */
+    private void release() {
+        for (int i = 0; i < pinnedCount; i++) {
+            pinned[i].nrPending.put();
+            pinned[i] = null;
+        }
+        pinnedCount = 0;
+        if (sourceCount > 0) {
+            Arrays.fill(sources, 0, sourceCount, null);
+            sourceCount = 0;
+        }
+        destination = null;
+        parityBuffer = null;
+    }
+
+    static ByteBuffer aligned(int size) {
+        return ByteBuffer.allocateDirect(size + 4096).alignedSlice(4096).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /**
+     * The array's stripe operations: a bounded lock-free pool; when empty a new operation is made,
+     * when full a returned one is dropped.
+     */
+    static final class Pool {
+        private final MpmcArrayQueue<StripeOp> queue;
+        private final ArrayCore core;
+        private final int pieceSize;
+
+        Pool(ArrayCore core, int pieceSize, int capacity) {
+            this.queue = new MpmcArrayQueue<>(capacity);
+            this.core = core;
+            this.pieceSize = pieceSize;
+        }
+
+        int pieceSize() {
+            return pieceSize;
+        }
+
+        /** An operation on {@code stripe}, against the member table as it is now. */
+        StripeOp borrow(long stripe) {
+            StripeOp op = queue.relaxedPoll();
+            return (op != null ? op : new StripeOp(core, pieceSize)).on(stripe);
+        }
+
+        void giveBack(StripeOp op) {
+            op.table = null;
+            queue.relaxedOffer(op);
+        }
+    }
+}

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.raidfive.disk.IoCallback;
+import org.raidfive.disk.IoThreads;
 
 /**
  * The member I/Os of one phase of a stripe operation (the reads a parity update needs, the writes
@@ -24,7 +25,11 @@ import org.raidfive.disk.IoCallback;
  *
  * <p>The last I/O of a phase is not handed to another thread: {@link #await()} runs it on the
  * issuing thread with the member's blocking call, while the others are in flight (a phase of two
- * file I/Os costs one hand-off, not two). Memory members complete inline anyway.
+ * file I/Os costs one hand-off, not two). Memory members complete inline anyway. When the shared
+ * I/O threads are already saturated ({@link IoThreads#saturated()}: a queue depth of dozens), a
+ * phase hands none of its file I/O off: it makes those blocking calls itself, one after another,
+ * since the calls already running keep the device busy and each hand-off would cost two context
+ * switches for nothing; below that, a stripe's member I/O overlaps.
  *
  * <p>Buffers: a member call may move the buffer's position and limit while it runs, so one buffer
  * object must not be in two concurrent calls (a multi-column write hands the caller's buffer to
@@ -48,6 +53,10 @@ final class MemberPhase implements IoCallback {
     private int count;
     /** The I/O held back to run on the issuing thread in await(), or -1. */
     private int held = -1;
+    /** I/Os this phase runs itself, in order, because the I/O threads are saturated. */
+    private final int[] serial;
+    private int serialCount;
+    private boolean runSerially;
     private final ByteBuffer[] heldBuffers;
     private final int[] heldOffsets;
     private volatile Thread waiter;
@@ -63,6 +72,7 @@ final class MemberPhase implements IoCallback {
         views = new ByteBuffer[capacity];
         heldBuffers = new ByteBuffer[capacity];
         heldOffsets = new int[capacity];
+        serial = new int[capacity];
     }
 
     /** Starts a phase on the calling thread. */
@@ -74,6 +84,8 @@ final class MemberPhase implements IoCallback {
         }
         count = 0;
         held = -1;
+        serialCount = 0;
+        runSerially = IoThreads.saturated();
         waiter = Thread.currentThread();
         outstanding.set(1);
     }
@@ -97,6 +109,12 @@ final class MemberPhase implements IoCallback {
             start(tag, buffer, off);
             return;
         }
+        if (runSerially && m.async.runsOnIoThreads()) {
+            heldBuffers[tag] = buffer;
+            heldOffsets[tag] = off;
+            serial[serialCount++] = tag;
+            return;
+        }
         if (held >= 0) {
             start(held, heldBuffers[held], heldOffsets[held]);
         }
@@ -115,10 +133,8 @@ final class MemberPhase implements IoCallback {
         }
     }
 
-    /** The held I/O, on this thread, with the member's blocking call. */
-    private void runHeld() {
-        int tag = held;
-        held = -1;
+    /** A held I/O, on this thread, with the member's blocking call. */
+    private void runHeld(int tag) {
         Member m = members[tag];
         ByteBuffer buffer = heldBuffers[tag];
         heldBuffers[tag] = null;
@@ -186,8 +202,14 @@ final class MemberPhase implements IoCallback {
     /** Waits for every I/O of the phase; true when all succeeded. */
     boolean await() {
         if (held >= 0) {
-            runHeld();
+            int tag = held;
+            held = -1;
+            runHeld(tag);
         }
+        for (int i = 0; i < serialCount; i++) {
+            runHeld(serial[i]);
+        }
+        serialCount = 0;
         if (outstanding.decrementAndGet() != 0) {
             for (int i = 0; i < SPINS && outstanding.get() != 0; i++) {
                 Thread.onSpinWait();

@@ -26,6 +26,15 @@ public interface AsyncDisk extends MemberDisk {
         return disk instanceof AsyncDisk a ? a : new BlockingAsyncDisk(disk);
     }
 
+    /**
+     * True if this disk's completion-based I/O is its blocking calls run on {@link IoThreads} (files,
+     * disks without completion-based I/O of their own): each one costs a thread hand-off, which a
+     * caller may spare by making the blocking call itself when the pool is {@link IoThreads#saturated}.
+     */
+    default boolean runsOnIoThreads() {
+        return false;
+    }
+
     /** True if this disk's completion-based I/O runs inline on the submitting thread (memory). */
     default boolean completesInline() {
         return false;

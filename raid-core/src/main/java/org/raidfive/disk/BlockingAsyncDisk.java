@@ -22,6 +22,11 @@ final class BlockingAsyncDisk implements AsyncDisk {
     }
 
     @Override
+    public boolean runsOnIoThreads() {
+        return true;
+    }
+
+    @Override
     public void flushAsync(IoCallback callback, int tag) {
         IoThreads.SHARED.submit(disk, 2, 0, null, 0, 0, callback, tag);
     }

@@ -234,4 +234,9 @@ public final class FaultyDisk implements AsyncDisk {
     public void flushAsync(IoCallback callback, int tag) {
         IoThreads.SHARED.submit(this, 2, 0, null, 0, 0, callback, tag);
     }
+
+    @Override
+    public boolean runsOnIoThreads() {
+        return true;
+    }
 }

@@ -373,6 +373,11 @@ public final class FileDisk implements AsyncDisk {
     }
 
     @Override
+    public boolean runsOnIoThreads() {
+        return true;
+    }
+
+    @Override
     public void flushAsync(IoCallback callback, int tag) {
         IoThreads.SHARED.submit(this, 2, 0, null, 0, 0, callback, tag);
     }

@@ -47,6 +47,16 @@ public final class IoThreads {
     private final MpmcArrayQueue<Task> free = new MpmcArrayQueue<>(CAPACITY);
     private final MpmcArrayQueue<Task> pending = new MpmcArrayQueue<>(CAPACITY);
     private final AtomicInteger threads = new AtomicInteger();
+    /** Tasks in their blocking call now: how much parallelism the pool already has. */
+    private final AtomicInteger busy = new AtomicInteger();
+    /**
+     * {@link #saturated()} from this many blocking calls at once. Measured on 2 cores with O_DIRECT
+     * files at a queue depth of 64 random writes (bench/real-members): handing every member I/O
+     * off was CPU-bound (about 150k context switches a second, 77% CPU); handing none off left the
+     * device waiting (42% CPU, four member I/Os in series per write); switching at about the depth
+     * in flight did best (bench/NOTES.md).
+     */
+    static final int SATURATION = Math.max(16, 32 * Runtime.getRuntime().availableProcessors());
     /** Workers about to park or parked; may hold stale entries (see the class comment). */
     private final MpmcArrayQueue<Worker> sleepers = new MpmcArrayQueue<>(4 * MAX_THREADS);
 
@@ -164,6 +174,7 @@ public final class IoThreads {
         IoCallback cb = t.callback;
         int tag = t.tag;
         IOException error = null;
+        busy.incrementAndGet();
         try {
             switch (t.op) {
                 case 0 -> disk.read(t.position, t.buffer, t.offset, t.length);
@@ -174,6 +185,8 @@ public final class IoThreads {
             error = e;
         } catch (RuntimeException e) {
             error = new IOException(disk.name() + ": " + e, e);
+        } finally {
+            busy.decrementAndGet();
         }
         t.disk = null;
         t.buffer = null;
@@ -187,6 +200,21 @@ public final class IoThreads {
             self.inCallback = false;
             self.deferred = false;
         }
+    }
+
+    /**
+     * True when at least {@link #SATURATION} blocking calls run on the shared pool at once. Then a
+     * caller with several blocking calls to make gains nothing from handing them to other threads
+     * (the device and the cores are kept busy by the calls already running) and only pays the
+     * hand-offs: it makes them itself, one after another.
+     */
+    public static boolean saturated() {
+        return SHARED.busy.get() >= SATURATION;
+    }
+
+    /** Blocking calls at once from which the pool counts as {@link #saturated()}. */
+    public static int saturation() {
+        return SATURATION;
     }
 
     /** Threads alive now (for tests and diagnostics). */

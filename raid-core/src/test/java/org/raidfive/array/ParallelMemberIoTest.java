@@ -170,4 +170,70 @@ class ParallelMemberIoTest {
                     + "at once (asked for " + depth + ")");
         }
     }
+
+    /**
+     * At a depth that saturates the I/O threads a stripe makes its member calls itself, one after
+     * another ({@code MemberPhase}'s serial mode): writes and reads stay exact, also when a member
+     * starts failing in the middle (its errors come back through the same calls).
+     */
+    @Test
+    void writesAtADepthThatSaturatesTheIoThreadsStayExactWhenAMemberFails() throws Exception {
+        AtomicInteger now = new AtomicInteger();
+        AtomicInteger max = new AtomicInteger();
+        List<Counting> disks = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            disks.add(new Counting(new MemoryDisk(MEMBER), now, max));
+        }
+        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(),
+                disks)) {
+            byte[] image = LoadGenerator.fillRandom(array, 7);
+            for (Counting d : disks) {
+                d.latency(200, TimeUnit.MICROSECONDS);
+            }
+            int depth = 2 * org.raidfive.disk.IoThreads.saturation();
+            long seed = System.nanoTime();
+            System.out.println("writesAtADepthThatSaturatesTheIoThreads seed " + seed);
+            Random r = new Random(seed);
+            int blocks = (int) (array.size() / 4096);
+            int writes = Math.min(4 * depth, blocks);
+            List<Integer> order = new ArrayList<>();
+            for (int i = 0; i < blocks; i++) {
+                order.add(i);
+            }
+            java.util.Collections.shuffle(order, r); // each block written once: no two writes in flight overlap
+            CountDownLatch done = new CountDownLatch(writes);
+            AtomicInteger failures = new AtomicInteger();
+            try (AsyncIo io = new AsyncIo(array, 1, depth)) {
+                for (int i = 0; i < writes; i++) {
+                    if (i == writes / 2) {
+                        disks.get(1).inner.failAfter(0); // every call on slot 1 fails from here on
+                    }
+                    long at = 4096L * order.get(i);
+                    byte[] data = new byte[4096];
+                    r.nextBytes(data);
+                    System.arraycopy(data, 0, image, (int) at, 4096);
+                    ByteBuffer b = ByteBuffer.wrap(data);
+                    io.submitWrite(at, b, 0, 4096, new AsyncIo.Completion<Object>() {
+                        @Override
+                        public void completed(Object a) {
+                            done.countDown();
+                        }
+
+                        @Override
+                        public void failed(Object a, IOException e) {
+                            failures.incrementAndGet();
+                            done.countDown();
+                        }
+                    }, null);
+                }
+                assertTrue(done.await(60, TimeUnit.SECONDS));
+            }
+            assertEquals(0, failures.get(), "a degraded array takes every write");
+            assertEquals(MemberState.FAULTY, array.core.table.slots[1].state);
+            for (Counting d : disks) {
+                d.latency(0, TimeUnit.MILLISECONDS);
+            }
+            ArrayOracle.assertArrayHolds(array, image);
+        }
+    }
 }

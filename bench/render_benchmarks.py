@@ -25,6 +25,19 @@ GOALS = {
     "striped_vs_atomiclong": 2.4,
     "striped_vs_longadder": 1.0,
     "atomic_vs_atomiclong": 0.9,
+    # the parallel stripe engine issue, on memory members: no loss beyond the spread
+    "engine_randread": 0.95,
+    "engine_randwrite": 0.9,
+    "engine_rebuild": 0.9,
+}
+
+# The parallel stripe engine issue on real members (bench/real-members): (goal, at least or at most).
+REAL_GOALS = {
+    "file_randread": (0.85, "min"),
+    "file_randwrite": (0.8, "min"),
+    "nbd_randwrite": (2.4, "max"),
+    "nbd_randread": (1.3, "max"),
+    "nbd_rebuild": (0.7, "min"),
 }
 
 # NBD: fio's nbd engine, 4 KiB, iodepth 32, 1 job, against `raid serve --backend memory` / nbdkit memory.
@@ -247,6 +260,21 @@ class Results:
                                               "else; see the rebuild section)",
                              "%s (median)" % fmt_bw(rebuilds["median"]), "%s (median)" % fmt_bw(bare["median"]),
                              bound, None))
+        rows.append(("engine_randread", "(stripe engine issue) the same 4 KiB random reads vs raw MemoryDisk, no loss",
+                     s and "%s IOPS" % fmt_count(s["iops"]["median"]), raw and "%s IOPS" % fmt_count(raw["iops"]["median"]),
+                     ratio, GOALS["engine_randread"]))
+        rows.append(("engine_randwrite", "(stripe engine issue) the same 4 KiB random writes vs a quarter of raw writes",
+                     ws and "%s IOPS" % fmt_count(ws["iops"]["median"]),
+                     wraw and "%s IOPS / 4 = %s" % (fmt_count(wraw["iops"]["median"]), fmt_count(wraw["iops"]["median"] / 4)),
+                     wratio, GOALS["engine_randwrite"]))
+        if rb and rb.get("bare_xor_2threads_bytes_per_s"):
+            bare2 = spread(rb["bare_xor_2threads_bytes_per_s"])
+            rows.append(("engine_rebuild", "(stripe engine issue) rebuild onto a spare (its window of stripes on 2 "
+                                           "lanes) vs the bare XOR kernel over the same memory on 2 threads",
+                         "%s (median)" % fmt_bw(spread(rb["rebuild_bytes_per_s"])["median"]),
+                         "%s (median)" % fmt_bw(bare2["median"]),
+                         spread([a / b for a, b in zip(rb["rebuild_bytes_per_s"], rb["bare_xor_2threads_bytes_per_s"])]),
+                         GOALS["engine_rebuild"]))
         deg, healthy = summary(self.reports.get("randread_degraded"), "array percpu"), summary(rr, "array percpu")
         if deg and healthy:
             dratio = {"median": deg["iops"]["median"] / healthy["iops"]["median"],
@@ -525,6 +553,88 @@ def hardening_section(out):
     return L
 
 
+def real_section(out):
+    """The parallel stripe engine issue's figures on members that are not memory, from bench/real-members."""
+    L = []
+    w = L.append
+    m = kv_file(os.path.join(out, "real_machine.txt"))
+    w("## Real members: files with O_DIRECT, members with 2 ms of latency")
+    w("")
+    if not m:
+        w("Not measured in this run (`bench/real-members` measures it).")
+        w("")
+        return L
+    w("Measured %s, commit %s, %s, %s cores, load average %s at the start and %s at the end, %s rounds x %s s; "
+      "file members on %s. Ours and the peer run back to back in each round; ratios per round, median (min-max)."
+      % (m.get("date", "?"), m.get("commit", "?"), m.get("cpu", "?"), m.get("cores", "?"), m.get("loadavg_start", "?"),
+         m.get("loadavg_end", "?"), m.get("repeat", "?"), m.get("runtime", "?"), m.get("dir_fs", "?")))
+    w("")
+    rows = []
+
+    def file_rounds(rw):
+        fio = {r["round"]: r["iops"] for r in load_lines(os.path.join(out, "real_file_fio_%s.jsonl" % rw))}
+        ours = {}
+        for path in glob.glob(os.path.join(out, "real_file_raid_%s_*.json" % rw)):
+            rep = load_json(path)
+            st = summary(rep, "array percpu")
+            if st:
+                ours[int(path.rsplit("_", 1)[1].split(".")[0])] = st["iops"]["median"]
+        return ours, fio
+
+    for rw, scale, label in (("randread", 1.0, "fio io_uring randread on one file, same depth"),
+                             ("randwrite", 0.25, "a quarter of fio io_uring randwrite on one file (4 member I/Os per write)")):
+        ours, fio = file_rounds(rw)
+        r = [ours[k] / (fio[k] * scale) for k in ours if k in fio and fio[k]]
+        rows.append(("file_" + rw, "file members, O_DIRECT, 4 KiB %s, 2 jobs x iodepth 32, vs %s" % (rw, label),
+                     "%s IOPS" % fmt_count(statistics.median(ours.values())) if ours else "n/a",
+                     "%s IOPS%s" % (fmt_count(statistics.median(fio.values())), " / 4" if scale != 1 else "") if fio else "n/a",
+                     spread(r) if r else None))
+    for rw in ("randwrite", "randread"):
+        member = {x["round"]: x["clat_p50_us"] for x in load_lines(os.path.join(out, "real_nbd_member_%s.jsonl" % rw))}
+        raid = {x["round"]: x["clat_p50_us"] for x in load_lines(os.path.join(out, "real_nbd_raid_%s.jsonl" % rw))}
+        r = [raid[k] / member[k] for k in raid if k in member and member[k]]
+        rows.append(("nbd_" + rw, "4 members with 2 ms of latency (nbdkit delay filter), fio nbd iodepth 1, 4 KiB %s: "
+                                  "median latency, array vs one member" % rw,
+                     "%.0f us" % statistics.median(raid.values()) if raid else "n/a",
+                     "%.0f us" % statistics.median(member.values()) if member else "n/a",
+                     spread(r) if r else None))
+    reb = {x["round"]: x["bw_bytes"] for x in load_lines(os.path.join(out, "real_nbd_rebuild.jsonl"))}
+    seq = {x["round"]: x["bw_bytes"] for x in load_lines(os.path.join(out, "real_nbd_seqread.jsonl"))}
+    r = [reb[k] / seq[k] for k in reb if k in seq and seq[k]]
+    rows.append(("nbd_rebuild", "rebuild onto a spare over the same links (`raid rebuild`, start-up and assembly "
+                                "taken off) vs fio reading one member sequentially (256 KiB x 8)",
+                 fmt_bw(statistics.median(reb.values())) if reb else "n/a",
+                 fmt_bw(statistics.median(seq.values())) if seq else "n/a", spread(r) if r else None))
+    w("| target | raidfive | reference | ratio median (min-max) | goal | verdict |")
+    w("|---|---|---|---|---:|---|")
+    for key, title, ours, ref, ratio in rows:
+        goal, sense = REAL_GOALS[key]
+        if ratio is None:
+            v = "n/a"
+        elif sense == "min":
+            v = verdict(ratio["median"], goal)
+        else:
+            v = "**PASS**" if ratio["median"] <= goal else "**MISS** (%.0f%% over)" % (100 * (ratio["median"] / goal - 1))
+        w("| %s | %s | %s | %s | %s %.2fx | %s |" % (
+            title, ours, ref, "%.2fx (%.2f-%.2f)" % (ratio["median"], ratio["min"], ratio["max"]) if ratio else "n/a",
+            ">=" if sense == "min" else "<=", goal, v))
+    w("")
+    w("Rebuild rounds (the first rebuild writes pages the spare's nbdkit memory plugin has not allocated yet; later "
+      "rounds rebuild onto the same spare): %s." % ", ".join(
+          "round %d %s" % (k, fmt_bw(reb[k])) for k in sorted(reb)))
+    w("")
+    for name in ("real_file_fio_randread", "real_file_raid_randread", "real_file_fio_randwrite",
+                 "real_file_raid_randwrite", "real_nbd_raid_randwrite", "real_nbd_member_randwrite",
+                 "real_nbd_rebuild", "real_nbd_seqread"):
+        cmd = read_text(os.path.join(out, name + ".cmd")).strip()
+        if cmd:
+            w("    %s" % cmd)
+    w("")
+    w("Command: `bench/real-members` (its header says what each run does), or `bench/run-benchmarks --only real`.")
+    w("")
+    return L
+
+
 def render(out):
     R = Results(out)
     m = R.machine
@@ -733,6 +843,7 @@ def render(out):
 
     L.extend(nbd_section(R))
     L.extend(hardening_section(out))
+    L.extend(real_section(out))
     w("## Running the suites by hand")
     w("")
     w("    mvn -B -q install -DskipTests                    # raid-bench/target/benchmarks.jar, raid-cli/target/raid.jar")

@@ -268,3 +268,20 @@ md_grow_stalled() {
     mdadm --stop "/dev/$md" >/dev/null 2>&1
     throttle_sync off
 }
+
+# md_dump CASE MD DEV: the whole array, read through md with O_DIRECT, onto DEV (for the host to compare)
+md_dump() {
+    dd if="/dev/$2" of="$3" bs=1M iflag=direct oflag=direct 2>/dev/null
+    result "$1" dump_rc=$?
+}
+
+# md_add CASE MD DEV: mdadm --add, then waits for the recovery onto it to end
+md_add() {
+    out=$(mdadm "/dev/$2" --add "$3" 2>&1)
+    rc=$?
+    log "$1" "$out"
+    sleep 1
+    wait_idle "$2"
+    kmsg "$1"
+    result "$1" add_rc=$rc after_add=$(detail_state "$2")
+}

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import org.raidfive.array.ConsistencyPolicy;
 import org.raidfive.counter.CounterMode;
 import org.raidfive.disk.FileDisk;
 import org.raidfive.layout.Raid5Algorithm;
@@ -96,6 +97,35 @@ public final class BenchConfig {
         }
     }
 
+    /** Which consistency policies to run the array with; {@code BOTH} interleaves resync and ppl runs. */
+    public enum Policies {
+        RESYNC("resync", List.of(ConsistencyPolicy.RESYNC)),
+        PPL("ppl", List.of(ConsistencyPolicy.PPL)),
+        BOTH("both", List.of(ConsistencyPolicy.RESYNC, ConsistencyPolicy.PPL));
+
+        private final String cliName;
+        private final List<ConsistencyPolicy> policies;
+
+        Policies(String cliName, List<ConsistencyPolicy> policies) {
+            this.cliName = cliName;
+            this.policies = policies;
+        }
+
+        /** The policies in the order each round runs them. */
+        public List<ConsistencyPolicy> policies() {
+            return policies;
+        }
+
+        public static Policies parse(String s) {
+            return parseEnum(values(), s, "--consistency-policy");
+        }
+
+        @Override
+        public String toString() {
+            return cliName;
+        }
+    }
+
     private final RwMode rw;
     private final int rwmixread;
     private final int bs;
@@ -112,6 +142,7 @@ public final class BenchConfig {
     private final int chunk;
     private final Raid5Algorithm layout;
     private final Counters counters;
+    private final Policies policies;
     private final boolean degraded;
     private final int repeat;
     private final List<Target> targets;
@@ -135,6 +166,7 @@ public final class BenchConfig {
         chunk = (int) b.chunk;
         layout = b.layout;
         counters = b.counters;
+        policies = b.policies;
         degraded = b.degraded;
         repeat = b.repeat;
         targets = List.copyOf(b.targets);
@@ -166,6 +198,7 @@ public final class BenchConfig {
         b.chunk = chunk;
         b.layout = layout;
         b.counters = counters;
+        b.policies = policies;
         b.degraded = degraded;
         b.repeat = repeat;
         b.targets = targets;
@@ -193,6 +226,9 @@ public final class BenchConfig {
     public int chunk() { return chunk; }
     public Raid5Algorithm layout() { return layout; }
     public Counters counters() { return counters; }
+
+    /** The consistency policies the array runs with. */
+    public Policies policies() { return policies; }
     public boolean degraded() { return degraded; }
     public int repeat() { return repeat; }
     /** The targets each round runs, in order; ratios are taken against the first. */
@@ -223,6 +259,9 @@ public final class BenchConfig {
         }
         if (targets.contains(Target.ARRAY)) {
             sb.append(" layout=").append(layout.mdadmName()).append(" counters=").append(counters);
+            if (policies != Policies.RESYNC) {
+                sb.append(" consistency-policy=").append(policies);
+            }
             if (degraded) {
                 sb.append(" degraded");
             }
@@ -274,6 +313,7 @@ public final class BenchConfig {
         private long chunk = 512 * 1024;
         private Raid5Algorithm layout = Raid5Algorithm.DEFAULT;
         private Counters counters = Counters.PERCPU;
+        private Policies policies = Policies.RESYNC;
         private boolean degraded;
         private int repeat = 1;
         private List<Target> targets = List.of(Target.ARRAY);
@@ -296,6 +336,7 @@ public final class BenchConfig {
         public Builder chunk(long v) { chunk = v; return this; }
         public Builder layout(Raid5Algorithm v) { layout = Objects.requireNonNull(v, "layout"); return this; }
         public Builder counters(Counters v) { counters = Objects.requireNonNull(v, "counters"); return this; }
+        public Builder policies(Policies v) { policies = Objects.requireNonNull(v, "policies"); return this; }
         public Builder degraded(boolean v) { degraded = v; return this; }
         public Builder repeat(int v) { repeat = v; return this; }
         public Builder target(Target... v) { return targets(List.of(v)); }
@@ -334,6 +375,7 @@ public final class BenchConfig {
             if (!targets.contains(Target.ARRAY)) {
                 require(!degraded, "--degraded applies to --target array only");
                 require(counters != Counters.BOTH, "--counters both applies to --target array only");
+                require(policies == Policies.RESYNC, "--consistency-policy applies to --target array only");
             }
             return new BenchConfig(this);
         }

@@ -51,7 +51,8 @@ final class TargetSet implements AutoCloseable {
             }
             if (config.backend() == BenchConfig.Backend.FILE) {
                 for (BenchConfig.Target t : config.targets()) {
-                    try (Opened o = open(new Variant(t, t == BenchConfig.Target.ARRAY ? CounterMode.PERCPU : null),
+                    try (Opened o = open(new Variant(t, t == BenchConfig.Target.ARRAY ? CounterMode.PERCPU : null,
+                            t == BenchConfig.Target.ARRAY ? org.raidfive.array.ConsistencyPolicy.RESYNC : null),
                             false)) {
                         fill(o.disk());
                     }
@@ -114,7 +115,8 @@ final class TargetSet implements AutoCloseable {
             default:
                 List<MemberDisk> members = keepOpen(base);
                 ArraySpec spec = ArraySpec.builder().chunkSize(config.chunk()).algorithm(config.layout())
-                        .counterMode(v.counterMode()).assumeClean(true).memberDataBytes(memberDataBytes)
+                        .counterMode(v.counterMode()).consistencyPolicy(v.policy()).assumeClean(true)
+                        .memberDataBytes(memberDataBytes)
                         .name("raidfive:bench").build();
                 Raid5Array array = Raid5Array.create(spec, members);
                 if (degraded) {

@@ -2,33 +2,41 @@ package org.raidfive.bench;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.raidfive.array.ConsistencyPolicy;
 import org.raidfive.counter.CounterMode;
 
 /**
- * One thing measured in a round: a target and, for an array, its counter mode.
+ * One thing measured in a round: a target and, for an array, its counter mode and consistency policy.
  *
  * @param counterMode the array's counters; null for the raw targets
+ * @param policy      the array's consistency policy; null for the raw targets
  */
-public record Variant(BenchConfig.Target target, CounterMode counterMode) {
+public record Variant(BenchConfig.Target target, CounterMode counterMode, ConsistencyPolicy policy) {
 
     /** The variants of a configuration, in the order every round runs them. */
     public static List<Variant> of(BenchConfig config) {
         List<Variant> list = new ArrayList<>();
         for (BenchConfig.Target t : config.targets()) {
             if (t == BenchConfig.Target.ARRAY) {
-                for (CounterMode m : config.counters().modes()) {
-                    list.add(new Variant(t, m));
+                for (ConsistencyPolicy p : config.policies().policies()) {
+                    for (CounterMode m : config.counters().modes()) {
+                        list.add(new Variant(t, m, p));
+                    }
                 }
             } else {
-                list.add(new Variant(t, null));
+                list.add(new Variant(t, null, null));
             }
         }
         return list;
     }
 
+    /** "array percpu", "array percpu ppl" (the policy named when it is not resync), "raw". */
     public String label() {
-        return counterMode == null ? target.toString()
-                : target + " " + counterMode.name().toLowerCase(java.util.Locale.ROOT);
+        if (counterMode == null) {
+            return target.toString();
+        }
+        String s = target + " " + counterMode.name().toLowerCase(java.util.Locale.ROOT);
+        return policy == null || policy == ConsistencyPolicy.RESYNC ? s : s + " " + policy.mdadmName();
     }
 
     @Override

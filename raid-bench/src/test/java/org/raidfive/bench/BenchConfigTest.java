@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.raidfive.array.ConsistencyPolicy;
 import org.raidfive.counter.CounterMode;
 
 class BenchConfigTest {
@@ -34,9 +35,9 @@ class BenchConfigTest {
         BenchConfig c = BenchConfig.builder().target(BenchConfig.Target.RAW, BenchConfig.Target.ARRAY)
                 .counters(BenchConfig.Counters.BOTH).build();
         List<Variant> v = Variant.of(c);
-        assertEquals(List.of(new Variant(BenchConfig.Target.RAW, null),
-                new Variant(BenchConfig.Target.ARRAY, CounterMode.ATOMIC),
-                new Variant(BenchConfig.Target.ARRAY, CounterMode.PERCPU)), v);
+        assertEquals(List.of(new Variant(BenchConfig.Target.RAW, null, null),
+                new Variant(BenchConfig.Target.ARRAY, CounterMode.ATOMIC, ConsistencyPolicy.RESYNC),
+                new Variant(BenchConfig.Target.ARRAY, CounterMode.PERCPU, ConsistencyPolicy.RESYNC)), v);
         assertEquals("array percpu", v.get(2).label());
         assertTrue(c.describe().contains("target=raw,array"));
         assertEquals(50, BenchConfig.builder().rw(RwMode.RANDRW).build().readPercent());

@@ -104,6 +104,11 @@ public final class BenchCommand implements Callable<Integer> {
             defaultValue = "percpu")
     String counters;
 
+    @Option(names = "--consistency-policy", paramLabel = "POLICY",
+            description = "array consistency policy: resync, ppl (md's partial parity log), or both (interleaved) "
+                    + "(default: ${DEFAULT-VALUE})", defaultValue = "resync")
+    String policy;
+
     @Option(names = "--degraded", description = "fail one member before each run")
     boolean degraded;
 
@@ -186,7 +191,7 @@ public final class BenchCommand implements Callable<Integer> {
                 .warmup(duration("--warmup", warmup))
                 .backend(BenchConfig.Backend.parse(backend)).dir(dir).direct(direct).disks(disks)
                 .chunk(Sizes.parse(chunk)).layout(Raid5Algorithm.parse(layout))
-                .counters(BenchConfig.Counters.parse(counters)).degraded(degraded).repeat(repeat).targets(t)
+                .counters(BenchConfig.Counters.parse(counters)).policies(BenchConfig.Policies.parse(policy)).degraded(degraded).repeat(repeat).targets(t)
                 .workers(workers);
         if (seed != null) {
             b.seed(seed);

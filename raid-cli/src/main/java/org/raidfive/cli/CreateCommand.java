@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import org.raidfive.array.ArraySpec;
+import org.raidfive.array.ConsistencyPolicy;
 import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncProgress;
@@ -61,12 +62,25 @@ final class CreateCommand extends Verb {
             + "parity already matches (e.g. the files are all zeros).")
     boolean assumeClean;
 
+    @Option(names = "--consistency-policy", paramLabel = "POLICY", defaultValue = "resync",
+            description = "How parity survives a crash, as mdadm names it: resync (a dirty array resyncs; dirty and "
+                    + "degraded needs --force) or ppl (md's partial parity log: no write hole, a dirty start recovers "
+                    + "the logged stripes only, degraded too) (default: ${DEFAULT-VALUE}).")
+    String consistencyPolicy;
+
     @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in slot order.")
     List<String> members;
 
     @Override
     public Integer call() throws Exception {
-        ArraySpec.Builder builder = ArraySpec.builder().algorithm(Raid5Algorithm.parse(layout)).chunkSize(chunk);
+        ConsistencyPolicy policy;
+        try {
+            policy = ConsistencyPolicy.parse(consistencyPolicy);
+        } catch (IllegalArgumentException e) {
+            throw CliException.usage("--consistency-policy: " + e.getMessage());
+        }
+        ArraySpec.Builder builder = ArraySpec.builder().algorithm(Raid5Algorithm.parse(layout)).chunkSize(chunk)
+                .consistencyPolicy(policy);
         if (arrayName != null) {
             builder.name(arrayName);
         }
@@ -116,7 +130,12 @@ final class CreateCommand extends Verb {
             checkFreeSpace(all, size);
         }
         if (smallest / 512 > 0) {
-            DataOffset.usableSectors(smallest / 512, (int) (chunk / 512)); // refuses members too small for one chunk
+            long offset = DataOffset.forNewMember(smallest / 512, (int) (chunk / 512),
+                    policy == ConsistencyPolicy.PPL);
+            if (smallest / 512 - offset < chunk / 512) {
+                throw CliException.usage("members of " + smallest + " bytes are too small: data would start at sector "
+                        + offset + ", leaving no whole " + Sizes.chunk((int) chunk) + " chunk");
+            }
         } else {
             throw CliException.usage("members of " + smallest + " bytes are too small");
         }
@@ -139,7 +158,8 @@ final class CreateCommand extends Verb {
                 say("created " + s.name() + " (UUID " + s.uuid() + "): raid5 " + s.layout() + ", chunk "
                         + Sizes.chunk(s.chunkSize()) + ", " + s.raidDisks() + " members"
                         + (spareDisks.isEmpty() ? "" : " + " + spareDisks.size() + " spare") + ", "
-                        + Sizes.human(s.arrayBytes()) + " (" + s.arrayBytes() + " bytes)");
+                        + Sizes.human(s.arrayBytes()) + " (" + s.arrayBytes() + " bytes), consistency policy "
+                        + array.consistencyPolicy().mdadmName());
                 if (!clean) {
                     say("computing parity (initial resync)");
                     SyncProgress p;

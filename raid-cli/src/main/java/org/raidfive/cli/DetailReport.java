@@ -40,6 +40,8 @@ final class DetailReport {
     Double resyncPercent;
     boolean degraded;
     boolean failedArray;
+    /** mdadm's "Consistency Policy": resync, ppl or bitmap, from the superblock's features. */
+    String consistencyPolicy = "resync";
     final List<Row> rows = new ArrayList<>();
 
     /** From an assembled array; {@code stale} are given files the array refused as out of date. */
@@ -48,6 +50,7 @@ final class DetailReport {
         r.uuid = s.uuid();
         r.name = s.name();
         r.layout = s.layout();
+        r.consistencyPolicy = consistencyPolicy(top);
         r.chunkBytes = s.chunkSize();
         r.arrayBytes = s.arrayBytes();
         r.usedDevBytes = s.memberDataBytes();
@@ -107,6 +110,7 @@ final class DetailReport {
         r.uuid = MdUuid.format(top.setUuid());
         r.name = top.name();
         r.layout = ExamineReport.layout(top.layout());
+        r.consistencyPolicy = consistencyPolicy(top);
         r.chunkBytes = top.chunkSectors() * 512;
         r.arrayBytes = ExamineReport.arrayBytes(top);
         r.usedDevBytes = top.size() * 512;
@@ -183,6 +187,17 @@ final class DetailReport {
         });
     }
 
+    /** mdadm's name for how the array keeps parity consistent, from a member's features. */
+    static String consistencyPolicy(Superblock sb) {
+        if (sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)) {
+            return "bitmap";
+        }
+        if (sb.hasFeature(Superblock.MD_FEATURE_PPL) || sb.hasFeature(Superblock.MD_FEATURE_MULTIPLE_PPLS)) {
+            return "ppl";
+        }
+        return "resync";
+    }
+
     /** {@code mdadm --detail --test}'s exit status: 0 healthy, 1 degraded, 2 failed. */
     int exitCode() {
         return failedArray ? ExitCode.DETAIL_FAILED : degraded ? ExitCode.PROBLEM : ExitCode.OK;
@@ -199,6 +214,10 @@ final class DetailReport {
         field(s, "Raid Devices", Integer.toString(raidDevices));
         field(s, "Total Devices", Integer.toString(rows.stream().filter(r -> !r.path().isEmpty()).mapToInt(r -> 1).sum()));
         s.append('\n');
+        if (consistencyPolicy.equals("bitmap")) {
+            field(s, "Intent Bitmap", "Internal");
+            s.append('\n');
+        }
         field(s, "Update Time", ExamineReport.time(updateTime));
         field(s, "State", state);
         if (problem != null) {
@@ -214,6 +233,8 @@ final class DetailReport {
         s.append('\n');
         field(s, "Layout", layout);
         field(s, "Chunk Size", Sizes.chunk(chunkBytes));
+        s.append('\n');
+        field(s, "Consistency Policy", consistencyPolicy);
         s.append('\n');
         if (rebuildPercent != null) {
             field(s, "Rebuild Status", String.format(Locale.ROOT, "%d%% complete", (long) Math.floor(rebuildPercent)));

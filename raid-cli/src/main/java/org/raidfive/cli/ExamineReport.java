@@ -54,6 +54,11 @@ final class ExamineReport {
         field(s, "State", sb.isClean() ? "clean" : "active");
         field(s, "Device UUID", MdUuid.format(sb.deviceUuid()));
         s.append('\n');
+        if (sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)) {
+            field(s, "Internal Bitmap", sb.bitmapOffset() + " sectors from superblock");
+        } else if (sb.hasFeature(Superblock.MD_FEATURE_PPL) || sb.hasFeature(Superblock.MD_FEATURE_MULTIPLE_PPLS)) {
+            field(s, "PPL", sb.pplSize() + " sectors at offset " + sb.pplOffset() + " sectors from superblock");
+        }
         field(s, "Update Time", time(sb.utime()));
         if (sb.bblogSize() != 0 && sb.bblogOffset() != 0) {
             field(s, "Bad Block Log", (sb.bblogSize() * 512 / 8) + " entries available at offset " + sb.bblogOffset()

@@ -31,6 +31,7 @@ import picocli.CommandLine.Spec;
             WriteCommand.class,
             ReadCommand.class,
             FailCommand.class,
+            GrowCommand.class,
             RemoveCommand.class,
             AddCommand.class,
             ReplaceCommand.class,

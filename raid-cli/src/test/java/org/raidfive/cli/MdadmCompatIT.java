@@ -77,6 +77,41 @@ class MdadmCompatIT {
         compare(replacing, 0); // not degraded: every slot is in sync while the copy runs
     }
 
+    /**
+     * An array made with md's partial parity log: mdadm --examine finds its PPL where raidfive says
+     * (every field equal, the PPL line included), detail names the policy as mdadm does; raid grow
+     * removes the log and adds it back, and mdadm follows each step.
+     */
+    @Test
+    void aPartialParityLogIsWhereMdadmLooksAndGrowSwitchesIt() throws Exception {
+        List<String> m = List.of("p0.img", "p1.img", "p2.img", "p3.img");
+        RaidLauncher.Result created = raid(with(List.of("create", "--size", "32M", "--consistency-policy", "ppl"), m));
+        assertEquals(0, created.exit(), created.all());
+        assertTrue(created.stderr().contains("consistency policy ppl"), created.all());
+        assertEquals(0, RaidLauncher.run(dir, MemberFiles.random(1 << 20, 9),
+                with(List.of("write", "--offset", "4096"), m)).exit());
+        compare(m, 0);
+        Map<String, String> theirs = mdadmExamine("p0.img");
+        assertEquals("2048 sectors at offset 8 sectors from superblock", theirs.get("PPL"), theirs.toString());
+        RaidLauncher.Result detail = raid(with(List.of("detail"), m));
+        assertTrue(detail.out().contains("Consistency Policy : ppl"), detail.out());
+
+        RaidLauncher.Result off = raid(with(List.of("grow", "--consistency-policy", "resync"), m));
+        assertEquals(0, off.exit(), off.all());
+        compare(m, 0);
+        assertEquals(null, mdadmExamine("p0.img").get("PPL"));
+        assertTrue(raid(with(List.of("detail"), m)).out().contains("Consistency Policy : resync"));
+
+        RaidLauncher.Result on = raid(with(List.of("grow", "--consistency-policy", "ppl"), m));
+        assertEquals(0, on.exit(), on.all());
+        compare(m, 0);
+        assertTrue(mdadmExamine("p0.img").get("PPL").endsWith("sectors at offset 8 sectors from superblock"));
+
+        RaidLauncher.Result bad = raid(with(List.of("grow", "--consistency-policy", "journal"), m));
+        assertEquals(2, bad.exit(), bad.all());
+        assertEquals(1, bad.stderr().strip().lines().count(), bad.stderr());
+    }
+
     /** Every member's examine field by field, and detail's identity, geometry and roles, against mdadm. */
     private static void compare(List<String> members, int detailExit) throws Exception {
         RaidLauncher.Result r = raid(with(List.of("examine"), members));

@@ -39,6 +39,12 @@ final class ArrayCore {
      */
     volatile long resyncOffset = Long.MAX_VALUE;
 
+    /**
+     * md's partial parity log when the consistency policy is {@code ppl}, else null. Set or cleared
+     * only while quiesced (a policy change), read by every write.
+     */
+    volatile PartialParityLog ppl;
+
     /** Opened read-only: nothing is written, not even superblocks or read-error corrections. */
     volatile boolean readOnly;
 

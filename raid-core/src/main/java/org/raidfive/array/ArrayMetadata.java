@@ -36,6 +36,12 @@ final class ArrayMetadata implements ArrayHooks {
      */
     int bitmapOffset;
     long bitmapBitBytes;
+    /**
+     * md's partial parity log area (consistency policy ppl): its offset from the superblock and its
+     * size, in sectors; size 0 when the array has none.
+     */
+    int pplOffset;
+    int pplSize;
     private boolean bitmapAllDirty;
 
     private ArrayCore core;
@@ -58,6 +64,10 @@ final class ArrayMetadata implements ArrayHooks {
 
     void onMemberFailed(Runnable listener) {
         failureListener = listener;
+    }
+
+    ArrayCore core() {
+        return core;
     }
 
     void attach(ArrayCore core) {

@@ -23,6 +23,7 @@ public final class ArraySpec {
     private final CounterMode counterMode;
     private final SyncLimits syncLimits;
     private final byte[] uuid;
+    private final ConsistencyPolicy consistencyPolicy;
 
     private ArraySpec(Builder b) {
         this.chunkSize = b.chunkSize;
@@ -33,6 +34,7 @@ public final class ArraySpec {
         this.counterMode = b.counterMode;
         this.syncLimits = b.syncLimits;
         this.uuid = b.uuid == null ? null : b.uuid.clone();
+        this.consistencyPolicy = b.consistencyPolicy;
     }
 
     public static Builder builder() {
@@ -70,6 +72,11 @@ public final class ArraySpec {
         return syncLimits;
     }
 
+    /** How parity is kept consistent across a crash ({@link ConsistencyPolicy#RESYNC} by default). */
+    public ConsistencyPolicy consistencyPolicy() {
+        return consistencyPolicy;
+    }
+
     /** The array UUID to use, or null for a random one. */
     public byte[] uuid() {
         return uuid == null ? null : uuid.clone();
@@ -84,6 +91,7 @@ public final class ArraySpec {
         private CounterMode counterMode = CounterMode.PERCPU;
         private SyncLimits syncLimits = SyncLimits.MD_DEFAULT;
         private byte[] uuid;
+        private ConsistencyPolicy consistencyPolicy = ConsistencyPolicy.RESYNC;
 
         public Builder chunkSize(long bytes) {
             Raid5Layout.checkChunk(bytes);
@@ -130,6 +138,11 @@ public final class ArraySpec {
                 throw new IllegalArgumentException("array UUID must be 16 bytes, got " + uuid.length);
             }
             this.uuid = uuid == null ? null : uuid.clone();
+            return this;
+        }
+
+        public Builder consistencyPolicy(ConsistencyPolicy policy) {
+            this.consistencyPolicy = Objects.requireNonNull(policy, "consistencyPolicy");
             return this;
         }
 

@@ -20,6 +20,7 @@ import org.raidfive.md.BitmapSuperblock;
 import org.raidfive.md.DataOffset;
 import org.raidfive.md.MdFeatures;
 import org.raidfive.md.MdUuid;
+import org.raidfive.md.PplHeader;
 import org.raidfive.md.Superblock;
 import org.raidfive.md.SuperblockException;
 import org.slf4j.Logger;
@@ -49,6 +50,8 @@ final class Assembler {
      * all back, so the array comes back whole and no stripe is rebuilt from a half-written one.
      */
     static final long FORCE_TOGETHER_EVENTS = 8;
+    /** md's limit for a partial parity log: one bit per member in {@code disk_flush_bitmap}. */
+    static final int PPL_MAX_DISKS = 64;
 
     private Assembler() {
     }
@@ -66,7 +69,12 @@ final class Assembler {
         for (MemberDisk d : disks) {
             smallest = Math.min(smallest, d.size());
         }
-        long dataOffset = DataOffset.forNewMember(smallest / 512, spec.chunkSize() / 512) * 512;
+        boolean ppl = spec.consistencyPolicy() == ConsistencyPolicy.PPL;
+        if (ppl && disks.size() > PPL_MAX_DISKS) {
+            throw new ArrayConfigException("a partial parity log takes at most " + PPL_MAX_DISKS
+                    + " members (md's limit), got " + disks.size());
+        }
+        long dataOffset = DataOffset.forNewMember(smallest / 512, spec.chunkSize() / 512, ppl) * 512;
         long usable = smallest - dataOffset;
         if (spec.memberDataBytes() != 0) {
             if (spec.memberDataBytes() > usable) {
@@ -100,6 +108,12 @@ final class Assembler {
             }
             ArrayCore core = new ArrayCore(spec.name(), layout, MemberTable.of(slots), spec.counterMode(), meta);
             meta.attach(core);
+            if (ppl) {
+                // mdadm 1.2: the 1 MiB area 8 sectors after the superblock, in the bitmap's place.
+                meta.pplOffset = PplHeader.AREA_OFFSET;
+                meta.pplSize = PplHeader.AREA_SECTORS;
+                core.ppl = new PartialParityLog(core, uuid, meta.pplOffset, meta.pplSize);
+            }
             meta.members.addAll(Arrays.asList(slots));
             for (int j = 0; j < spares.size(); j++) {
                 meta.members.add(new Member(spares.get(j), dataOffset, slots.length + j, MdUuid.random(), -1,
@@ -111,9 +125,12 @@ final class Assembler {
             Raid5Array array = new Raid5Array(core, meta, spec.syncLimits(), false, AssemblyReport.NONE);
             for (Member m : meta.members) {
                 SuperblockIo.initBadBlockLog(meta, m);
+                if (core.ppl != null) {
+                    core.ppl.writeEmptyHeader(m); // mdadm's write_init_ppl1
+                }
             }
             meta.writeAll();
-            LOG.info("created {}: {}", spec.name(), layout);
+            LOG.info("created {}: {}{}", spec.name(), layout, ppl ? ", partial parity log" : "");
             if (!spec.assumeClean()) {
                 array.startSync();
             }
@@ -170,7 +187,7 @@ final class Assembler {
                 }
             }
             long dataOffset = meta.members.isEmpty()
-                    ? DataOffset.forNewMember(disk.size() / 512, meta.layout.chunkSize() / 512) * 512
+                    ? DataOffset.forNewMember(disk.size() / 512, meta.layout.chunkSize() / 512, meta.pplSize != 0) * 512
                     : meta.members.get(0).dataOffsetBytes;
             long needed = dataOffset + meta.layout.memberBytesUsed();
             if (disk.size() < needed) {
@@ -183,6 +200,10 @@ final class Assembler {
                         MemberState.SPARE, 0, array.core.counterMode);
                 spare.claimed(claim);
                 SuperblockIo.initBadBlockLog(meta, spare);
+                PartialParityLog ppl = array.core.ppl;
+                if (ppl != null) {
+                    ppl.writeEmptyHeader(spare); // md's ppl_modify_log when a member joins
+                }
                 if (meta.bitmapOffset != 0) {
                     Member from = null;
                     for (Member m : meta.members) {
@@ -434,7 +455,8 @@ final class Assembler {
         if (resyncForced) {
             recoveryCp = 0;
         }
-        if (degraded && recoveryCp != Long.MAX_VALUE && !opts.force()) {
+        boolean hasPpl = top.hasFeature(Superblock.MD_FEATURE_PPL) || top.hasFeature(Superblock.MD_FEATURE_MULTIPLE_PPLS);
+        if (degraded && recoveryCp != Long.MAX_VALUE && !opts.force() && !hasPpl) {
             throw new ArrayConfigException(top.name() + " is dirty and degraded (" + out.get(0) + "): it was not shut "
                     + "down cleanly while a member was missing, so parity of the stripes being written at that moment "
                     + "may not match their data (the RAID-5 write hole) and the missing member's data there cannot be "
@@ -449,6 +471,19 @@ final class Assembler {
                 meta);
         core.readOnly = opts.readOnly();
         meta.attach(core);
+        if (hasPpl) {
+            meta.pplOffset = top.pplOffset();
+            meta.pplSize = top.pplSize();
+            core.ppl = new PartialParityLog(core, top.setUuid(), meta.pplOffset, meta.pplSize);
+            // md's ppl_init_log at start: recover a dirty array's logged stripes, then empty the logs.
+            PplRecovery.Outcome ppl = new PplRecovery(core, core.ppl).run(recoveryCp != Long.MAX_VALUE,
+                    opts.readOnly());
+            if (recoveryCp == 0 && !resyncForced && ppl.recoveredEntries() > 0 && ppl.corruptEntries() == 0) {
+                meta.needResyncFrom(Long.MAX_VALUE); // md: a dirty start recovered cleanly is clean
+                LOG.info("{}: recovered from the partial parity log ({} entries); no resync needed", top.name(),
+                        ppl.recoveredEntries());
+            }
+        }
         meta.members.addAll(members);
         for (Member m : members) {
             m.claimed(claimOf.get(m.disk));
@@ -462,7 +497,7 @@ final class Assembler {
             LOG.info("{}: {}", top.name(), line);
         }
         LOG.info("assembled {} from {} members ({}{})", top.name(), members.size(), degraded ? "degraded" : "healthy",
-                recoveryCp == Long.MAX_VALUE ? ", clean" : ", needs resync from member offset " + recoveryCp);
+                meta.recoveryCp() == Long.MAX_VALUE ? ", clean" : ", needs resync from member offset " + meta.recoveryCp());
         if (opts.startSync() && !opts.readOnly()) {
             array.startSync();
         }

@@ -404,6 +404,80 @@ public final class Raid5Array implements AsyncDisk {
         membership.quiesce(change);
     }
 
+    // ------------------------------------------------------------------ consistency policy
+
+    /** How this array keeps parity consistent across a crash. */
+    public ConsistencyPolicy consistencyPolicy() {
+        return core.ppl != null ? ConsistencyPolicy.PPL : ConsistencyPolicy.RESYNC;
+    }
+
+    /**
+     * Switches the consistency policy of the running array, as {@code mdadm --grow
+     * --consistency-policy} does: quiesced, the partial parity log's area placed by mdadm's rule
+     * (8 sectors after the superblock, up to 1 MiB, before the bad block log) and emptied on every
+     * live member before the superblocks name it. Refused, with nothing written, for an array with a
+     * write-intent bitmap (md keeps the two apart) or without room for a log.
+     */
+    public void setConsistencyPolicy(ConsistencyPolicy policy) throws IOException {
+        java.util.Objects.requireNonNull(policy, "policy");
+        checkOpen();
+        if (readOnly) {
+            throw new IOException(core.name + " was opened read-only");
+        }
+        membership.quiesce(() -> {
+            synchronized (meta.lock) {
+                if (policy == consistencyPolicy()) {
+                    return;
+                }
+                if (policy == ConsistencyPolicy.PPL) {
+                    int[] area = pplArea();
+                    PartialParityLog log = new PartialParityLog(core, meta.uuid, area[0], area[1]);
+                    for (Member m : membership.liveMembers()) {
+                        log.writeEmptyHeader(m);
+                    }
+                    meta.pplOffset = area[0];
+                    meta.pplSize = area[1];
+                    core.ppl = log;
+                } else {
+                    core.ppl = null;
+                    meta.pplOffset = 0;
+                    meta.pplSize = 0;
+                }
+                meta.writeAll();
+            }
+        });
+    }
+
+    /** mdadm's placement of a partial parity log added to an existing 1.2 array: {offset, size} in sectors. */
+    private int[] pplArea() throws ArrayConfigException {
+        if (meta.bitmapOffset != 0) {
+            throw new ArrayConfigException(core.name + " has a write-intent bitmap; md does not keep a partial "
+                    + "parity log beside one: remove the bitmap first");
+        }
+        if (core.layout.disks() > Assembler.PPL_MAX_DISKS) {
+            throw new ArrayConfigException(core.name + " has " + core.layout.disks() + " members; md's partial "
+                    + "parity log takes at most " + Assembler.PPL_MAX_DISKS);
+        }
+        long space = Long.MAX_VALUE;
+        for (Member m : membership.liveMembers()) {
+            long room = m.bblogOffset != 0 ? m.bblogOffset - 8L
+                    : m.dataOffsetBytes / 512 - org.raidfive.md.Superblock.SUPERBLOCK_OFFSET_SECTORS - 8;
+            space = Math.min(space, room);
+        }
+        int header = org.raidfive.md.PplHeader.SIZE / 512;
+        if (space < header + 8) {
+            throw new ArrayConfigException(core.name + " has no room for a partial parity log: " + space
+                    + " sectors between the superblock and the bad block log or data, md needs " + (header + 8));
+        }
+        if (space >= org.raidfive.md.PplHeader.AREA_SECTORS) {
+            space = org.raidfive.md.PplHeader.AREA_SECTORS;
+        } else {
+            long optimal = header + Math.max(core.layout.chunkSize() / 512, 256);
+            space = Math.min(Math.min(space, optimal), 0xffff);
+        }
+        return new int[] {org.raidfive.md.PplHeader.AREA_OFFSET, (int) space};
+    }
+
     // ------------------------------------------------------------------ background passes
 
     public void setSyncLimits(SyncLimits limits) {

@@ -188,17 +188,29 @@ final class StripeOp {
      */
     void writePiece(int lo, int hi, int x, int len, ByteBuffer src, int srcAt) throws IOException {
         long memberOffset = stripeOffset + x;
+        PartialParityLog ppl = core.readOnly ? null : core.ppl;
+        PartialParityLog.Unit unit = null;
+        long wrote = 0;
         try {
             Plan plan;
+            boolean logged;
             while (true) {
                 core.checkUsable();
                 if (unreadableSlots(memberOffset, len) > 1) {
                     throw core.stripeLost(stripe);
                 }
                 plan = choosePlan(memberOffset, len, lo, hi);
-                if (plan == Plan.DATA_ONLY || computeParity(plan, lo, hi, memberOffset, len, src, srcAt)) {
+                // md logs a stripe when its parity member is in sync and written; not without one.
+                logged = ppl != null && plan != Plan.DATA_ONLY
+                        && table.slots[paritySlot].state == MemberState.IN_SYNC;
+                if (plan == Plan.DATA_ONLY || (logged ? computeLoggedParity(plan, lo, hi, x, len, src, srcAt)
+                        : computeParity(plan, lo, hi, memberOffset, len, src, srcAt))) {
                     break;
                 }
+            }
+            if (logged) {
+                // The partial parity is durable before any of the stripe's data or parity is written.
+                unit = ppl.log(table.slots[paritySlot], paritySlot, ppDataSector, ppDataSize, ppBuffer, 0, ppSize);
             }
             int chunkSize = layout.chunkSize();
             Member[] s = table.slots;
@@ -207,12 +219,14 @@ final class StripeOp {
             for (int i = lo; i <= hi; i++) {
                 int slot = layout.dataSlot(stripe, i);
                 int at = srcAt + (i - lo) * chunkSize;
-                writeTo(s[slot], memberOffset, src, at, len);
+                if (writeTo(s[slot], memberOffset, src, at, len)) {
+                    wrote |= 1L << slot;
+                }
                 writeTo(r[slot], memberOffset, src, at, len);
             }
             if (plan != Plan.DATA_ONLY) {
-                if (!parityInPlace) {
-                    writeTo(s[paritySlot], memberOffset, parityBuffer, parityOffset, len);
+                if (!parityInPlace && writeTo(s[paritySlot], memberOffset, parityBuffer, parityOffset, len)) {
+                    wrote |= 1L << paritySlot;
                 }
                 writeTo(r[paritySlot], memberOffset, parityBuffer, parityOffset, len);
             }
@@ -220,8 +234,85 @@ final class StripeOp {
                 phase.failMembers(core);
             }
         } finally {
+            if (unit != null) {
+                ppl.finished(unit, wrote);
+            }
             release();
         }
+    }
+
+    /** What {@link #computeLoggedParity} leaves for the log: md's entry for this piece and its partial parity. */
+    private ByteBuffer ppBuffer;
+    private long ppDataSector;
+    private int ppDataSize;
+    private int ppSize;
+
+    /**
+     * {@link #computeParity} for an array with a partial parity log: also computes the piece's
+     * partial parity, over whole 4 KiB pages as md logs it. A write to every data member is a full
+     * stripe (no partial parity: its parity is recomputed from the data alone after a crash). Else the
+     * partial parity is the XOR of the data the write leaves alone over those pages: read directly
+     * (reconstruct-write), or as old parity XOR the old data being replaced (read-modify-write);
+     * the new parity of the piece is then partial parity XOR the new data. Parity is computed apart,
+     * never in the parity member's memory: nothing of the stripe may change before the log is durable.
+     */
+    private boolean computeLoggedParity(Plan plan, int lo, int hi, int x, int len, ByteBuffer src, int srcAt)
+            throws IOException {
+        int chunkSize = layout.chunkSize();
+        int written = hi - lo + 1;
+        int x4 = x & ~(PAGE - 1);
+        int len4 = ((x + len + PAGE - 1) & ~(PAGE - 1)) - x4;
+        long pageOffset = stripeOffset + x4;
+        Member[] s = table.slots;
+        if (ppBuffer == null) {
+            ppBuffer = aligned(pieceSize); // once per operation object, for arrays with a log
+        }
+        if (written == layout.dataDisks()) {
+            ppSize = 0;
+            ppDataSector = arraySector(0, x4);
+            ppDataSize = written * len4;
+            beginSources();
+        } else {
+            beginSources();
+            boolean ok = true;
+            if (plan == Plan.READ_MODIFY_WRITE) {
+                ok = addMemberSource(s[paritySlot], paritySlot, pageOffset, len4);
+                for (int i = lo; i <= hi && ok; i++) {
+                    int slot = layout.dataSlot(stripe, i);
+                    ok = addMemberSource(s[slot], slot, pageOffset, len4);
+                }
+            } else {
+                for (int i = 0; i < layout.dataDisks() && ok; i++) {
+                    if (i < lo || i > hi) {
+                        int slot = layout.dataSlot(stripe, i);
+                        ok = addMemberSource(s[slot], slot, pageOffset, len4);
+                    }
+                }
+            }
+            ok = awaitSources() && ok; // waits for every read issued, also after a failure
+            if (!ok) {
+                return false;
+            }
+            xorSourcesInto(ppBuffer, 0, len4);
+            ppSize = len4;
+            ppDataSector = arraySector(lo, x4);
+            ppDataSize = written * len4;
+            beginSources();
+            addCallerSource(ppBuffer, x - x4);
+        }
+        for (int i = lo; i <= hi; i++) {
+            addCallerSource(src, srcAt + (i - lo) * chunkSize);
+        }
+        xorSourcesInto(scratch, 0, len);
+        parityInPlace = false;
+        parityBuffer = scratch;
+        parityOffset = 0;
+        return true;
+    }
+
+    /** md's array sector of column {@code column} of data index {@code dataIndex} in this stripe. */
+    private long arraySector(int dataIndex, int column) {
+        return (layout.chunkNumber(stripe, dataIndex) * layout.chunkSize() + column) >>> 9;
     }
 
     /** Where {@link #computeParity} left its result, and whether that is the parity member itself. */
@@ -343,11 +434,16 @@ final class StripeOp {
         return n;
     }
 
-    /** Issues a write to {@code m} where it holds valid data (skips a missing, failed or not yet rebuilt one). */
-    private void writeTo(Member m, long memberOffset, ByteBuffer buf, int off, int len) {
+    /**
+     * Issues a write to {@code m} where it holds valid data (skips a missing, failed or not yet
+     * rebuilt one); true if it did.
+     */
+    private boolean writeTo(Member m, long memberOffset, ByteBuffer buf, int off, int len) {
         if (m != null && m.writable(stripeOffset)) {
             phase.write(m, memberOffset, buf, off, len);
+            return true;
         }
+        return false;
     }
 
     // ------------------------------------------------------------------ background passes

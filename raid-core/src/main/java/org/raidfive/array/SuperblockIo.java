@@ -99,6 +99,13 @@ final class SuperblockIo {
         }
         if (meta.bitmapOffset != 0) {
             sb.setFeature(Superblock.MD_FEATURE_BITMAP_OFFSET, true).bitmapOffset(meta.bitmapOffset);
+        } else if (meta.pplSize != 0) {
+            // As the kernel's super_1_sync writes it: MULTIPLE_PPLS when the area holds more than one
+            // io_unit, else PPL; never both.
+            PartialParityLog log = meta.core().ppl;
+            boolean multiple = log != null && log.multiple();
+            sb.setFeature(multiple ? Superblock.MD_FEATURE_MULTIPLE_PPLS : Superblock.MD_FEATURE_PPL, true)
+                    .ppl(meta.pplOffset, meta.pplSize);
         }
         int[] roles = meta.rolesLocked();
         int maxDev = Math.max(Superblock.DEFAULT_MAX_DEV, roles.length);
@@ -118,7 +125,8 @@ final class SuperblockIo {
 
     /** Where mdadm puts the bad block log (sectors after the superblock), or -1 if it does not fit. */
     static long badBlockLogOffset(ArrayMetadata meta, long dataOffsetBytes) {
-        long bblog = DataOffset.badBlockLogOffset(meta.layout.memberBytesUsed() / 512);
+        long bblog = meta.pplSize != 0 ? meta.pplOffset + meta.pplSize
+                : DataOffset.badBlockLogOffset(meta.layout.memberBytesUsed() / 512);
         boolean fits = dataOffsetBytes / 512 >= Superblock.SUPERBLOCK_OFFSET_SECTORS + bblog
                 + DataOffset.BAD_BLOCK_LOG_SECTORS;
         return fits ? bblog : -1;

@@ -79,7 +79,8 @@ final class WritePath {
         if (lowIndex > highIndex) {
             return;
         }
-        int piece = core.ops.pieceSize();
+        PartialParityLog ppl = core.ppl;
+        int piece = ppl == null ? core.ops.pieceSize() : Math.min(core.ops.pieceSize(), ppl.maxPiece());
         for (int x = from; x < to; x += piece) {
             int len = Math.min(piece, to - x);
             // Offset in src of column x of data index lowIndex.

@@ -48,12 +48,22 @@ public final class DataOffset
      */
     public static long forNewMember(final long memberSectors, final int chunkSectors)
     {
+        return forNewMember(memberSectors, chunkSectors, false);
+    }
+
+    /**
+     * {@link #forNewMember(long, int)} for an array with md's partial parity log, whose area (1 MiB,
+     * mdadm's {@code MULTIPLE_PPL_AREA_SIZE_SUPER1}) takes the place of the bitmap space.
+     */
+    public static long forNewMember(final long memberSectors, final int chunkSectors, final boolean ppl)
+    {
         checkChunk(chunkSectors);
         if (memberSectors < 0)
         {
             throw new IllegalArgumentException("member size " + memberSectors + " sectors is negative");
         }
-        final long offset = METADATA_SECTORS + bitmapSpace(memberSectors) + headroom(memberSectors, chunkSectors);
+        final long space = ppl ? PplHeader.AREA_SECTORS : bitmapSpace(memberSectors);
+        final long offset = METADATA_SECTORS + space + headroom(memberSectors, chunkSectors);
         return (offset + ONE_MIB_SECTORS - 1) / ONE_MIB_SECTORS * ONE_MIB_SECTORS;
     }
 

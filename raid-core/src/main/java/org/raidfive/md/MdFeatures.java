@@ -11,9 +11,11 @@ import static org.raidfive.md.Superblock.*;
  *   <li>honoured: recovery offset, replacement, the bad block log (listed sectors are not read as
  *       data), the internal bitmap's space and superblock (kept; every bit is set when the array
  *       goes dirty, so md resyncs all raidfive may have touched), bitmap-guided recovery (done as a
- *       full recovery from the recovery offset, a superset);</li>
- *   <li>refused: a reshape in progress, a write journal, clustered md, the partial parity log, and
- *       any bit Linux does not define (the decoder refuses those already).</li>
+ *       full recovery from the recovery offset, a superset), the partial parity log (PPL and
+ *       MULTIPLE_PPLS: used and recovered as md does);</li>
+ *   <li>refused: a reshape in progress, a write journal, clustered md, a partial parity log whose area
+ *       overlaps the superblock or the data, or of more than 64 members (md refuses those too), and
+ *       any bit Linux does not define or combination it refuses (the decoder refuses those already).</li>
  * </ul>
  */
 public final class MdFeatures
@@ -55,15 +57,41 @@ public final class MdFeatures
         }
         if ((f & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)) != 0)
         {
-            return member + " uses a partial parity log (consistency policy ppl, feature 0x"
-                + Integer.toHexString(f & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS))
-                + "), which this raidfive does not implement; switch it with Linux md first "
-                + "(mdadm --grow --consistency-policy=resync /dev/mdX)";
+            final String ppl = pplRefusal(sb, member);
+            if (ppl != null)
+            {
+                return ppl;
+            }
         }
         final int unknown = f & ~MD_FEATURE_ALL;
         if (unknown != 0)
         {
             return member + String.format(" has feature bits 0x%x that Linux md does not define", unknown);
+        }
+        return null;
+    }
+
+    /** md's {@code ppl_validate_rdev} and {@code ppl_init_log} rules for a member's PPL. */
+    private static String pplRefusal(final Superblock sb, final String member)
+    {
+        // A PPL beside a bitmap or a journal is refused by the decoder already, as md's super_1_load does.
+        if (sb.raidDisks() > 64)
+        {
+            return member + "'s array has " + sb.raidDisks() + " members; md's partial parity log takes at most 64";
+        }
+        final long offset = sb.pplOffset();
+        final long size = sb.pplSize();
+        final long data = (size - PplHeader.SIZE / 512) / 8 * 8;
+        if (data <= 0)
+        {
+            return member + "'s partial parity log area (" + size + " sectors) holds no partial parity, which md refuses";
+        }
+        final long start = sb.superOffset() + offset;
+        final long end = start + PplHeader.SIZE / 512 + data;
+        if (offset < 8 || end > sb.dataOffset())
+        {
+            return member + "'s partial parity log area (sectors " + start + " to " + end + ") overlaps its superblock "
+                + "(sector " + sb.superOffset() + ") or its data (from sector " + sb.dataOffset() + "), which md refuses";
         }
         return null;
     }

@@ -462,6 +462,19 @@ public final class Superblock
         return bitmapOffset >>> 16;
     }
 
+    /** Sets md's {@code ppl} union (it shares bitmap_offset's four bytes): le16 offset, le16 size. */
+    public Superblock ppl(final int offsetSectors, final int sizeSectors)
+    {
+        if (offsetSectors < Short.MIN_VALUE || offsetSectors > Short.MAX_VALUE || sizeSectors < 0
+            || sizeSectors > 0xffff)
+        {
+            throw new IllegalArgumentException("PPL offset " + offsetSectors + " or size " + sizeSectors
+                + " sectors does not fit md's 16-bit fields");
+        }
+        this.bitmapOffset = (sizeSectors << 16) | (offsetSectors & 0xffff);
+        return this;
+    }
+
     public int newLevel()
     {
         return newLevel;

@@ -149,10 +149,10 @@ class MdFeatureRulesTest {
 
     @ParameterizedTest
     @ValueSource(ints = {Superblock.MD_FEATURE_PPL, Superblock.MD_FEATURE_MULTIPLE_PPLS})
-    void partialParityLogIsRefused(int feature) throws Exception {
+    void aPartialParityLogAreaOverlappingTheDataIsRefused(int feature) throws Exception {
         makeArray();
-        editAll(sb -> sb.setFeature(feature, true).bitmapOffset((2048 << 16) | 8));
-        assertRefused("partial parity log");
+        editAll(sb -> sb.setFeature(feature, true).ppl(8, 0xffff));
+        assertRefused("partial parity log", "overlaps");
     }
 
     @Test

@@ -42,7 +42,6 @@ class MdFeaturesIT {
     private Workbench bench;
     private Map<String, GuestReport> reports;
     private final List<Path> journal = new ArrayList<>();
-    private final List<Path> ppl = new ArrayList<>();
     private final List<Path> reshape = new ArrayList<>();
     private final List<Path> bad = new ArrayList<>();
     private byte[] data;
@@ -58,7 +57,6 @@ class MdFeaturesIT {
         new Random(0xfea7L).nextBytes(data);
         Path dataImage = bench.dataImage("data", data);
         journal.addAll(bench.images("journal", 4, MEMBER_BYTES));
-        ppl.addAll(bench.images("ppl", 3, MEMBER_BYTES));
         reshape.addAll(bench.images("reshape", 4, MEMBER_BYTES));
         bad.addAll(bench.images("bad", 4, MEMBER_BYTES));
         GuestScript s = new GuestScript("md-features");
@@ -68,11 +66,6 @@ class MdFeaturesIT {
                 j.subList(0, 3));
         s.call("md_fill", "journal", "md0", d, 0, 8);
         s.call("md_stop", "journal", "md0");
-        List<String> p = s.disks(ppl);
-        s.call("md_create_opts", "ppl", "md1", 2, "--raid-devices=3", "--consistency-policy=ppl", p);
-        s.call("md_fill", "ppl", "md1", d, 0, 8);
-        s.call("md_report", "ppl", "md1");
-        s.call("md_stop", "ppl", "md1");
         List<String> r = s.disks(reshape);
         s.call("md_create_opts", "reshape", "md2", 2, "--raid-devices=3", "--chunk=64", r.subList(0, 3));
         s.call("md_fill", "reshape", "md2", d, 0, 8);
@@ -86,7 +79,7 @@ class MdFeaturesIT {
         s.call("md_bad_blocks", "bad", "md3", b.get(BAD_SLOT), badSector, 16);
         s.call("md_stop", "bad", "md3");
         reports = BootRunner.run(vm, List.of(s), false, Duration.ofMinutes(10), bench.dir(),
-                List.of("journal", "ppl", "reshape", "bad"));
+                List.of("journal", "reshape", "bad"));
     }
 
     @AfterAll
@@ -127,14 +120,6 @@ class MdFeaturesIT {
         assertEquals("0", guest("journal").get("create_rc"), reports.get("journal").describe("journal"));
         assertRefusedUnchanged(journal, "journal");
         assertRefusedUnchanged(journal.subList(0, 3), "journal"); // without the journal device too
-    }
-
-    @Test
-    void anArrayWithAPartialParityLogIsRefused() throws Exception {
-        assertEquals("0", guest("ppl").get("create_rc"), reports.get("ppl").describe("ppl"));
-        assertEquals("ppl", guest("ppl").get("consistency").toLowerCase(java.util.Locale.ROOT),
-                reports.get("ppl").describe("ppl"));
-        assertRefusedUnchanged(ppl, "partial parity log");
     }
 
     @Test

@@ -1,0 +1,52 @@
+package org.raidfive.cli;
+
+import java.util.List;
+import org.raidfive.array.ConsistencyPolicy;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code raid grow}: changes what the engine can change on an existing array, as {@code mdadm
+ * --grow} does; today the consistency policy. What it cannot change (members, chunk, layout, size)
+ * it says so.
+ */
+@Command(header = "Change an existing array.", name = "grow", mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {"Change an array in place, like mdadm --grow.",
+                "--consistency-policy ppl adds md's partial parity log (8 sectors after the superblock, up to 1 MiB, "
+                + "before the bad block log; refused without room for it); resync removes it.",
+                "raidfive does not reshape: adding or removing data members, and changing chunk size, layout or "
+                + "member size, are done with Linux md (mdadm --grow)."})
+final class GrowCommand extends Verb {
+    @Option(names = "--consistency-policy", required = true, paramLabel = "POLICY",
+            description = "resync or ppl.")
+    String consistencyPolicy;
+
+    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in any order.")
+    List<String> members;
+
+    @Override
+    public Integer call() throws Exception {
+        ConsistencyPolicy policy;
+        try {
+            policy = ConsistencyPolicy.parse(consistencyPolicy);
+        } catch (IllegalArgumentException e) {
+            throw CliException.usage("--consistency-policy: " + e.getMessage());
+        }
+        try (ArraySession session = readWriteSession(members)) {
+            ConsistencyPolicy before = session.array().consistencyPolicy();
+            if (before == policy) {
+                say(session.array().name() + " already has consistency policy " + policy.mdadmName());
+                return ExitCode.OK;
+            }
+            try {
+                session.array().setConsistencyPolicy(policy);
+            } catch (org.raidfive.array.ArrayConfigException e) {
+                throw CliException.usage(e.getMessage());
+            }
+            say(session.array().name() + ": consistency policy " + before.mdadmName() + " -> " + policy.mdadmName());
+        }
+        return ExitCode.OK;
+    }
+}

@@ -1,0 +1,330 @@
+package org.raidfive.array;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.CRC32C;
+import org.raidfive.md.PplHeader;
+import org.raidfive.md.Superblock;
+
+/**
+ * md's partial parity log (consistency policy {@code ppl}, Linux {@code raid5-ppl.c}), the write
+ * side: before a stripe's data and parity are written, the partial parity of the write (the XOR of
+ * the data it leaves alone) is logged on the stripe's parity member and made durable; a crash then
+ * leaves, for every stripe that may be half-written, what {@link PplRecovery} needs to make its
+ * parity match its data again, degraded or not.
+ *
+ * <p>One log per slot, the PPL area of the member in it, independent of the others (no array-wide
+ * lock). Entries gather in an io_unit: a 4 KiB {@link PplHeader} and the entries' partial parity
+ * after it. As in md, at most one io_unit per log is in flight: it is written and flushed, then its
+ * stripes write their data and parity, and only when all of them are done (and the members they
+ * wrote flushed) may the next io_unit go, because a crash must find, as the newest header, every
+ * stripe that may be torn. Stripes arriving meanwhile gather in the next io_unit (group commit): the
+ * thread that finishes the in-flight unit's last stripe submits it, or, when none is in flight, the
+ * thread that logs. With an area of at least two io_units (mdadm's 1 MiB) io_units go one after
+ * another through the area and wrap (md's MULTIPLE_PPLS); else each overwrites the area's start.
+ *
+ * <p>Each log's state is guarded by the log itself; a stripe holds its stripe lock while it waits,
+ * which cannot deadlock: a unit's stripes wait only for the unit before, whose stripes are past
+ * logging and wait for nothing. Units are allocated twice per log and recycled.
+ */
+final class PartialParityLog {
+    private final ArrayCore core;
+    private final int signature;
+    /** Bytes from the start of each member to its PPL area. */
+    private final long areaStart;
+    /** Usable bytes of the area: a header and a whole number of 4 KiB pages (md's {@code ppl_validate_rdev}). */
+    private final long areaBytes;
+    private final boolean multiple;
+    /** Partial parity bytes one io_unit carries at most. */
+    private final int entrySpace;
+    /** md's {@code ppl_conf->seq}: io_unit generations, shared by the logs, from 1 at every start. */
+    private final AtomicLong generation = new AtomicLong();
+    private final MemberLog[] logs;
+
+    PartialParityLog(ArrayCore core, byte[] arrayUuid, int offsetSectors, int sizeSectors) {
+        this.core = core;
+        this.signature = PplHeader.signature(arrayUuid);
+        this.areaStart = (Superblock.SUPERBLOCK_OFFSET_SECTORS + offsetSectors) * 512L;
+        long data = (sizeSectors * 512L - PplHeader.SIZE) / 4096 * 4096;
+        if (data <= 0) {
+            throw new IllegalArgumentException("PPL area of " + sizeSectors + " sectors holds no partial parity");
+        }
+        this.areaBytes = PplHeader.SIZE + data;
+        this.multiple = areaBytes >= 2L * (PplHeader.SPACE_SIZE + PplHeader.SIZE);
+        this.entrySpace = multiple ? PplHeader.SPACE_SIZE : (int) data;
+        this.logs = new MemberLog[core.layout.disks()];
+        for (int i = 0; i < logs.length; i++) {
+            logs[i] = new MemberLog();
+        }
+    }
+
+    /** True when md writes MULTIPLE_PPLS for this area (the kernel sets the feature bit then). */
+    boolean multiple() {
+        return multiple;
+    }
+
+    /**
+     * The longest write piece whose partial parity one io_unit can take: pieces are widened to
+     * whole 4 KiB pages for their partial parity, so this leaves a page on each side.
+     */
+    int maxPiece() {
+        return Math.max(4096, Math.min(64 * 1024, entrySpace - 8192) / 4096 * 4096);
+    }
+
+    long areaStart() {
+        return areaStart;
+    }
+
+    long areaBytes() {
+        return areaBytes;
+    }
+
+    int signature() {
+        return signature;
+    }
+
+    /**
+     * Logs one entry on {@code parity}'s log (slot {@code paritySlot}) and returns once it is durable:
+     * the caller then writes the stripe's data and parity, and calls {@link #finished} whatever
+     * happens. {@code ppSize} bytes of partial parity are at {@code pp[ppOffset..)} (none for a full
+     * stripe); {@code dataSector} and {@code dataSize} describe the modified data as md's entry does.
+     */
+    Unit log(Member parity, int paritySlot, long dataSector, int dataSize, ByteBuffer pp, int ppOffset, int ppSize)
+            throws IOException {
+        MemberLog log = logs[paritySlot];
+        Unit unit;
+        boolean submit = false;
+        synchronized (log) {
+            // The member of a slot changes only while the array is quiesced, when no unit gathers.
+            while (log.current != null && !log.current.fits(ppSize)) {
+                try {
+                    log.wait(); // full: it goes when the unit in flight is done
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException("interrupted while logging partial parity on " + parity.name());
+                }
+            }
+            if (log.current == null) {
+                log.current = log.take(parity);
+            }
+            unit = log.current;
+            unit.add(dataSector, ppSize, dataSize, paritySlot, pp, ppOffset);
+            unit.pending++;
+            if (log.inFlight == null) {
+                log.inFlight = unit;
+                log.current = null;
+                submit = true;
+            }
+        }
+        if (submit) {
+            submit(log, unit);
+            return unit;
+        }
+        // From here the unit counts on this stripe's finished(): the wait must not be cut short by
+        // an interrupt (it ends with the I/O of the unit before), which is kept for the caller.
+        boolean interrupted = false;
+        synchronized (log) {
+            while (!unit.durable) {
+                try {
+                    log.wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return unit;
+    }
+
+    /**
+     * A stripe of {@code unit} wrote its data and parity (or gave up): {@code wroteSlots} is a mask of
+     * the slots it wrote. The unit's last stripe flushes the members the unit wrote and submits the
+     * next unit of the log, if one gathered.
+     */
+    void finished(Unit unit, long wroteSlots) throws IOException {
+        MemberLog log = unit.log;
+        synchronized (log) {
+            unit.wrote |= wroteSlots;
+            if (--unit.pending > 0) {
+                return;
+            }
+        }
+        // md flushes the disks the io_unit's stripes wrote before the next io_unit may go: a crash
+        // after it must not find their data or parity still in a volatile cache.
+        Member[] s = core.table.slots;
+        for (int i = 0; i < s.length; i++) {
+            if ((unit.wrote & (1L << i)) != 0 && s[i] != null && s[i].state != MemberState.FAULTY) {
+                flush(s[i]);
+            }
+        }
+        Unit next = null;
+        synchronized (log) {
+            log.inFlight = null;
+            log.recycle(unit);
+            if (log.current != null && log.current.entries > 0) {
+                next = log.current;
+                log.inFlight = next;
+                log.current = null;
+            }
+            log.notifyAll();
+        }
+        if (next != null) {
+            submit(log, next);
+        }
+    }
+
+    /** Writes the unit's header and partial parity where the log is, flushes, and lets its stripes go. */
+    private void submit(MemberLog log, Unit unit) throws IOException {
+        Member m = unit.member;
+        try {
+            if (m.state != MemberState.FAULTY) {
+                unit.generation = generation.incrementAndGet();
+                unit.seal();
+                int bytes = PplHeader.SIZE + unit.ppBytes;
+                long at = areaStart;
+                if (multiple) {
+                    if (areaStart + areaBytes - log.next < bytes) {
+                        log.next = areaStart; // rewind when the rest of the area cannot hold it
+                    }
+                    at = log.next;
+                    log.next += bytes;
+                }
+                m.nrPending.get();
+                try {
+                    m.disk.write(at, unit.buffer, 0, bytes);
+                    m.disk.flush();
+                } catch (IOException e) {
+                    // md_error; the stripes go on (their parity member is faulty now, so their
+                    // parity is not written and there is nothing to be torn)
+                    core.memberFailedQuietly(m, e);
+                } finally {
+                    m.nrPending.put();
+                }
+            }
+        } finally {
+            synchronized (log) {
+                unit.durable = true;
+                log.notifyAll();
+            }
+        }
+    }
+
+    private void flush(Member m) throws IOException {
+        m.nrPending.get();
+        try {
+            m.disk.flush();
+        } catch (IOException e) {
+            core.memberFailedQuietly(m, e);
+        } finally {
+            m.nrPending.put();
+        }
+    }
+
+    /**
+     * Zeroes every live slot member's PPL area and writes an empty header at its start, as md does
+     * when it starts an array (and mdadm when it creates one): no header from an earlier run can be
+     * taken for a newer one.
+     */
+    void writeEmptyHeaders() throws IOException {
+        for (Member m : core.table.slots) {
+            if (m != null && m.state != MemberState.FAULTY) {
+                writeEmptyHeader(m);
+            }
+        }
+    }
+
+    /** {@link #writeEmptyHeaders} for one member (one joining the array). */
+    void writeEmptyHeader(Member m) throws IOException {
+        writeEmptyArea(m.disk, areaStart, areaBytes, signature);
+    }
+
+    static void writeEmptyArea(org.raidfive.disk.MemberDisk disk, long areaStart, long areaBytes, int signature)
+            throws IOException {
+        ByteBuffer zeros = StripeOp.aligned(64 * 1024);
+        for (long done = 0; done < areaBytes; done += zeros.capacity()) {
+            disk.write(areaStart + done, zeros, 0, (int) Math.min(zeros.capacity(), areaBytes - done));
+        }
+        ByteBuffer h = StripeOp.aligned(PplHeader.SIZE);
+        PplHeader.begin(h, signature, 0);
+        PplHeader.seal(h, 0, new CRC32C());
+        disk.write(areaStart, h, 0, PplHeader.SIZE);
+        disk.flush();
+    }
+
+    /** One member's log: the unit gathering entries and the unit in flight. Guarded by itself. */
+    private final class MemberLog {
+        Unit current;
+        Unit inFlight;
+        private Unit spare;
+        /** Where the next io_unit goes (MULTIPLE_PPLS). */
+        long next = areaStart;
+
+        Unit take(Member member) {
+            Unit u = spare != null ? spare : new Unit(this);
+            spare = null;
+            u.reset(member);
+            return u;
+        }
+
+        void recycle(Unit u) {
+            u.member = null;
+            spare = u;
+        }
+    }
+
+    /** md's {@code ppl_io_unit}: a header, the partial parity of its entries, its stripes in flight. */
+    final class Unit {
+        final MemberLog log;
+        final ByteBuffer buffer = StripeOp.aligned(PplHeader.SIZE + entrySpace);
+        /** Used by whoever holds the unit: the logger adding under the log's lock, then its submitter. */
+        private final CRC32C crc = new CRC32C();
+        Member member;
+        int entries;
+        int ppBytes;
+        int pending;
+        long wrote;
+        long generation;
+        boolean durable;
+
+        Unit(MemberLog log) {
+            this.log = log;
+        }
+
+        void reset(Member m) {
+            member = m;
+            entries = 0;
+            ppBytes = 0;
+            pending = 0;
+            wrote = 0;
+            durable = false;
+        }
+
+        boolean fits(int ppSize) {
+            return entries < PplHeader.MAX_ENTRIES && ppBytes + ppSize <= entrySpace;
+        }
+
+        void add(long dataSector, int ppSize, int dataSize, int paritySlot, ByteBuffer pp, int ppOffset) {
+            if (entries == 0) {
+                PplHeader.begin(buffer, signature, 0);
+            }
+            int checksum = 0; // md's for an entry without partial parity: ~(~0)
+            if (ppSize > 0) {
+                int at = PplHeader.SIZE + ppBytes;
+                buffer.put(at, pp, ppOffset, ppSize);
+                checksum = PplHeader.checksum(crc, buffer, at, ppSize);
+            }
+            PplHeader.entry(buffer, entries, dataSector, ppSize, dataSize, paritySlot, checksum);
+            entries++;
+            ppBytes += ppSize;
+        }
+
+        void seal() {
+            buffer.putLong(PplHeader.RESERVED + 8, generation);
+            PplHeader.seal(buffer, entries, crc);
+        }
+    }
+}

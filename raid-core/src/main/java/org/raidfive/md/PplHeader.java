@@ -1,0 +1,188 @@
+package org.raidfive.md;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.zip.CRC32C;
+
+/**
+ * md's partial parity log header ({@code struct ppl_header}, Linux {@code md_p.h}; the log itself is
+ * {@code drivers/md/raid5-ppl.c}): 4 KiB at the start of each io_unit in a member's PPL area, followed
+ * by the partial parity of its entries, in entry order.
+ *
+ * <pre>
+ *    0 reserved[512] (0xff)   512 signature   516 padding (0)   520 generation (le64)
+ *  528 entries_count          532 checksum    536 entries[148], 24 bytes each:
+ *      0 data_sector (le64)  8 pp_size  12 data_size  16 parity_disk  20 checksum
+ * </pre>
+ *
+ * Checksums are CRC-32C as md writes them ({@code ~crc32c_le(~0, ...)}, which is the standard
+ * CRC-32C {@link CRC32C} computes): the signature is that of the array UUID, the header's is taken
+ * with its own field zero, an entry's is that of its partial parity. {@code data_sector} is the array
+ * sector (512-byte units, md's native block size) of the first byte of modified data.
+ *
+ * <p>The writing side ({@link #begin}, {@link #entry}, {@link #seal}, {@link #checksum(CRC32C,
+ * ByteBuffer, int, int)}) works in place on a little-endian buffer the caller owns and allocates
+ * nothing: the log writes a header per io_unit on the I/O path.
+ */
+public final class PplHeader
+{
+    /** {@code PPL_HEADER_SIZE}. */
+    public static final int SIZE = 4096;
+    /** {@code PPL_HDR_RESERVED}. */
+    public static final int RESERVED = 512;
+    public static final int ENTRY_SIZE = 24;
+    private static final int ENTRIES_AT = RESERVED + 24;
+    /** {@code PPL_HDR_MAX_ENTRIES}. */
+    public static final int MAX_ENTRIES = (SIZE - RESERVED - 4 * 4 - 8) / ENTRY_SIZE;
+    /** {@code PPL_SPACE_SIZE}: partial parity one io_unit carries at most when the area holds several. */
+    public static final int SPACE_SIZE = 128 * 1024;
+    /** mdadm's {@code MULTIPLE_PPL_AREA_SIZE_SUPER1} in sectors, placed 8 sectors after a v1.2 superblock. */
+    public static final int AREA_SECTORS = 1024 * 1024 / 512;
+    /** Where mdadm puts the area: sectors after the superblock. */
+    public static final int AREA_OFFSET = 8;
+
+    private PplHeader()
+    {
+    }
+
+    /** md's signature for an array: CRC-32C of its UUID. */
+    public static int signature(final byte[] arrayUuid)
+    {
+        final CRC32C crc = new CRC32C();
+        crc.update(arrayUuid, 0, arrayUuid.length);
+        return (int)crc.getValue();
+    }
+
+    /** CRC-32C of {@code len} bytes of {@code b} from {@code off}, as md checks an entry's partial parity. */
+    public static int checksum(final ByteBuffer b, final int off, final int len)
+    {
+        return checksum(new CRC32C(), b.duplicate(), off, len);
+    }
+
+    /**
+     * {@link #checksum(ByteBuffer, int, int)} with the caller's CRC object, without allocating; the
+     * buffer's position and limit are restored.
+     */
+    public static int checksum(final CRC32C crc, final ByteBuffer b, final int off, final int len)
+    {
+        final int position = b.position();
+        final int limit = b.limit();
+        crc.reset();
+        b.limit(off + len).position(off);
+        crc.update(b);
+        b.limit(limit).position(position);
+        return (int)crc.getValue();
+    }
+
+    /**
+     * Starts a header in {@code h} (4 KiB from index 0, little-endian): reserved bytes, signature
+     * and generation; no entries.
+     */
+    public static void begin(final ByteBuffer h, final int signature, final long generation)
+    {
+        final ByteBuffer b = littleEndian(h);
+        for (int i = 0; i < SIZE; i += 8)
+        {
+            b.putLong(i, 0);
+        }
+        for (int i = 0; i < RESERVED; i += 8)
+        {
+            b.putLong(i, -1L);
+        }
+        b.putInt(RESERVED, signature);
+        b.putLong(RESERVED + 8, generation);
+    }
+
+    /** Writes entry {@code i} of the header in {@code h}. */
+    public static void entry(final ByteBuffer h, final int i, final long dataSector, final int ppSize,
+        final int dataSize, final int parityDisk, final int checksum)
+    {
+        final ByteBuffer b = littleEndian(h);
+        final int at = ENTRIES_AT + i * ENTRY_SIZE;
+        b.putLong(at, dataSector);
+        b.putInt(at + 8, ppSize);
+        b.putInt(at + 12, dataSize);
+        b.putInt(at + 16, parityDisk);
+        b.putInt(at + 20, checksum);
+    }
+
+    /** Sets the entry count and the header's checksum: the header in {@code h} is complete. */
+    public static void seal(final ByteBuffer h, final int entries, final CRC32C crc)
+    {
+        final ByteBuffer b = littleEndian(h);
+        b.putInt(RESERVED + 16, entries);
+        b.putInt(RESERVED + 20, 0);
+        b.putInt(RESERVED + 20, checksum(crc, b, 0, SIZE));
+    }
+
+    private static ByteBuffer littleEndian(final ByteBuffer h)
+    {
+        if (h.order() != ByteOrder.LITTLE_ENDIAN)
+        {
+            throw new IllegalArgumentException("a PPL header buffer must be little-endian");
+        }
+        return h;
+    }
+
+    /** True if the 4 KiB at {@code h}'s position 0 is a header whose checksum holds. */
+    public static boolean valid(final ByteBuffer h)
+    {
+        final ByteBuffer b = h.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        final int stored = b.getInt(RESERVED + 20);
+        b.putInt(RESERVED + 20, 0);
+        final int computed = checksum(b, 0, SIZE);
+        b.putInt(RESERVED + 20, stored);
+        return stored == computed && entries(h) <= MAX_ENTRIES;
+    }
+
+    public static int signatureOf(final ByteBuffer h)
+    {
+        return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(RESERVED);
+    }
+
+    public static long generation(final ByteBuffer h)
+    {
+        return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getLong(RESERVED + 8);
+    }
+
+    public static int entries(final ByteBuffer h)
+    {
+        return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(RESERVED + 16);
+    }
+
+    public static long dataSector(final ByteBuffer h, final int i)
+    {
+        return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getLong(ENTRIES_AT + i * ENTRY_SIZE);
+    }
+
+    public static int ppSize(final ByteBuffer h, final int i)
+    {
+        return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(ENTRIES_AT + i * ENTRY_SIZE + 8);
+    }
+
+    public static int dataSize(final ByteBuffer h, final int i)
+    {
+        return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(ENTRIES_AT + i * ENTRY_SIZE + 12);
+    }
+
+    public static int parityDisk(final ByteBuffer h, final int i)
+    {
+        return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(ENTRIES_AT + i * ENTRY_SIZE + 16);
+    }
+
+    public static int entryChecksum(final ByteBuffer h, final int i)
+    {
+        return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(ENTRIES_AT + i * ENTRY_SIZE + 20);
+    }
+
+    /** Bytes of partial parity the header's entries carry. */
+    public static long ppBytes(final ByteBuffer h)
+    {
+        long n = 0;
+        for (int i = 0; i < entries(h); i++)
+        {
+            n += Integer.toUnsignedLong(ppSize(h, i));
+        }
+        return n;
+    }
+}

@@ -283,6 +283,20 @@ class PplInteropIT {
         return newest;
     }
 
+    /** Sets resync_offset to 0 (md's "active") in a member image's superblock, checksum and all. */
+    private static void markDirty(Path member) throws Exception {
+        Superblock sb = ExamineCheck.decode(member).resyncOffset(0);
+        ByteBuffer b = ByteBuffer.allocate(4096).order(ByteOrder.LITTLE_ENDIAN);
+        try (RandomAccessFile f = new RandomAccessFile(member.toFile(), "rw")) {
+            f.seek(sb.superOffset() * 512);
+            f.readFully(b.array());
+            sb.encode(b.clear());
+            f.seek(sb.superOffset() * 512);
+            f.write(b.array());
+        }
+        assertTrue(!ExamineCheck.decode(member).isClean());
+    }
+
     private static long parityMismatches(List<Path> members) throws Exception {
         List<MemberDisk> disks = Workbench.open(members);
         try {
@@ -303,14 +317,17 @@ class PplInteropIT {
         Map<String, String> g = guest("mdppl");
         assertEquals("0", g.get("create_rc"), reports.get("mdppl").describe("mdppl"));
         assertEquals("ppl", g.get("consistency").toLowerCase(java.util.Locale.ROOT));
-        for (int i = 0; i < DISKS; i++) {
-            assertEquals("active", g.get("copy_m" + i + "_state"), "md held the array dirty: "
-                    + reports.get("mdppl").describe("mdppl"));
+        // md may or may not have marked the array clean on disk by the time a member was copied; a
+        // power cut during the writes leaves it dirty, which is what the copies are made to say.
+        for (Path copy : mdDirty) {
+            markDirty(copy);
         }
         Superblock sb = ExamineCheck.decode(mdDirty.get(0));
-        assertTrue(sb.hasFeature(Superblock.MD_FEATURE_PPL), "md's members carry PPL: " + sb);
+        assertEquals(Superblock.MD_FEATURE_MULTIPLE_PPLS, sb.featureMap() & (Superblock.MD_FEATURE_PPL
+                | Superblock.MD_FEATURE_MULTIPLE_PPLS), "the kernel writes MULTIPLE_PPLS alone for a 1 MiB area: " + sb);
         int torn = tearLoggedStripes(mdDirty, sb.dataOffset() * 512, DISKS);
         assertTrue(torn > 0, "md's newest io_units named stripes");
+        System.out.println("PPL interop: tore the parity of " + torn + " entries md logged; raidfive recovers them");
         assertEquals(1, parityMismatches(mdDirty), "the torn stripes are visible to an independent parity check");
         try (Raid5Array array = Raid5Array.assemble(Workbench.open(mdDirty),
                 AssembleOptions.DEFAULT.withStartSync(false))) {
@@ -382,5 +399,8 @@ class PplInteropIT {
             checked++;
         }
         assertTrue(checked > 0);
+        System.out.println("PPL interop: md recovered " + tornByRaidfive + " torn entries raidfive logged, rebuilt the "
+                + "missing member, check found " + g.get("mismatch") + " mismatches; " + checked
+                + " chunks of the missing member read back as they were");
     }
 }

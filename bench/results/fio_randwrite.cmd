@@ -1,1 +1,1 @@
-/work/shared/peers/fio-tmpfs randwrite 4k 2 3
+../shared/peers/fio-tmpfs randwrite 4k 2 3

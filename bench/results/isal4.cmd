@@ -1,1 +1,1 @@
-/work/shared/peers/xor-isal 4 65536
+../shared/peers/xor-isal 4 65536

@@ -1,1 +1,1 @@
-/work/shared/peers/xor-isal 8 65536
+../shared/peers/xor-isal 8 65536

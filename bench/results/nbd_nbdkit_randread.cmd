@@ -1,1 +1,1 @@
-/work/shared/peers/fio-nbd nbdkit-memory randread 4k 32 1 10
+../shared/peers/fio-nbd nbdkit-memory randread 4k 32 1 10

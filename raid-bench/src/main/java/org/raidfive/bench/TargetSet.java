@@ -68,7 +68,9 @@ final class TargetSet implements AutoCloseable {
     private long arrayMemberBytes(long dataBytes) {
         long member = dataBytes + (1 << 20);
         while (true) {
-            long offset = DataOffset.forNewMember(member / 512, config.chunk() / 512) * 512;
+            // Room for the larger data offset of the policies run (a partial parity log's area).
+            boolean ppl = config.policies().policies().contains(org.raidfive.array.ConsistencyPolicy.PPL);
+            long offset = DataOffset.forNewMember(member / 512, config.chunk() / 512, ppl) * 512;
             if (member - offset >= dataBytes) {
                 return member;
             }

@@ -30,6 +30,7 @@ import org.raidfive.md.Superblock;
  * logging and wait for nothing. Units are allocated twice per log and recycled.
  */
 final class PartialParityLog {
+    private static final int SPINS = 2000;
     private final ArrayCore core;
     private final int signature;
     /** Bytes from the start of each member to its PPL area. */
@@ -123,7 +124,11 @@ final class PartialParityLog {
             return unit;
         }
         // From here the unit counts on this stripe's finished(): the wait must not be cut short by
-        // an interrupt (it ends with the I/O of the unit before), which is kept for the caller.
+        // an interrupt (it ends with the I/O of the unit before), which is kept for the caller. On fast
+        // members the unit in flight ends within microseconds: spin a little before blocking.
+        for (int i = 0; i < SPINS && !unit.durable; i++) {
+            Thread.onSpinWait();
+        }
         boolean interrupted = false;
         synchronized (log) {
             while (!unit.durable) {
@@ -255,24 +260,30 @@ final class PartialParityLog {
         disk.flush();
     }
 
-    /** One member's log: the unit gathering entries and the unit in flight. Guarded by itself. */
+    /**
+     * One member's log: the unit gathering entries and the unit in flight. Guarded by itself. At most
+     * two units are alive (one in flight, one gathering), so two are made, once, and reused.
+     */
     private final class MemberLog {
         Unit current;
         Unit inFlight;
-        private Unit spare;
+        private final Unit[] free = new Unit[2];
+        private int freeCount;
         /** Where the next io_unit goes (MULTIPLE_PPLS). */
         long next = areaStart;
 
         Unit take(Member member) {
-            Unit u = spare != null ? spare : new Unit(this);
-            spare = null;
+            Unit u = freeCount > 0 ? free[--freeCount] : new Unit(this);
+            free[freeCount] = null;
             u.reset(member);
             return u;
         }
 
         void recycle(Unit u) {
             u.member = null;
-            spare = u;
+            if (freeCount < free.length) {
+                free[freeCount++] = u;
+            }
         }
     }
 
@@ -288,7 +299,8 @@ final class PartialParityLog {
         int pending;
         long wrote;
         long generation;
-        boolean durable;
+        /** Set (under the log's lock) when the unit is on disk; read without it while spinning. */
+        volatile boolean durable;
 
         Unit(MemberLog log) {
             this.log = log;

@@ -209,8 +209,10 @@ final class StripeOp {
                 }
             }
             if (logged) {
-                // The partial parity is durable before any of the stripe's data or parity is written.
+                // The partial parity is durable before any of the stripe's data or parity is written;
+                // only then is the new parity made, in the parity member's memory where it can be.
                 unit = ppl.log(table.slots[paritySlot], paritySlot, ppDataSector, ppDataSize, ppBuffer, 0, ppSize);
+                finishLoggedParity(memberOffset, len);
             }
             int chunkSize = layout.chunkSize();
             Member[] s = table.slots;
@@ -253,8 +255,8 @@ final class StripeOp {
      * stripe (no partial parity: its parity is recomputed from the data alone after a crash). Else the
      * partial parity is the XOR of the data the write leaves alone over those pages: read directly
      * (reconstruct-write), or as old parity XOR the old data being replaced (read-modify-write);
-     * the new parity of the piece is then partial parity XOR the new data. Parity is computed apart,
-     * never in the parity member's memory: nothing of the stripe may change before the log is durable.
+     * the new parity of the piece is then partial parity XOR the new data, whose sources this leaves
+     * in place for {@link #finishLoggedParity}: nothing of the stripe may change before the log is durable.
      */
     private boolean computeLoggedParity(Plan plan, int lo, int hi, int x, int len, ByteBuffer src, int srcAt)
             throws IOException {
@@ -303,11 +305,18 @@ final class StripeOp {
         for (int i = lo; i <= hi; i++) {
             addCallerSource(src, srcAt + (i - lo) * chunkSize);
         }
-        xorSourcesInto(scratch, 0, len);
-        parityInPlace = false;
-        parityBuffer = scratch;
-        parityOffset = 0;
         return true;
+    }
+
+    /** After the log is durable: the new parity, into the parity member in place when it offers direct access. */
+    private void finishLoggedParity(long memberOffset, int len) {
+        boolean inPlace = pinDestination(table.slots[paritySlot], memberOffset, len);
+        ByteBuffer dst = inPlace ? destination : scratch;
+        int dOff = inPlace ? destinationOffset : 0;
+        xorSourcesInto(dst, dOff, len);
+        parityInPlace = inPlace;
+        parityBuffer = dst;
+        parityOffset = dOff;
     }
 
     /** md's array sector of column {@code column} of data index {@code dataIndex} in this stripe. */

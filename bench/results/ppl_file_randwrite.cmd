@@ -1,0 +1,1 @@
+raid bench --backend file --direct --dir bench/scratch/ppl --rw randwrite --bs 4k --iodepth 32 --numjobs 2 --disks 4 --size 1g --target array --consistency-policy both --runtime 3 --ramp 1 --warmup 2 --repeat 3

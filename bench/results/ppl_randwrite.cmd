@@ -1,0 +1,1 @@
+raid bench --rw randwrite --bs 4k --numjobs 2 --disks 4 --target array --consistency-policy both --runtime 3 --ramp 1 --warmup 2 --repeat 3

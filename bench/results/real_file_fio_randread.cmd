@@ -1,0 +1,1 @@
+../shared/peers/fio-file bench/scratch randread 4k 32 2 8

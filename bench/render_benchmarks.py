@@ -693,6 +693,43 @@ def ppl_section(R):
     return L
 
 
+def engine_ab_section(out):
+    """The stripe engine before and after, from bench/engine-ab (same machine, one run)."""
+    L = []
+    w = L.append
+    m = kv_file(os.path.join(out, "ab_engine_machine.txt"))
+    w("## The stripe engine before and after (A/B)")
+    w("")
+    if not m:
+        w("Not measured in this run (`BEFORE_JAR=... bench/engine-ab` measures it).")
+        w("")
+        return L
+    rows = load_lines(os.path.join(out, "ab_engine.jsonl"))
+    w("Each round runs the same jobs with the jar built at %s (before) and at %s (after), back to back; each "
+      "figure is the job's own ratio to the raw memory run beside it in the same JVM. Measured %s, %s, %s cores, "
+      "load average %s at the start and %s at the end, %s rounds x %s s." % (
+          m.get("before", "?"), m.get("after", "?"), m.get("date", "?"), m.get("cpu", "?"), m.get("cores", "?"),
+          m.get("loadavg_start", "?"), m.get("loadavg_end", "?"), m.get("repeat", "?"), m.get("runtime", "?")))
+    w("")
+    w("| job (memory members, 2 jobs) | before: ratio median (min-max) | after: ratio median (min-max) | after / before |")
+    w("|---|---|---|---|")
+    for job, label in (("randread", "4 KiB random reads, array / raw"), ("randwrite", "4 KiB random writes, array / raw"),
+                       ("fullstripe", "full-stripe writes, array / raw members")):
+        b = [r["ratio"] for r in rows if r["job"] == job and r["side"] == "before" and r["ratio"] is not None]
+        a = [r["ratio"] for r in rows if r["job"] == job and r["side"] == "after" and r["ratio"] is not None]
+        if not a or not b:
+            continue
+        sb, sa = spread(b), spread(a)
+        w("| %s | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) | %.2fx |" % (label, sb["median"], sb["min"], sb["max"],
+                                                                sa["median"], sa["min"], sa["max"],
+                                                                sa["median"] / sb["median"]))
+    w("")
+    for line in read_text(os.path.join(out, "ab_engine.cmd")).splitlines():
+        w("    %s" % line)
+    w("")
+    return L
+
+
 def render(out):
     R = Results(out)
     m = R.machine
@@ -902,6 +939,7 @@ def render(out):
     L.extend(nbd_section(R))
     L.extend(hardening_section(out))
     L.extend(real_section(out))
+    L.extend(engine_ab_section(out))
     L.extend(ppl_section(R))
     w("## Running the suites by hand")
     w("")

@@ -63,22 +63,17 @@ final class CreateCommand extends Verb {
     boolean assumeClean;
 
     @Option(names = "--consistency-policy", paramLabel = "POLICY", defaultValue = "resync",
+            converter = PolicyConverter.class,
             description = "How parity survives a crash, as mdadm names it: resync (a dirty array resyncs; dirty and "
                     + "degraded needs --force) or ppl (md's partial parity log: no write hole, a dirty start recovers "
                     + "the logged stripes only, degraded too) (default: ${DEFAULT-VALUE}).")
-    String consistencyPolicy;
+    ConsistencyPolicy policy;
 
     @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in slot order.")
     List<String> members;
 
     @Override
     public Integer call() throws Exception {
-        ConsistencyPolicy policy;
-        try {
-            policy = ConsistencyPolicy.parse(consistencyPolicy);
-        } catch (IllegalArgumentException e) {
-            throw CliException.usage("--consistency-policy: " + e.getMessage());
-        }
         ArraySpec.Builder builder = ArraySpec.builder().algorithm(Raid5Algorithm.parse(layout)).chunkSize(chunk)
                 .consistencyPolicy(policy);
         if (arrayName != null) {

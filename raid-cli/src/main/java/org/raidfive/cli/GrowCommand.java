@@ -19,21 +19,15 @@ import picocli.CommandLine.Parameters;
                 "raidfive does not reshape: adding or removing data members, and changing chunk size, layout or "
                 + "member size, are done with Linux md (mdadm --grow)."})
 final class GrowCommand extends Verb {
-    @Option(names = "--consistency-policy", required = true, paramLabel = "POLICY",
+    @Option(names = "--consistency-policy", required = true, paramLabel = "POLICY", converter = PolicyConverter.class,
             description = "resync or ppl.")
-    String consistencyPolicy;
+    ConsistencyPolicy policy;
 
     @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in any order.")
     List<String> members;
 
     @Override
     public Integer call() throws Exception {
-        ConsistencyPolicy policy;
-        try {
-            policy = ConsistencyPolicy.parse(consistencyPolicy);
-        } catch (IllegalArgumentException e) {
-            throw CliException.usage("--consistency-policy: " + e.getMessage());
-        }
         try (ArraySession session = readWriteSession(members)) {
             ConsistencyPolicy before = session.array().consistencyPolicy();
             if (before == policy) {

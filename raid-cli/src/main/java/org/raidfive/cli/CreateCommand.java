@@ -62,20 +62,45 @@ final class CreateCommand extends Verb {
             + "parity already matches (e.g. the files are all zeros).")
     boolean assumeClean;
 
-    @Option(names = "--consistency-policy", paramLabel = "POLICY", defaultValue = "resync",
-            converter = PolicyConverter.class,
+    @Option(names = "--consistency-policy", paramLabel = "POLICY", converter = PolicyConverter.class,
             description = "How parity survives a crash, as mdadm names it: resync (a dirty array resyncs; dirty and "
-                    + "degraded needs --force) or ppl (md's partial parity log: no write hole, a dirty start recovers "
-                    + "the logged stripes only, degraded too) (default: ${DEFAULT-VALUE}).")
+                    + "degraded needs --force), bitmap (md's internal write-intent bitmap: a dirty array resyncs only "
+                    + "the chunks written, a returning member recovers only those) or ppl (md's partial parity log: "
+                    + "no write hole). Default as mdadm 4.2: bitmap when each member holds more than 100 GiB, else "
+                    + "resync.")
     ConsistencyPolicy policy;
+
+    @Option(names = "--bitmap", paramLabel = "internal|none",
+            description = "mdadm's spelling: internal is --consistency-policy bitmap, none is resync.")
+    String bitmap;
+
+    @Option(names = "--bitmap-chunk", paramLabel = "SIZE", converter = Sizes.Converter.class,
+            description = "Member data per bitmap bit (a power of two, at least what the bitmap's room allows; "
+                    + "mdadm's default: 64M or more).")
+    Long bitmapChunk;
 
     @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in slot order.")
     List<String> members;
 
     @Override
     public Integer call() throws Exception {
+        if (bitmap != null) {
+            ConsistencyPolicy asked = GrowCommand.bitmapPolicy(bitmap);
+            if (policy != null && policy != asked) {
+                throw CliException.usage("--bitmap " + bitmap + " contradicts --consistency-policy " + policy.mdadmName());
+            }
+            policy = asked;
+        }
+        if (bitmapChunk != null && policy != ConsistencyPolicy.BITMAP) {
+            throw CliException.usage("--bitmap-chunk needs a bitmap (--bitmap internal)");
+        }
         ArraySpec.Builder builder = ArraySpec.builder().algorithm(Raid5Algorithm.parse(layout)).chunkSize(chunk)
                 .consistencyPolicy(policy);
+        try {
+            builder.bitmapChunk(bitmapChunk == null ? 0 : bitmapChunk);
+        } catch (IllegalArgumentException e) {
+            throw CliException.usage("--bitmap-chunk: " + e.getMessage());
+        }
         if (arrayName != null) {
             builder.name(arrayName);
         }

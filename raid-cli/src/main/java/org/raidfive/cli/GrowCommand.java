@@ -15,19 +15,43 @@ import picocli.CommandLine.Parameters;
         usageHelpAutoWidth = true,
         description = {"Change an array in place, like mdadm --grow.",
                 "--consistency-policy ppl adds md's partial parity log (8 sectors after the superblock, up to 1 MiB, "
-                + "before the bad block log; refused without room for it); resync removes it.",
+                + "before the bad block log; refused without room for it); bitmap (or --bitmap internal) adds md's "
+                + "internal write-intent bitmap where mdadm puts it; resync (or --bitmap none) removes either.",
                 "raidfive does not reshape: adding or removing data members, and changing chunk size, layout or "
                 + "member size, are done with Linux md (mdadm --grow)."})
 final class GrowCommand extends Verb {
-    @Option(names = "--consistency-policy", required = true, paramLabel = "POLICY", converter = PolicyConverter.class,
-            description = "resync or ppl.")
+    @Option(names = "--consistency-policy", paramLabel = "POLICY", converter = PolicyConverter.class,
+            description = "resync, bitmap or ppl.")
     ConsistencyPolicy policy;
+
+    @Option(names = "--bitmap", paramLabel = "internal|none",
+            description = "mdadm's spelling: internal adds a write-intent bitmap, none removes it.")
+    String bitmap;
+
+    /** mdadm's --bitmap words. */
+    static ConsistencyPolicy bitmapPolicy(String word) {
+        switch (word) {
+            case "internal":
+                return ConsistencyPolicy.BITMAP;
+            case "none":
+                return ConsistencyPolicy.RESYNC;
+            default:
+                throw CliException.usage("--bitmap takes internal or none, not '" + word + "' (an external bitmap "
+                        + "file is not supported)");
+        }
+    }
 
     @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in any order.")
     List<String> members;
 
     @Override
     public Integer call() throws Exception {
+        if ((policy == null) == (bitmap == null)) {
+            throw CliException.usage("give one of --consistency-policy and --bitmap");
+        }
+        if (bitmap != null) {
+            policy = bitmapPolicy(bitmap);
+        }
         try (ArraySession session = readWriteSession(members)) {
             ConsistencyPolicy before = session.array().consistencyPolicy();
             if (before == policy) {

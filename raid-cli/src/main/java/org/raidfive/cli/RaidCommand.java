@@ -32,6 +32,8 @@ import picocli.CommandLine.Spec;
             ReadCommand.class,
             FailCommand.class,
             GrowCommand.class,
+            ReAddCommand.class,
+            ExamineBitmapCommand.class,
             RemoveCommand.class,
             AddCommand.class,
             ReplaceCommand.class,

@@ -45,6 +45,12 @@ final class ArrayCore {
      */
     volatile PartialParityLog ppl;
 
+    /**
+     * md's internal write-intent bitmap when the array has one, else null. Set or cleared only while
+     * quiesced, read by every write and every pass.
+     */
+    volatile WriteIntentBitmap bitmap;
+
     /** Opened read-only: nothing is written, not even superblocks or read-error corrections. */
     volatile boolean readOnly;
 

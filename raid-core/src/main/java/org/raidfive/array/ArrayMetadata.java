@@ -30,9 +30,9 @@ final class ArrayMetadata implements ArrayHooks {
     final List<Member> members = new ArrayList<>();
 
     /**
-     * md's internal bitmap, kept but not yet maintained bit by bit: its offset from the superblock
-     * in sectors (0 when the array has none) and the bytes of bits after its 256-byte superblock.
-     * Every bit is set once per assembly, before the first write (see {@link #beforeWrite}).
+     * md's internal write-intent bitmap ({@link WriteIntentBitmap}, in the core): its offset from the
+     * superblock in sectors (0 when the array has none) and the bytes of bits after its 256-byte
+     * superblock.
      */
     int bitmapOffset;
     long bitmapBitBytes;
@@ -42,11 +42,11 @@ final class ArrayMetadata implements ArrayHooks {
      */
     int pplOffset;
     int pplSize;
-    private boolean bitmapAllDirty;
 
     private ArrayCore core;
     private volatile boolean dirty;
-    private long events;
+    /** Written under {@link #lock}; volatile so the bitmap can read it without the lock (lock order). */
+    private volatile long events;
     private long utime;
     /** md's recovery_cp in bytes of member data: parity below it is known good; MAX_VALUE when all is. */
     private long recoveryCp;
@@ -80,9 +80,7 @@ final class ArrayMetadata implements ArrayHooks {
     }
 
     long events() {
-        synchronized (lock) {
-            return events;
-        }
+        return events;
     }
 
     long utime() {
@@ -130,35 +128,10 @@ final class ArrayMetadata implements ArrayHooks {
         synchronized (lock) {
             if (!dirty) {
                 core.checkUsable();
-                markBitmapDirtyLocked();
                 dirty = true;
                 writeAllLocked();
             }
         }
-    }
-
-    /**
-     * Until raidfive keeps md's bitmap bit by bit, it sets every bit before its first write: md, or
-     * raidfive after a crash, then resyncs (or recovers onto a re-added member) everything raidfive
-     * may have touched, rather than trusting a bitmap that does not know about those writes.
-     */
-    private void markBitmapDirtyLocked() throws IOException {
-        if (bitmapOffset == 0 || bitmapAllDirty || core.readOnly) {
-            return;
-        }
-        for (Member m : members) {
-            if (m.state == MemberState.FAULTY) {
-                continue;
-            }
-            try {
-                SuperblockIo.markBitmapDirty(this, m);
-            } catch (IOException e) {
-                failLocked(m, "bitmap write failed: " + e.getMessage());
-                failureListener.run();
-                core.checkUsable();
-            }
-        }
-        bitmapAllDirty = true;
     }
 
     @Override
@@ -258,6 +231,14 @@ final class ArrayMetadata implements ArrayHooks {
                     throw new ArrayFailedException(name + " " + core.failure, e);
                 } catch (IOException e) {
                     failLocked(m, "superblock write failed: " + e.getMessage());
+                    lostOne = true;
+                }
+            }
+            WriteIntentBitmap bitmap = core.bitmap;
+            if (bitmap != null && !lostOne) {
+                // md_bitmap_update_sb: the bitmap's superblock carries the events just written.
+                for (Member m : bitmap.writeSuperblockLocked()) {
+                    failLocked(m, "bitmap write failed");
                     lostOne = true;
                 }
             }

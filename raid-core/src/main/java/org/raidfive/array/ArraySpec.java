@@ -24,6 +24,9 @@ public final class ArraySpec {
     private final SyncLimits syncLimits;
     private final byte[] uuid;
     private final ConsistencyPolicy consistencyPolicy;
+    private final long bitmapChunk;
+    /** mdadm 4.2 adds an internal bitmap by default when each member holds more than this. */
+    public static final long BITMAP_BY_DEFAULT_ABOVE = 100L << 30;
 
     private ArraySpec(Builder b) {
         this.chunkSize = b.chunkSize;
@@ -35,6 +38,7 @@ public final class ArraySpec {
         this.syncLimits = b.syncLimits;
         this.uuid = b.uuid == null ? null : b.uuid.clone();
         this.consistencyPolicy = b.consistencyPolicy;
+        this.bitmapChunk = b.bitmapChunk;
     }
 
     public static Builder builder() {
@@ -72,9 +76,17 @@ public final class ArraySpec {
         return syncLimits;
     }
 
-    /** How parity is kept consistent across a crash ({@link ConsistencyPolicy#RESYNC} by default). */
+    /**
+     * How parity is kept consistent across a crash; null (the default) chooses as mdadm 4.2 does: a
+     * write-intent bitmap when each member holds more than 100 GiB, else resync.
+     */
     public ConsistencyPolicy consistencyPolicy() {
         return consistencyPolicy;
+    }
+
+    /** Bytes of member data per bit of a write-intent bitmap; 0 for mdadm's default. */
+    public long bitmapChunk() {
+        return bitmapChunk;
     }
 
     /** The array UUID to use, or null for a random one. */
@@ -91,7 +103,8 @@ public final class ArraySpec {
         private CounterMode counterMode = CounterMode.PERCPU;
         private SyncLimits syncLimits = SyncLimits.MD_DEFAULT;
         private byte[] uuid;
-        private ConsistencyPolicy consistencyPolicy = ConsistencyPolicy.RESYNC;
+        private ConsistencyPolicy consistencyPolicy;
+        private long bitmapChunk;
 
         public Builder chunkSize(long bytes) {
             Raid5Layout.checkChunk(bytes);
@@ -141,8 +154,19 @@ public final class ArraySpec {
             return this;
         }
 
+        /** The policy, or null for mdadm's choice (a bitmap above 100 GiB per member). */
         public Builder consistencyPolicy(ConsistencyPolicy policy) {
-            this.consistencyPolicy = Objects.requireNonNull(policy, "consistencyPolicy");
+            this.consistencyPolicy = policy;
+            return this;
+        }
+
+        /** Bytes of member data per bitmap bit (a power of two of at least 4 KiB); 0 for mdadm's default. */
+        public Builder bitmapChunk(long bytes) {
+            if (bytes != 0 && (bytes < 4096 || Long.bitCount(bytes) != 1 || bytes > Integer.MAX_VALUE)) {
+                throw new IllegalArgumentException("bitmap chunk " + bytes + " bytes must be a power of two from "
+                        + "4 KiB to 1 GiB");
+            }
+            this.bitmapChunk = bytes;
             return this;
         }
 

@@ -114,6 +114,8 @@ final class Assembler {
                 meta.pplSize = PplHeader.AREA_SECTORS;
                 core.ppl = new PartialParityLog(core, uuid, meta.pplOffset, meta.pplSize);
             }
+            boolean bitmap = spec.consistencyPolicy() == ConsistencyPolicy.BITMAP
+                    || (spec.consistencyPolicy() == null && usable > ArraySpec.BITMAP_BY_DEFAULT_ABOVE);
             meta.members.addAll(Arrays.asList(slots));
             for (int j = 0; j < spares.size(); j++) {
                 meta.members.add(new Member(spares.get(j), dataOffset, slots.length + j, MdUuid.random(), -1,
@@ -121,6 +123,18 @@ final class Assembler {
             }
             for (int i = 0; i < meta.members.size(); i++) {
                 meta.members.get(i).claimed(claims.get(i));
+            }
+            if (bitmap) {
+                // mdadm's room for the bitmap at create: choose_bm_space of the used size.
+                long room = DataOffset.bitmapSpace(layout.memberBytesUsed() / 512);
+                BitmapSuperblock sb = newBitmap(meta, room, spec.bitmapChunk(), meta.members);
+                meta.bitmapOffset = BITMAP_OFFSET;
+                meta.bitmapBitBytes = sb.bitBytes();
+                boolean[] set = new boolean[(int) sb.bits()];
+                java.util.Arrays.fill(set, true);
+                boolean[] needed = new boolean[set.length];
+                java.util.Arrays.fill(needed, !spec.assumeClean()); // an initial resync does every chunk
+                core.bitmap = WriteIntentBitmap.of(core, meta, sb, BITMAP_OFFSET, set, needed);
             }
             Raid5Array array = new Raid5Array(core, meta, spec.syncLimits(), false, AssemblyReport.NONE);
             for (Member m : meta.members) {
@@ -130,7 +144,8 @@ final class Assembler {
                 }
             }
             meta.writeAll();
-            LOG.info("created {}: {}{}", spec.name(), layout, ppl ? ", partial parity log" : "");
+            LOG.info("created {}: {}{}", spec.name(), layout, ppl ? ", partial parity log"
+                    : core.bitmap != null ? ", write-intent bitmap" : "");
             if (!spec.assumeClean()) {
                 array.startSync();
             }
@@ -140,6 +155,55 @@ final class Assembler {
             throw e;
         }
     }
+
+    /**
+     * md's {@code md_bitmap_load}: the bits as the freshest member holds them; a bit set below the
+     * point a resync must start from is to be resynced. That point is the resync offset, or the start
+     * when the array is degraded and bits were cleared since (a missing member may come back and need
+     * them); a bitmap older than the superblocks (it missed an update) is stale: every chunk is dirty.
+     */
+    private static WriteIntentBitmap loadBitmap(ArrayCore core, ArrayMetadata meta, MemberDisk from, Superblock top,
+                                                BitmapSuperblock sb, boolean degraded, long recoveryCp)
+            throws IOException {
+        int chunks = (int) sb.bits();
+        boolean stale = Long.compareUnsigned(sb.events(), top.events()) < 0;
+        boolean[] set = stale ? new boolean[chunks] : SuperblockIo.readBitmapBits(from, top.bitmapOffset(), chunks);
+        if (stale) {
+            java.util.Arrays.fill(set, true);
+            LOG.warn("{}: the write-intent bitmap is out of date (events {} < {}): every chunk is resynced",
+                    top.name(), Long.toUnsignedString(sb.events()), Long.toUnsignedString(top.events()));
+        }
+        long start = !degraded || sb.eventsCleared() == top.events() ? recoveryCp : 0;
+        boolean[] needed = new boolean[chunks];
+        for (int c = 0; c < chunks; c++) {
+            needed[c] = set[c] && (stale || (c + 1L) * sb.chunksize() > start);
+        }
+        return WriteIntentBitmap.of(core, meta, sb, top.bitmapOffset(), set, needed);
+    }
+
+    /**
+     * A new internal bitmap, as mdadm's {@code add_internal_bitmap1} and {@code write_bitmap1} make one:
+     * 8 sectors after the superblock, the chunk asked for or mdadm's default for the room there,
+     * every bit set; written to every member given.
+     */
+    static BitmapSuperblock newBitmap(ArrayMetadata meta, long roomSectors, long chunkBytes,
+                                      List<Member> members) throws IOException {
+        long sync = meta.layout.memberBytesUsed() / 512;
+        long minChunk = BitmapSuperblock.minimumChunk(sync, roomSectors);
+        long chunk = chunkBytes > 0 ? chunkBytes : BitmapSuperblock.defaultChunk(sync, roomSectors);
+        if (chunk < minChunk || Long.bitCount(chunk) != 1 || chunk > Integer.MAX_VALUE) {
+            throw new ArrayConfigException("bitmap chunk " + chunk + " bytes: it must be a power of two of at least "
+                    + minChunk + " bytes for this array (the bits must fit " + roomSectors + " sectors)");
+        }
+        BitmapSuperblock sb = BitmapSuperblock.create(meta.uuid, (int) chunk, sync);
+        for (Member m : members) {
+            SuperblockIo.writeNewBitmap(m.disk, BITMAP_OFFSET, sb);
+        }
+        return sb;
+    }
+
+    /** Where mdadm puts an internal bitmap: sectors after a v1.2 superblock. */
+    static final int BITMAP_OFFSET = 8;
 
     static String holder(String name, byte[] uuid) {
         return "array " + name + " (UUID " + MdUuid.format(uuid) + ")";
@@ -204,20 +268,9 @@ final class Assembler {
                 if (ppl != null) {
                     ppl.writeEmptyHeader(spare); // md's ppl_modify_log when a member joins
                 }
-                if (meta.bitmapOffset != 0) {
-                    Member from = null;
-                    for (Member m : meta.members) {
-                        if (m.state != MemberState.FAULTY) {
-                            from = m;
-                            break;
-                        }
-                    }
-                    if (from != null) {
-                        SuperblockIo.copyBitmap(meta, from, spare);
-                        if (meta.dirty()) {
-                            SuperblockIo.markBitmapDirty(meta, spare);
-                        }
-                    }
+                WriteIntentBitmap bitmap = array.core.bitmap;
+                if (bitmap != null) {
+                    bitmap.writeAllTo(spare); // the bitmap as it is now; kept current once it takes a slot
                 }
                 return spare;
             } catch (IOException | RuntimeException e) {
@@ -483,6 +536,9 @@ final class Assembler {
                 LOG.info("{}: recovered from the partial parity log ({} entries); no resync needed", top.name(),
                         ppl.recoveredEntries());
             }
+        }
+        if (bitmap != null) {
+            core.bitmap = loadBitmap(core, meta, freshest.disk, top, bitmap, degraded, recoveryCp);
         }
         meta.members.addAll(members);
         for (Member m : members) {

@@ -13,6 +13,12 @@ public enum ConsistencyPolicy {
      */
     RESYNC,
     /**
+     * md's internal write-intent bitmap: before a write reaches a member its chunk's bit is set on
+     * disk; a dirty start resyncs only the chunks with bits set, and a member that comes back after a
+     * short absence is rebuilt only where writes happened without it.
+     */
+    BITMAP,
+    /**
      * md's partial parity log: before a stripe's data and parity are written, the XOR of the data
      * the write leaves alone is logged on that stripe's parity member; a dirty start recomputes the
      * parity of the logged stripes only, degraded or not.
@@ -31,6 +37,6 @@ public enum ConsistencyPolicy {
                 return p;
             }
         }
-        throw new IllegalArgumentException("unknown consistency policy '" + name + "' (resync or ppl)");
+        throw new IllegalArgumentException("unknown consistency policy '" + name + "' (resync, bitmap or ppl)");
     }
 }

@@ -51,6 +51,11 @@ final class Member {
      * writing a stripe not yet rebuilt is harmless (the rebuild recomputes it, under the stripe lock).
      */
     volatile long writeLimit;
+    /**
+     * Re-added with the write-intent bitmap: its data is current except where the bitmap has bits
+     * set, so its recovery goes over those chunks only (md's bitmap-based recovery of a re-add).
+     */
+    volatile boolean bitmapRecovery;
     /** md's {@code devflags} (write-mostly, failfast): kept as found; raid5 does not act on them. */
     volatile int devflags;
     /** md's {@code data_size}: sectors of the member usable for data, kept as found (md keeps it). */

@@ -148,6 +148,9 @@ final class Membership {
     /** {@code target} starts building beside {@code old}'s slot (md's replace). */
     void addReplacement(Member old, Member target) throws IOException {
         quiesce(() -> {
+            if (core.bitmap != null) {
+                core.bitmap.writeAllTo(target); // it keeps the bitmap from now on
+            }
             synchronized (meta.lock) {
                 target.slot = old.slot;
                 target.state = MemberState.REBUILDING;
@@ -197,6 +200,9 @@ final class Membership {
                 detach(faulty);
                 close(faulty);
             }
+            if (core.bitmap != null) {
+                core.bitmap.writeAllTo(spare); // it keeps the bitmap from now on
+            }
             synchronized (meta.lock) {
                 spare.slot = slot;
                 spare.recoveryOffset = 0;
@@ -235,6 +241,99 @@ final class Membership {
             close(replaced[0]);
         }
         LOG.info("{}: {} is in sync", core.name, target.name());
+    }
+
+    /**
+     * md's re-add (see {@link Raid5Array#reAdd}): the former member takes its slot back, as a member
+     * being rebuilt, by the bitmap where md's rule allows it.
+     */
+    ReAddOutcome reAdd(MemberDisk disk) throws IOException {
+        org.raidfive.md.Superblock sb;
+        try {
+            sb = SuperblockIo.read(disk);
+        } catch (org.raidfive.md.SuperblockException e) {
+            throw new ArrayConfigException(disk.name() + " cannot be re-added: " + e.getMessage(), e);
+        }
+        if (!java.util.Arrays.equals(sb.setUuid(), meta.uuid)) {
+            throw new ArrayConfigException(disk.name() + " was not a member of " + core.name + " (array UUID "
+                    + org.raidfive.md.MdUuid.format(sb.setUuid()) + "); add it as a spare instead");
+        }
+        int slot = sb.role();
+        if (slot < 0 || slot >= core.layout.disks()) {
+            throw new ArrayConfigException(disk.name() + " was not in a slot of " + core.name
+                    + " (its role is spare or faulty); add it as a spare instead");
+        }
+        if (sb.dataOffset() * 512 != firstDataOffset()) {
+            throw new ArrayConfigException(disk.name() + "'s data offset (" + sb.dataOffset() + " sectors) differs "
+                    + "from the array's; add it as a spare instead");
+        }
+        ReAddOutcome[] out = new ReAddOutcome[1];
+        quiesce(() -> {
+                Member old = core.table.slots[slot];
+                if (old != null && old.state != MemberState.FAULTY) {
+                    throw new ArrayConfigException("slot " + slot + " of " + core.name + " is held by " + old.name()
+                            + "; " + disk.name() + " cannot take it back");
+                }
+                WriteIntentBitmap bitmap = core.bitmap;
+                long events = sb.events();
+                String why = null;
+                if (bitmap == null) {
+                    why = core.name + " has no write-intent bitmap";
+                } else if (Long.compareUnsigned(events, bitmap.eventsCleared()) < 0) {
+                    why = disk.name() + " left at events " + Long.toUnsignedString(events) + ", before bits were last "
+                            + "cleared (events_cleared " + bitmap.eventsCleared() + "): the writes it missed may no "
+                            + "longer be marked";
+                } else if (Long.compareUnsigned(events, meta.events()) > 0) {
+                    why = disk.name() + "'s events (" + Long.toUnsignedString(events) + ") are newer than the array's";
+                }
+                if (old != null) {
+                    detach(old); // the failed member object goes (it may hold the same storage's claim)
+                    close(old);
+                }
+                org.raidfive.disk.DiskClaim claim = disk.claim(org.raidfive.disk.ClaimMode.EXCLUSIVE,
+                        Assembler.holder(meta.name, meta.uuid));
+                int devNumber = sb.devNumber();
+                synchronized (meta.lock) {
+                    for (Member m : meta.members) {
+                        if (m.devNumber == devNumber) {
+                            devNumber = meta.nextDevNumber();
+                            break;
+                        }
+                    }
+                }
+                Member back = new Member(disk, sb.dataOffset() * 512, devNumber, sb.deviceUuid(), slot,
+                        MemberState.REBUILDING, 0, core.counterMode);
+                back.claimed(claim);
+                back.bblogOffset = sb.bblogOffset();
+                back.bblogSize = sb.bblogSize();
+                back.bblogShift = sb.bblogShift();
+                back.bitmapRecovery = why == null;
+                try {
+                    if (bitmap != null) {
+                        bitmap.writeAllTo(back);
+                    }
+                } catch (IOException e) {
+                    claim.close();
+                    throw e;
+                }
+                synchronized (meta.lock) {
+                    core.table = core.table.withSlot(slot, back);
+                    meta.members.add(back);
+                    meta.writeAll();
+                }
+                long dirty = bitmap == null ? 0 : bitmap.dirtyChunks();
+                long total = bitmap == null ? 0 : bitmap.chunks();
+                out[0] = new ReAddOutcome(slot, why == null, dirty, total, why);
+                LOG.info("{}: re-added {} into slot {}: {}", core.name, disk.name(), slot, why == null
+                        ? "recovering the " + dirty + " of " + total + " chunks the bitmap marks" : "full rebuild: " + why);
+        });
+        return out[0];
+    }
+
+    private long firstDataOffset() {
+        synchronized (meta.lock) {
+            return meta.members.isEmpty() ? -1 : meta.members.get(0).dataOffsetBytes;
+        }
     }
 
     boolean isDegraded() {

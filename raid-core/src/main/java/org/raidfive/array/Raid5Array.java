@@ -408,15 +408,17 @@ public final class Raid5Array implements AsyncDisk {
 
     /** How this array keeps parity consistent across a crash. */
     public ConsistencyPolicy consistencyPolicy() {
-        return core.ppl != null ? ConsistencyPolicy.PPL : ConsistencyPolicy.RESYNC;
+        return core.ppl != null ? ConsistencyPolicy.PPL
+                : core.bitmap != null ? ConsistencyPolicy.BITMAP : ConsistencyPolicy.RESYNC;
     }
 
     /**
      * Switches the consistency policy of the running array, as {@code mdadm --grow
-     * --consistency-policy} does: quiesced, the partial parity log's area placed by mdadm's rule
-     * (8 sectors after the superblock, up to 1 MiB, before the bad block log) and emptied on every
-     * live member before the superblocks name it. Refused, with nothing written, for an array with a
-     * write-intent bitmap (md keeps the two apart) or without room for a log.
+     * --consistency-policy} and {@code --bitmap internal|none} do, quiesced: the area of a partial
+     * parity log (8 sectors after the superblock, up to 1 MiB, before the bad block log) or of a
+     * write-intent bitmap (mdadm's placement and default chunk, every bit set, cleared by the daemon
+     * where the array is in sync) is written on every live member before the superblocks name it.
+     * Refused, with nothing written, without room for it.
      */
     public void setConsistencyPolicy(ConsistencyPolicy policy) throws IOException {
         java.util.Objects.requireNonNull(policy, "policy");
@@ -429,8 +431,28 @@ public final class Raid5Array implements AsyncDisk {
                 if (policy == consistencyPolicy()) {
                     return;
                 }
-                if (policy == ConsistencyPolicy.PPL) {
-                    int[] area = pplArea();
+                long bitmapRoom = policy == ConsistencyPolicy.BITMAP ? bitmapRoom() : 0;
+                int[] pplArea = policy == ConsistencyPolicy.PPL ? pplArea() : null;
+                core.bitmap = null;
+                meta.bitmapOffset = 0;
+                meta.bitmapBitBytes = 0;
+                if (policy == ConsistencyPolicy.BITMAP) {
+                    core.ppl = null;
+                    meta.pplOffset = 0;
+                    meta.pplSize = 0;
+                    List<Member> live = membership.liveMembers();
+                    org.raidfive.md.BitmapSuperblock sb = Assembler.newBitmap(meta, bitmapRoom, 0, live);
+                    boolean[] set = new boolean[(int) sb.bits()];
+                    java.util.Arrays.fill(set, true);
+                    boolean[] needed = new boolean[set.length];
+                    for (int c = 0; c < needed.length; c++) {
+                        needed[c] = (c + 1L) * sb.chunksize() > core.resyncOffset || isDegraded();
+                    }
+                    meta.bitmapOffset = Assembler.BITMAP_OFFSET;
+                    meta.bitmapBitBytes = sb.bitBytes();
+                    core.bitmap = WriteIntentBitmap.of(core, meta, sb, Assembler.BITMAP_OFFSET, set, needed);
+                } else if (policy == ConsistencyPolicy.PPL) {
+                    int[] area = pplArea;
                     PartialParityLog log = new PartialParityLog(core, meta.uuid, area[0], area[1]);
                     for (Member m : membership.liveMembers()) {
                         log.writeEmptyHeader(m);
@@ -448,12 +470,31 @@ public final class Raid5Array implements AsyncDisk {
         });
     }
 
+    /**
+     * mdadm's room for a bitmap added to an existing 1.2 array ({@code add_internal_bitmap1}, not
+     * creating): from 8 sectors after the superblock to the bad block log (or the data), at most 128
+     * KiB when the chunk is mdadm's; in sectors.
+     */
+    private long bitmapRoom() throws ArrayConfigException {
+        long room = Long.MAX_VALUE;
+        for (Member m : membership.liveMembers()) {
+            long r = m.bblogSize != 0 ? (long) m.bblogOffset + m.bblogSize
+                    : m.dataOffsetBytes / 512 - org.raidfive.md.Superblock.SUPERBLOCK_OFFSET_SECTORS;
+            long bbl = m.bblogSize != 0 ? m.bblogSize : 8;
+            room = Math.min(room, r - 8 - bbl);
+        }
+        if (room > 256) {
+            room = 256;
+        }
+        if (room <= 1) {
+            throw new ArrayConfigException(core.name + " has no room for a write-intent bitmap between its "
+                    + "superblock and its bad block log or data");
+        }
+        return room;
+    }
+
     /** mdadm's placement of a partial parity log added to an existing 1.2 array: {offset, size} in sectors. */
     private int[] pplArea() throws ArrayConfigException {
-        if (meta.bitmapOffset != 0) {
-            throw new ArrayConfigException(core.name + " has a write-intent bitmap; md does not keep a partial "
-                    + "parity log beside one: remove the bitmap first");
-        }
         if (core.layout.disks() > Assembler.PPL_MAX_DISKS) {
             throw new ArrayConfigException(core.name + " has " + core.layout.disks() + " members; md's partial "
                     + "parity log takes at most " + Assembler.PPL_MAX_DISKS);
@@ -476,6 +517,22 @@ public final class Raid5Array implements AsyncDisk {
             space = Math.min(Math.min(space, optimal), 0xffff);
         }
         return new int[] {org.raidfive.md.PplHeader.AREA_OFFSET, (int) space};
+    }
+
+    /**
+     * md's re-add: {@code disk}, a former member of this array whose slot is empty now, takes its slot
+     * back. When the array keeps a write-intent bitmap and the member left no earlier than the bitmap
+     * was last cleared ({@code events_cleared}), only the chunks with bits set are recovered onto it;
+     * otherwise it is rebuilt in full and the outcome says why. Recovery starts at once.
+     */
+    public ReAddOutcome reAdd(MemberDisk disk) throws IOException {
+        checkOpen();
+        if (readOnly) {
+            throw new IOException(core.name + " was opened read-only");
+        }
+        ReAddOutcome outcome = membership.reAdd(disk);
+        recovery.startRecoveryIfNeeded();
+        return outcome;
     }
 
     // ------------------------------------------------------------------ background passes
@@ -552,6 +609,10 @@ public final class Raid5Array implements AsyncDisk {
             closed = true;
             if (!isFailed() && !readOnly) {
                 membership.flushLiveMembers();
+                WriteIntentBitmap bitmap = core.bitmap;
+                if (bitmap != null && !isFailed()) {
+                    bitmap.clearIdleBits(); // md's bitmap flush at stop: only what still needs a pass stays set
+                }
                 if (!isFailed()) {
                     meta.markClean();
                 }

@@ -53,6 +53,10 @@ final class Recovery {
             meta.onMemberFailed(this::memberFailed);
             daemon.scheduleWithFixedDelay(this::safemodeTick, SAFEMODE_DELAY_MILLIS, SAFEMODE_DELAY_MILLIS,
                     TimeUnit.MILLISECONDS);
+            WriteIntentBitmap bitmap = core.bitmap;
+            long sleep = bitmap == null ? org.raidfive.md.BitmapSuperblock.DEFAULT_DAEMON_SLEEP
+                    : Math.max(1, bitmap.superblock().daemonSleep());
+            daemon.scheduleWithFixedDelay(this::bitmapTick, sleep, sleep, TimeUnit.SECONDS);
         }
     }
 
@@ -78,6 +82,22 @@ final class Recovery {
             });
         } catch (IOException | RuntimeException e) {
             LOG.warn("{}: safemode could not mark the array clean: {}", core.name, e.getMessage());
+        }
+    }
+
+    /** md's bitmap daemon: clears the bits of chunks idle for two passes (see {@link WriteIntentBitmap}). */
+    private void bitmapTick() {
+        WriteIntentBitmap bitmap = core.bitmap;
+        if (bitmap == null || closing || core.failure != null) {
+            return;
+        }
+        try {
+            int cleared = bitmap.daemonPass();
+            if (cleared > 0) {
+                LOG.debug("{}: cleared {} write-intent bits", core.name, cleared);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("{}: bitmap daemon: {}", core.name, e.getMessage());
         }
     }
 
@@ -279,10 +299,16 @@ final class Recovery {
             switch (job.action()) {
                 case RESYNC:
                     meta.resyncedTo(complete ? Long.MAX_VALUE : p.doneBytes());
+                    if (complete && core.bitmap != null && !membership.isDegraded()) {
+                        core.bitmap.allSynced();
+                    }
                     break;
                 case RECOVER:
                     if (complete) {
                         membership.recovered(job.target());
+                        if (core.bitmap != null && !membership.isDegraded()) {
+                            core.bitmap.allSynced(); // whole again: degraded writes' bits may go
+                        }
                     } else if (job.target().state != MemberState.FAULTY && core.failure == null) {
                         meta.writeAll();
                     }

@@ -191,6 +191,11 @@ final class StripeOp {
         PartialParityLog ppl = core.readOnly ? null : core.ppl;
         PartialParityLog.Unit unit = null;
         long wrote = 0;
+        WriteIntentBitmap bitmap = core.bitmap;
+        if (bitmap != null) {
+            bitmap.startWrite(memberOffset, len); // the chunk's bit is on disk before any member write
+        }
+        boolean complete = false;
         try {
             Plan plan;
             boolean logged;
@@ -232,15 +237,29 @@ final class StripeOp {
                 }
                 writeTo(r[paritySlot], memberOffset, parityBuffer, parityOffset, len);
             }
-            if (!phase.await()) {
+            complete = phase.await();
+            if (!complete) {
                 phase.failMembers(core);
             }
         } finally {
+            if (bitmap != null) {
+                // A write that did not reach every member keeps its bit until a pass makes it whole.
+                bitmap.endWrite(memberOffset, len, !complete || !allInSync());
+            }
             if (unit != null) {
                 ppl.finished(unit, wrote);
             }
             release();
         }
+    }
+
+    private boolean allInSync() {
+        for (Member m : table.slots) {
+            if (m == null || m.state != MemberState.IN_SYNC) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** What {@link #computeLoggedParity} leaves for the log: md's entry for this piece and its partial parity. */

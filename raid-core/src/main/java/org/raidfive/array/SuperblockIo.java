@@ -59,6 +59,28 @@ final class SuperblockIo {
                 sb.bblogSize() * 512), sb.bblogShift(), disk.name());
     }
 
+    /** The bits of an internal bitmap after its superblock: bit c set means chunk c is dirty (md's little-endian order). */
+    static boolean[] readBitmapBits(MemberDisk disk, int bitmapOffsetSectors, long chunks) throws IOException {
+        ByteBuffer b = readRange(disk, bitmapStart(bitmapOffsetSectors) + BitmapSuperblock.BYTES, (int) ((chunks + 7) / 8));
+        boolean[] bits = new boolean[(int) chunks];
+        for (int c = 0; c < bits.length; c++) {
+            bits[c] = (b.get(c >>> 3) & (1 << (c & 7))) != 0;
+        }
+        return bits;
+    }
+
+    /** Writes a new internal bitmap to a member: its superblock, then every bit set (as mdadm creates one). */
+    static void writeNewBitmap(MemberDisk disk, int bitmapOffsetSectors, BitmapSuperblock sb) throws IOException {
+        long bytes = sb.areaBytes(4096);
+        ByteBuffer b = aligned((int) bytes);
+        for (int i = 0; i < bytes; i++) {
+            b.put(i, (byte) 0xff);
+        }
+        sb.encode(b, 0);
+        disk.write(bitmapStart(bitmapOffsetSectors), b, 0, (int) bytes);
+        disk.flush();
+    }
+
     /** The internal bitmap's superblock (with MD_FEATURE_BITMAP_OFFSET), checked as md checks it. */
     static BitmapSuperblock readBitmap(MemberDisk disk, Superblock sb) throws IOException, SuperblockException {
         return BitmapSuperblock.decode(readRange(disk, bitmapStart(sb.bitmapOffset()), BitmapSuperblock.BYTES),
@@ -165,21 +187,6 @@ final class SuperblockIo {
         disk.read(first, buf, 0, span);
         return buf.position((int) (start - first)).limit((int) (start - first) + length).slice()
                 .order(ByteOrder.LITTLE_ENDIAN);
-    }
-
-    /**
-     * Sets every bit of the internal bitmap on {@code m}, so that md, whatever it finds afterwards,
-     * resyncs (or recovers) every region raidfive may have written. The bitmap's superblock is left
-     * as it is, valid for md.
-     */
-    static void markBitmapDirty(ArrayMetadata meta, Member m) throws IOException {
-        long bits = bitmapStart(meta.bitmapOffset) + BitmapSuperblock.BYTES;
-        updateBlocks(m.disk, null, bits, meta.bitmapBitBytes, (block, from, to, source, at) -> {
-            for (int i = from; i < to; i++) {
-                block.put(i, (byte) 0xff);
-            }
-        });
-        m.disk.flush();
     }
 
     /** Copies the internal bitmap (superblock and bits) from a live member to one joining the array. */

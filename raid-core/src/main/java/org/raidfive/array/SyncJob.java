@@ -110,6 +110,14 @@ final class SyncJob {
      * rate, 16 and 32 both at about 0.55x, where 2 cores ran out (4 bytes cross a socket per byte
      * rebuilt).
      */
+    /**
+     * Whether this pass may leave out chunks the write-intent bitmap has clean: a resync (md resyncs the
+     * bits set), and a recovery onto a member re-added by the bitmap (it missed only those writes).
+     */
+    private boolean skipsCleanChunks() {
+        return action == SyncAction.RESYNC || (action == SyncAction.RECOVER && target.bitmapRecovery);
+    }
+
     static int lanes(ArrayCore core) {
         return core.table.completesInline ? Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())) : 16;
     }
@@ -289,9 +297,13 @@ final class SyncJob {
     }
 
     private void syncStripe(long stripe) throws IOException {
+        long stripeOffset = layout.memberOffset(stripe);
+        WriteIntentBitmap bitmap = core.bitmap;
+        if (bitmap != null && skipsCleanChunks() && !bitmap.dirty(stripeOffset, layout.chunkSize())) {
+            return; // no write since the bitmap was last clean here: nothing to resync or recover
+        }
         StripeOp op = core.ops.borrow(stripe);
         try {
-            long stripeOffset = layout.memberOffset(stripe);
             int piece = core.ops.pieceSize();
             for (int x = 0; x < layout.chunkSize(); x += piece) {
                 int len = Math.min(piece, layout.chunkSize() - x);

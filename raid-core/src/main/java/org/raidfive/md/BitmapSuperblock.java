@@ -95,6 +95,104 @@ public final class BitmapSuperblock
         return s;
     }
 
+    /** md's default {@code daemon_sleep}: seconds between the passes that clear bits. */
+    public static final int DEFAULT_DAEMON_SLEEP = 5;
+    /** mdadm's {@code DEFAULT_BITMAP_MIN}-style floor for an internal bitmap's chunk: 64 MiB. */
+    public static final long DEFAULT_MIN_CHUNK = 64L * 1024 * 1024;
+
+    /**
+     * A new internal bitmap's superblock as mdadm's {@code add_internal_bitmap1} fills it: version 4,
+     * the array's UUID, {@code chunkBytes} per bit, {@code syncSectors} of member data, md's
+     * daemon sleep; events 0 (md sets them when it writes the array's superblocks).
+     */
+    public static BitmapSuperblock create(final byte[] arrayUuid, final int chunkBytes, final long syncSectors)
+    {
+        final BitmapSuperblock s = new BitmapSuperblock();
+        s.magic = MAGIC;
+        s.version = VERSION_HI;
+        System.arraycopy(arrayUuid, 0, s.uuid, 0, 16);
+        s.chunksize = chunkBytes;
+        s.daemonSleep = DEFAULT_DAEMON_SLEEP;
+        s.syncSize = syncSectors;
+        return s;
+    }
+
+    /**
+     * mdadm's chunk for an internal bitmap of {@code syncSectors} of member data in {@code roomSectors}
+     * after the superblock ({@code add_internal_bitmap1}): the smallest power of two from 4 KiB whose
+     * bits fit the room, and never below 64 MiB unless asked.
+     */
+    public static long defaultChunk(final long syncSectors, final long roomSectors)
+    {
+        final long minChunk = minimumChunk(syncSectors, Math.min(roomSectors, 128 * 2));
+        return Math.max(minChunk, DEFAULT_MIN_CHUNK);
+    }
+
+    /** The smallest chunk (a power of two from 4 KiB) whose bits fit {@code roomSectors}: mdadm's min_chunk. */
+    public static long minimumChunk(final long syncSectors, final long roomSectors)
+    {
+        final long maxBits = (roomSectors * 512 - BYTES) * 8;
+        long minChunk = 4096;
+        long bits = syncSectors * 512 / minChunk + 1;
+        while (bits > maxBits)
+        {
+            minChunk *= 2;
+            bits = (bits + 1) / 2;
+        }
+        return minChunk;
+    }
+
+    /** Bytes mdadm writes for a bitmap of this geometry: superblock and bits, rounded up to {@code boundary}. */
+    public long areaBytes(final int boundary)
+    {
+        final long bytes = bitBytes() + BYTES;
+        return (bytes + boundary - 1) / boundary * boundary;
+    }
+
+    /** Writes the 256 bytes of this superblock at {@code dst}'s index {@code at}, little-endian, as md lays them out. */
+    public void encode(final ByteBuffer dst, final int at)
+    {
+        final ByteBuffer b = dst.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < BYTES; i += 8)
+        {
+            b.putLong(at + i, 0);
+        }
+        b.putInt(at, magic);
+        b.putInt(at + 4, version);
+        b.put(at + 8, uuid);
+        b.putLong(at + 24, events);
+        b.putLong(at + 32, eventsCleared);
+        b.putLong(at + 40, syncSize);
+        b.putInt(at + 48, state);
+        b.putInt(at + 52, chunksize);
+        b.putInt(at + 56, daemonSleep);
+        b.putInt(at + 60, writeBehind);
+        b.putInt(at + 64, sectorsReserved);
+        b.putInt(at + 68, nodes);
+    }
+
+    public BitmapSuperblock events(final long e)
+    {
+        events = e;
+        return this;
+    }
+
+    public BitmapSuperblock eventsCleared(final long e)
+    {
+        eventsCleared = e;
+        return this;
+    }
+
+    public byte[] uuid()
+    {
+        return uuid.clone();
+    }
+
+    public int magic()
+    {
+        return magic;
+    }
+
     /** Bits in the bitmap: one per chunk of {@code sync_size} sectors. */
     public long bits()
     {

@@ -12,7 +12,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.raidfive.disk.MemberDisk;
@@ -30,18 +31,25 @@ class CrashRecoveryTest {
     @TempDir
     Path dir;
 
-    @Test
-    void flushedWritesSurviveSigkillAndParityIsConsistentAfterResync() throws Exception {
+    /**
+     * With a write-intent bitmap the restart resyncs only the chunks with bits set: the same checks
+     * must hold (parity everywhere, every flushed write), over more rounds.
+     */
+    @ParameterizedTest
+    @EnumSource(value = ConsistencyPolicy.class, names = {"RESYNC", "BITMAP"})
+    void flushedWritesSurviveSigkillAndParityIsConsistentAfterResync(ConsistencyPolicy policy) throws Exception {
         long seed = System.nanoTime();
         System.out.println("crash seed " + seed);
         Random random = new Random(seed);
         long nextGen = 0;
         long[] flushedGen = null;
         int blockCount = -1;
-        for (int round = 0; round < 4; round++) {
+        int rounds = policy == ConsistencyPolicy.BITMAP ? 10 : 4;
+        for (int round = 0; round < rounds; round++) {
             Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "-Xmx256m", "-cp", System.getProperty("java.class.path"), CrashWriter.class.getName(),
-                    dir.toString(), Integer.toString(MEMBERS), Long.toString(MEMBER_SIZE), Long.toString(nextGen))
+                    dir.toString(), Integer.toString(MEMBERS), Long.toString(MEMBER_SIZE), Long.toString(nextGen),
+                    policy.mdadmName())
                     .redirectError(ProcessBuilder.Redirect.INHERIT).start();
             int killAfter = 3 + random.nextInt(25);
             long lastFlushed = -1;

@@ -81,11 +81,13 @@ public final class CrashWriter {
         int members = Integer.parseInt(args[1]);
         long memberSize = Long.parseLong(args[2]);
         long gen = Long.parseLong(args[3]);
+        ConsistencyPolicy policy = args.length > 4 ? ConsistencyPolicy.parse(args[4]) : ConsistencyPolicy.RESYNC;
         PrintStream out = System.out;
         boolean exists = Files.exists(dir.resolve("c0.img"));
         List<MemberDisk> disks = open(dir, members, memberSize, !exists);
         Raid5Array array = exists ? Raid5Array.assemble(disks)
-                : Raid5Array.create(ArraySpec.builder().chunkSize(16 * 1024).assumeClean(true).build(), disks);
+                : Raid5Array.create(ArraySpec.builder().chunkSize(16 * 1024).assumeClean(true).consistencyPolicy(policy)
+                        .bitmapChunk(policy == ConsistencyPolicy.BITMAP ? 64 * 1024 : 0).build(), disks);
         int blockCount = (int) (array.size() / BLOCK);
         out.println("READY " + blockCount);
         out.flush();

@@ -235,12 +235,13 @@ class MdFeatureRulesTest {
     }
 
     @Test
-    void internalBitmapIsKeptAndMarkedAllDirtyBeforeTheFirstWrite() throws Exception {
+    void anMdBitmapIsMaintainedBitByBitAndClearedAtAStop() throws Exception {
         makeArray();
         Superblock sb0 = MemberOwnershipTest.readSuperblock(paths.get(0));
         long syncSectors = sb0.size();
         int bitmapChunk = 64 * 1024;
         long bits = (syncSectors + bitmapChunk / 512 - 1) / (bitmapChunk / 512);
+        assertTrue(bits > 4, "several chunks: " + bits);
         for (Path p : paths) {
             // bitmap_super_t as mdadm writes it, 8 sectors after the superblock; all bits clean
             ByteBuffer bm = ByteBuffer.allocate(4096).order(ByteOrder.LITTLE_ENDIAN);
@@ -250,20 +251,28 @@ class MdFeatureRulesTest {
             writeRaw(p, (Superblock.SUPERBLOCK_OFFSET_SECTORS + 8) * 512, bm);
         }
         editAll(sb -> sb.setFeature(Superblock.MD_FEATURE_BITMAP_OFFSET, true).bitmapOffset(8));
+        int at = (int) ((Superblock.SUPERBLOCK_OFFSET_SECTORS + 8) * 512);
         try (Raid5Array array = Raid5Array.assemble(open(false), QUIET)) {
-            array.write(0, ByteBuffer.wrap(image), 0, 4096);
+            array.write(0, ByteBuffer.wrap(image), 0, 4096); // member offset 0: bitmap chunk 0
+            for (Path p : paths) {
+                byte[] all = MemberOwnershipTest.bytesOf(p);
+                for (long b = 0; b < bits; b++) {
+                    int bit = all[at + 256 + (int) (b / 8)] >> (b % 8) & 1;
+                    assertEquals(b == 0 ? 1 : 0, bit, "bit " + b + " on " + p + ": set where written, clean elsewhere");
+                }
+            }
         }
         for (Path p : paths) {
             Superblock sb = MemberOwnershipTest.readSuperblock(p);
             assertTrue(sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET) && sb.bitmapOffset() == 8,
                     "the bitmap is still the array's on " + p);
             byte[] all = MemberOwnershipTest.bytesOf(p);
-            int at = (int) ((Superblock.SUPERBLOCK_OFFSET_SECTORS + 8) * 512);
-            assertEquals(0x6d746962, ByteBuffer.wrap(all, at, 4).order(ByteOrder.LITTLE_ENDIAN).getInt(),
-                    "bitmap superblock intact");
-            for (long b = 0; b < bits; b++) {
-                int bit = all[at + 256 + (int) (b / 8)] >> (b % 8) & 1;
-                assertEquals(1, bit, "bit " + b + " set on " + p + ": md resyncs what raidfive may have written");
+            ByteBuffer b = ByteBuffer.wrap(all, at, 256).slice().order(ByteOrder.LITTLE_ENDIAN);
+            assertEquals(0x6d746962, b.getInt(0), "bitmap superblock intact");
+            assertEquals(sb.events(), b.getLong(24), "the bitmap's events follow the superblock's, as md keeps them");
+            assertTrue(b.getLong(32) > sb0.events(), "events_cleared moved when the bit was cleared");
+            for (long bit = 0; bit < bits; bit++) {
+                assertEquals(0, all[at + 256 + (int) (bit / 8)] >> (bit % 8) & 1, "a clean stop clears bit " + bit);
             }
         }
     }

@@ -87,7 +87,7 @@ class PartialParityLogTest {
      * back as it was; without it (forced start), slot 3's data comes back wrong.
      */
     @ParameterizedTest
-    @EnumSource(ConsistencyPolicy.class)
+    @EnumSource(value = ConsistencyPolicy.class, names = {"RESYNC", "PPL"})
     void aTornParityWriteOnADegradedArrayLosesTheMissingMembersDataOnlyWithoutTheLog(ConsistencyPolicy policy)
             throws Exception {
         List<MemoryDisk> d = disks();

@@ -71,8 +71,10 @@ final class ExamineBitmapCommand extends Verb {
         field(s, "Daemon", b.daemonSleep() + "s flush period");
         field(s, "Write Mode", b.writeBehind() != 0 ? "Allow write behind, max " + b.writeBehind() : "Normal");
         field(s, "Sync Size", (b.syncSize() / 2) + Sizes.mdadmHuman(b.syncSize() * 512));
-        field(s, "Bitmap", bits + " bits (chunks), " + dirty + " dirty ("
-                + String.format(Locale.ROOT, "%2.1f", 100.0 * dirty / Math.max(1, bits)) + "%)");
+        // printf's %2.1f as glibc does it: the double's exact value, ties to even (6.25 -> 6.2)
+        String pct = new java.math.BigDecimal(100.0 * dirty / Math.max(1, bits))
+                .setScale(1, java.math.RoundingMode.HALF_EVEN).toPlainString();
+        field(s, "Bitmap", bits + " bits (chunks), " + dirty + " dirty (" + pct + "%)");
         return s.toString();
     }
 

@@ -47,7 +47,7 @@ final class ExamineReport {
         if (sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET)) {
             field(s, "Recovery Offset", Long.toUnsignedString(sb.recoveryOffset()) + " sectors");
         }
-        long[] unused = unusedSpace(sb, memberBytes);
+        long[] unused = unusedSpace(sb, memberBytes, read.bitmapSectors());
         if (unused != null) {
             field(s, "Unused Space", "before=" + unused[0] + " sectors, after=" + unused[1] + " sectors");
         }
@@ -95,7 +95,7 @@ final class ExamineReport {
         m.put("usedDevSectors", sb.size());
         m.put("dataOffsetSectors", sb.dataOffset());
         m.put("superOffsetSectors", sb.superOffset());
-        long[] unused = unusedSpace(sb, memberBytes);
+        long[] unused = unusedSpace(sb, memberBytes, read.bitmapSectors());
         m.put("unusedSectorsBefore", unused == null ? null : unused[0]);
         m.put("unusedSectorsAfter", unused == null ? null : unused[1]);
         m.put("recoveryOffsetSectors", sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET) ? sb.recoveryOffset() : null);
@@ -126,12 +126,16 @@ final class ExamineReport {
      * kernel's 36 KiB reserve, the bad-block log) to the data; after: from the end of the used data to
      * the end of the member.
      */
-    static long[] unusedSpace(Superblock sb, long memberBytes) {
-        if (memberBytes <= 0 || sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)
-                || sb.hasFeature(Superblock.MD_FEATURE_NEW_OFFSET)) {
+    static long[] unusedSpace(Superblock sb, long memberBytes, long bitmapSectors) {
+        if (memberBytes <= 0 || sb.hasFeature(Superblock.MD_FEATURE_NEW_OFFSET)) {
             return null;
         }
         long earliest = sb.superOffset() + KERNEL_RESERVE_SECTORS;
+        if (sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)) {
+            earliest = Math.max(earliest, sb.superOffset() + sb.bitmapOffset() + bitmapSectors);
+        } else if (sb.hasFeature(Superblock.MD_FEATURE_PPL) || sb.hasFeature(Superblock.MD_FEATURE_MULTIPLE_PPLS)) {
+            earliest = Math.max(earliest, sb.superOffset() + sb.pplOffset() + sb.pplSize());
+        }
         if (sb.bblogOffset() != 0 && sb.bblogSize() != 0) {
             earliest = Math.max(earliest, sb.superOffset() + sb.bblogOffset() + sb.bblogSize());
         }

@@ -31,9 +31,13 @@ final class SuperblockFile {
      * A superblock as found: {@code storedChecksum == expectedChecksum} unless it was decoded despite
      * a wrong checksum.
      */
-    record Read(Superblock sb, int storedChecksum, int expectedChecksum, long memberBytes) {
+    record Read(Superblock sb, int storedChecksum, int expectedChecksum, long memberBytes, long bitmapSectors) {
         boolean checksumCorrect() {
             return storedChecksum == expectedChecksum;
+        }
+
+        Read withBitmapSectors(long sectors) {
+            return new Read(sb, storedChecksum, expectedChecksum, memberBytes, sectors);
         }
     }
 
@@ -66,7 +70,15 @@ final class SuperblockFile {
 
     /** {@link #read(Path, String)} from an open disk. */
     static Read read(MemberDisk disk, String name) throws IOException, SuperblockException {
-        return read(block(disk, name), name, disk.size());
+        Read r = read(block(disk, name), name, disk.size());
+        if (!r.sb().hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)) {
+            return r;
+        }
+        // What mdadm's getinfo_super1 counts as the bitmap's extent: superblock and bits, in 4 KiB pages.
+        ByteBuffer head = ByteBuffer.allocate(org.raidfive.md.BitmapSuperblock.BYTES);
+        disk.read((r.sb().superOffset() + r.sb().bitmapOffset()) * 512L, head, 0, head.capacity());
+        org.raidfive.md.BitmapSuperblock b = org.raidfive.md.BitmapSuperblock.decode(head, r.sb().setUuid(), name);
+        return r.withBitmapSectors(b.areaBytes(4096) / 512);
     }
 
     /**
@@ -83,7 +95,7 @@ final class SuperblockFile {
         try {
             Superblock sb = Superblock.decode(block.duplicate().order(ByteOrder.LITTLE_ENDIAN), name,
                     Superblock.SUPERBLOCK_OFFSET_SECTORS);
-            return new Read(sb, sb.sbCsum(), sb.sbCsum(), memberBytes);
+            return new Read(sb, sb.sbCsum(), sb.sbCsum(), memberBytes, 0);
         } catch (CorruptSuperblockException e) {
             int expected;
             try {
@@ -101,7 +113,7 @@ final class SuperblockFile {
             fixed.putInt(SB_CSUM_OFFSET, expected);
             try {
                 Superblock sb = Superblock.decode(fixed, name, Superblock.SUPERBLOCK_OFFSET_SECTORS);
-                return new Read(sb, stored, expected, memberBytes);
+                return new Read(sb, stored, expected, memberBytes, 0);
             } catch (SuperblockException other) {
                 throw e;
             }

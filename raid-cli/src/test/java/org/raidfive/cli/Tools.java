@@ -59,6 +59,26 @@ final class Tools {
         }
     }
 
+    /** True when a loop device can be attached here (root, /dev/loop-control, losetup). */
+    static boolean canLoop() {
+        try {
+            Result r = run(Path.of(System.getProperty("java.io.tmpdir")), Duration.ofSeconds(30),
+                    List.of("losetup", "-f"));
+            return r.exit() == 0;
+        } catch (IOException | InterruptedException e) {
+            return false;
+        }
+    }
+
+    /** A read-only loop device over {@code image}. */
+    static String loopAttach(Path image) throws IOException, InterruptedException {
+        return runOk(image.getParent(), Duration.ofSeconds(30), "losetup", "-r", "-f", "--show", image.toString()).trim();
+    }
+
+    static void loopDetach(String loop) throws IOException, InterruptedException {
+        run(Path.of(System.getProperty("java.io.tmpdir")), Duration.ofSeconds(30), List.of("losetup", "-d", loop));
+    }
+
     static String runOk(Path dir, Duration timeout, String... command) throws IOException, InterruptedException {
         Result r = run(dir, timeout, List.of(command));
         if (r.exit() != 0) {

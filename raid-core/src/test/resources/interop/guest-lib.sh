@@ -285,3 +285,33 @@ md_add() {
     kmsg "$1"
     result "$1" add_rc=$rc after_add=$(detail_state "$2")
 }
+
+# md_examine_bitmap CASE NAME DEV: mdadm -X of one member, every line logged as "xbm NAME <line>";
+# the dirty bit count as xbm_NAME_dirty
+md_examine_bitmap() {
+    out=$(mdadm -X "$3" 2>&1)
+    printf '%s\n' "$out" | while IFS= read -r line; do
+        [ -n "$line" ] && printf 'LOG %s xbm %s %s\n' "$1" "$2" "$line"
+    done
+    result "$1" "xbm_$2_dirty=$(printf '%s\n' "$out" | sed -n 's/.*chunks), \([0-9]*\) dirty.*/\1/p')"
+}
+
+# md_re_add CASE MD DEV: mdadm --re-add (md's bitmap-based recovery), then waits for it to end
+md_re_add() {
+    out=$(mdadm "/dev/$2" --re-add "$3" 2>&1)
+    rc=$?
+    log "$1" "$out"
+    sleep 1
+    wait_idle "$2"
+    kmsg "$1"
+    result "$1" readd_rc=$rc after_readd=$(detail_state "$2")
+}
+
+# md_resync_done CASE MD: waits for a resync md started at assembly, and reports how far md's own
+# sync counters got (sync_completed is "done / total" in sectors of the last pass)
+md_resync_done() {
+    sleep 1
+    wait_idle "$2"
+    kmsg "$1"
+    result "$1" last_sync=$(sysmd "$2" last_sync_action) array_state=$(sysmd "$2" array_state)
+}

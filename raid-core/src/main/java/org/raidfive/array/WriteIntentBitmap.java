@@ -33,9 +33,11 @@ import org.slf4j.LoggerFactory;
  * writer's count (and puts {@code ON_DISK} back, writing nothing). A bit is cleared only after a
  * daemon pass found the chunk idle twice (md's counter going 2, 1, 0), and never while {@code NEEDED}.
  *
- * <p>{@code events_cleared} is raised to the array's events whenever bits are cleared, and written
- * with the superblock page before the cleared bits: a member that left before that may not be
- * re-added by the bitmap (md's rule). Lock order: the metadata lock, then a page lock; member
+ * <p>{@code events_cleared} follows md: raised to the array's events when a write completes on every
+ * member of a whole array ({@code md_bitmap_endwrite}), and here also when a pass makes the array
+ * whole again and lets go of the marks degraded writes kept; it is written with the superblock page,
+ * before any cleared bit. A member whose events are below it may not be re-added by the bitmap: writes
+ * it missed may have lost their marks. Lock order: the metadata lock, then a page lock; member
  * failures found while holding a page lock are reported after it is released.
  */
 final class WriteIntentBitmap {
@@ -62,6 +64,8 @@ final class WriteIntentBitmap {
     private final ByteBuffer[] pageBuffers;
     private final BitmapSuperblock sb;
     private volatile long eventsCleared;
+    /** The events_cleared the superblock page last carried (written under page 0's lock). */
+    private volatile long eventsClearedWritten;
 
     private WriteIntentBitmap(ArrayCore core, ArrayMetadata meta, BitmapSuperblock sb, int offsetSectors) {
         this.core = core;
@@ -87,6 +91,7 @@ final class WriteIntentBitmap {
             pageLocks[i] = new Object();
         }
         this.eventsCleared = sb.eventsCleared();
+        this.eventsClearedWritten = eventsCleared;
     }
 
     /**
@@ -170,6 +175,12 @@ final class WriteIntentBitmap {
 
     /** After the write: no longer in flight; {@code degraded} (it did not reach every member) keeps the bits. */
     void endWrite(long memberOffset, long len, boolean degraded) {
+        if (!degraded) {
+            long events = meta.events();
+            if (eventsCleared < events) {
+                eventsCleared = events; // md_bitmap_endwrite; a racing smaller store is raised by the next write
+            }
+        }
         int base = row() * rowInts;
         int last = lastChunk(memberOffset, len);
         for (int c = firstChunk(memberOffset); c <= last; c++) {
@@ -243,8 +254,7 @@ final class WriteIntentBitmap {
             dirtyPages[pageOf(c)] = true;
             cleared++;
         }
-        if (cleared > 0) {
-            eventsCleared = meta.events();
+        if (cleared > 0 || eventsCleared != eventsClearedWritten) {
             List<Failure> failures = new ArrayList<>();
             synchronized (pageLocks[0]) {
                 writePage(0, -1, failures);
@@ -285,8 +295,13 @@ final class WriteIntentBitmap {
         return false;
     }
 
-    /** A pass made every stripe consistent on every member: nothing is needed any more (the daemon may clear). */
+    /**
+     * A pass made every stripe consistent on every member: nothing is needed any more (the daemon may
+     * clear). The marks degraded writes kept go, so a member that left before now may not be
+     * re-added by the bitmap: {@code events_cleared} moves to now.
+     */
     void allSynced() {
+        eventsCleared = meta.events();
         for (int c = 0; c < chunks; c++) {
             if ((flagsOf(c) & NEEDED) != 0) {
                 INTS.getAndBitwiseAnd(flags, c, ~NEEDED);
@@ -355,7 +370,9 @@ final class WriteIntentBitmap {
             b.putLong(i, 0);
         }
         if (page == 0) {
-            sb.events(meta.events()).eventsCleared(eventsCleared).encode(b, 0);
+            long cleared = eventsCleared;
+            sb.events(meta.events()).eventsCleared(cleared).encode(b, 0);
+            eventsClearedWritten = cleared;
         }
         long firstBit = Math.max(0, (long) page * PAGE * 8 - BitmapSuperblock.BYTES * 8L);
         long lastBit = Math.min(chunks, (long) (page + 1) * PAGE * 8 - BitmapSuperblock.BYTES * 8L);

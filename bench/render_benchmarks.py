@@ -31,6 +31,8 @@ GOALS = {
     "engine_rebuild": 0.9,
     # the partial parity log issue: 4 KiB random writes with ppl vs resync, memory members
     "ppl_randwrite": 0.8,
+    # the write-intent bitmap issue: 4 KiB random writes with the bitmap vs without, memory members
+    "bitmap_randwrite": 0.9,
 }
 
 # The parallel stripe engine issue on real members (bench/real-members): (goal, at least or at most).
@@ -293,6 +295,13 @@ class Results:
                                       "resync (interleaved; see the PPL section)",
                      ps and "%s IOPS" % fmt_count(ps["iops"]["median"]),
                      rs and "%s IOPS" % fmt_count(rs["iops"]["median"]), pratio, GOALS["ppl_randwrite"]))
+        bw = self.reports.get("bitmap_randwrite")
+        bratio = per_round_ratio(bw, "array percpu bitmap", "array percpu")
+        bs, brs = summary(bw, "array percpu bitmap"), summary(bw, "array percpu")
+        rows.append(("bitmap_randwrite", "(write-intent bitmap issue) 4 KiB random writes, memory members, with the "
+                                         "bitmap vs without (interleaved; see the bitmap section)",
+                     bs and "%s IOPS" % fmt_count(bs["iops"]["median"]),
+                     brs and "%s IOPS" % fmt_count(brs["iops"]["median"]), bratio, GOALS["bitmap_randwrite"]))
         rows.extend(self.counter_bench_rows())
         for rw, what in (("randread", "reads"), ("randwrite", "writes")):
             ours, _, peer, ratio, _ = self.nbd(rw)
@@ -730,6 +739,58 @@ def engine_ab_section(out):
     return L
 
 
+def bitmap_section(out):
+    """The write-intent bitmap issue's resync and re-add figures, from bench/bitmap-resync."""
+    L = []
+    w = L.append
+    m = kv_file(os.path.join(out, "bitmap_machine.txt"))
+    w("## Write-intent bitmap: resync and re-add after 1% of writes")
+    w("")
+    if not m:
+        w("Not measured in this run (`bench/bitmap-resync` measures it).")
+        w("")
+        return L
+    rows = load_lines(os.path.join(out, "bitmap_rounds.jsonl"))
+    w("4 file members of %s (page cache, %s), %s%% of the array written as one region; each time is the command's "
+      "wall time minus a `raid detail` of the same members. Measured %s, commit %s, %s, %s cores, load average %s at "
+      "the start and %s at the end, %s rounds." % (m.get("member", "?"), m.get("dir_fs", "?"), m.get("percent", "?"),
+                                                  m.get("date", "?"), m.get("commit", "?"), m.get("cpu", "?"),
+                                                  m.get("cores", "?"), m.get("loadavg_start", "?"),
+                                                  m.get("loadavg_end", "?"), m.get("repeat", "?")))
+    w("")
+    w("| round | full resync (s) | bitmap resync (s), bits dirty | ratio | full rebuild (s) | re-add (s), bits dirty | ratio |")
+    w("|---|---:|---|---:|---:|---|---:|")
+    rs, ra = [], []
+    for r in rows:
+        a = r["bitmap_resync_s"] / r["full_resync_s"] if r["full_resync_s"] else None
+        b = r["readd_s"] / r["full_rebuild_s"] if r["full_rebuild_s"] else None
+        if a is not None:
+            rs.append(a)
+        if b is not None:
+            ra.append(b)
+        w("| %d | %.2f | %.2f (%s) | %s | %.2f | %.2f (%s) | %s |" % (
+            r["round"], r["full_resync_s"], r["bitmap_resync_s"], r["resync_dirty"], "%.3f" % a if a else "n/a",
+            r["full_rebuild_s"], r["readd_s"], r["readd_dirty"], "%.3f" % b if b else "n/a"))
+    w("")
+    w("| target | ratio median (min-max) | goal | verdict |")
+    w("|---|---|---:|---|")
+    for label, vals in (("resync after a crash with the bitmap / full resync", rs),
+                        ("re-add of a member away during the writes / full rebuild", ra)):
+        if vals:
+            st = spread(vals)
+            v = "**PASS**" if st["median"] <= 0.05 else "**MISS** (%.0f%% over)" % (100 * (st["median"] / 0.05 - 1))
+            w("| %s | %.3fx (%.3f-%.3f) | <= 0.05x | %s |" % (label, st["median"], st["min"], st["max"], v))
+    w("")
+    for name in ("bitmap_full_resync", "bitmap_bitmap_resync", "bitmap_readd", "bitmap_full_rebuild"):
+        cmd = read_text(os.path.join(out, name + ".cmd")).strip()
+        if cmd:
+            w("    %s" % cmd)
+    w("")
+    w("Command: `bench/bitmap-resync` (its header says what each round does), or `bench/run-benchmarks --only bitmap`.")
+    w("")
+    return L
+
+
 def render(out):
     R = Results(out)
     m = R.machine
@@ -941,6 +1002,7 @@ def render(out):
     L.extend(real_section(out))
     L.extend(engine_ab_section(out))
     L.extend(ppl_section(R))
+    L.extend(bitmap_section(out))
     w("## Running the suites by hand")
     w("")
     w("    mvn -B -q install -DskipTests                    # raid-bench/target/benchmarks.jar, raid-cli/target/raid.jar")

@@ -97,32 +97,39 @@ public final class BenchConfig {
         }
     }
 
-    /** Which consistency policies to run the array with; {@code BOTH} interleaves resync and ppl runs. */
-    public enum Policies {
-        RESYNC("resync", List.of(ConsistencyPolicy.RESYNC)),
-        PPL("ppl", List.of(ConsistencyPolicy.PPL)),
-        BOTH("both", List.of(ConsistencyPolicy.RESYNC, ConsistencyPolicy.PPL));
+    /**
+     * Which consistency policies to run the array with, interleaved in each round: a comma-separated
+     * list of mdadm's names (resync, bitmap, ppl); "both" is resync,ppl.
+     */
+    public record Policies(List<ConsistencyPolicy> policies) {
+        public static final Policies RESYNC = new Policies(List.of(ConsistencyPolicy.RESYNC));
 
-        private final String cliName;
-        private final List<ConsistencyPolicy> policies;
-
-        Policies(String cliName, List<ConsistencyPolicy> policies) {
-            this.cliName = cliName;
-            this.policies = policies;
-        }
-
-        /** The policies in the order each round runs them. */
-        public List<ConsistencyPolicy> policies() {
-            return policies;
+        public Policies {
+            policies = List.copyOf(policies);
         }
 
         public static Policies parse(String s) {
-            return parseEnum(values(), s, "--consistency-policy");
+            if (s.equals("both")) {
+                return new Policies(List.of(ConsistencyPolicy.RESYNC, ConsistencyPolicy.PPL));
+            }
+            List<ConsistencyPolicy> list = new java.util.ArrayList<>();
+            for (String name : s.split(",")) {
+                try {
+                    list.add(ConsistencyPolicy.parse(name.trim()));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("--consistency-policy: " + e.getMessage());
+                }
+            }
+            return new Policies(list);
         }
 
         @Override
         public String toString() {
-            return cliName;
+            StringBuilder b = new StringBuilder();
+            for (ConsistencyPolicy p : policies) {
+                b.append(b.length() == 0 ? "" : ",").append(p.mdadmName());
+            }
+            return b.toString();
         }
     }
 
@@ -259,7 +266,7 @@ public final class BenchConfig {
         }
         if (targets.contains(Target.ARRAY)) {
             sb.append(" layout=").append(layout.mdadmName()).append(" counters=").append(counters);
-            if (policies != Policies.RESYNC) {
+            if (!policies.equals(Policies.RESYNC)) {
                 sb.append(" consistency-policy=").append(policies);
             }
             if (degraded) {
@@ -375,7 +382,7 @@ public final class BenchConfig {
             if (!targets.contains(Target.ARRAY)) {
                 require(!degraded, "--degraded applies to --target array only");
                 require(counters != Counters.BOTH, "--counters both applies to --target array only");
-                require(policies == Policies.RESYNC, "--consistency-policy applies to --target array only");
+                require(policies.equals(Policies.RESYNC), "--consistency-policy applies to --target array only");
             }
             return new BenchConfig(this);
         }

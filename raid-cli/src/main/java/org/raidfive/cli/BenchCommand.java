@@ -105,7 +105,8 @@ public final class BenchCommand implements Callable<Integer> {
     String counters;
 
     @Option(names = "--consistency-policy", paramLabel = "POLICY",
-            description = "array consistency policy: resync, ppl (md's partial parity log), or both (interleaved) "
+            description = "array consistency policies, interleaved per round: a list of resync, bitmap (md's write-intent "
+                    + "bitmap), ppl (md's partial parity log), e.g. resync,bitmap; both is resync,ppl "
                     + "(default: ${DEFAULT-VALUE})", defaultValue = "resync")
     String policy;
 

@@ -216,24 +216,29 @@ final class SyncJob {
                     target.writeLimit = Math.max(target.writeLimit, (stripe + 1) * chunk);
                 }
             }
+            boolean done;
             core.config.readLock();
             try {
                 core.checkUsable();
                 core.locks.lock(stripe);
                 try {
-                    syncStripe(stripe);
+                    done = syncStripe(stripe);
                 } finally {
                     core.locks.unlock(stripe);
                 }
             } finally {
                 core.config.readUnlock();
             }
-            finishStripe(stripe, chunk);
+            finishStripe(stripe, chunk, done);
         }
     }
 
-    /** A stripe is done: advance the contiguous watermark, the rate, a checkpoint, then throttle. */
-    private void finishStripe(long stripe, long chunk) throws IOException, InterruptedException {
+    /**
+     * A stripe is done: advance the contiguous watermark, the rate, a checkpoint, then throttle.
+     * Only stripes that did I/O ({@code worked}) count toward the rate and the speed limits, as md
+     * counts only the sectors it synced, not those the bitmap let it skip.
+     */
+    private void finishStripe(long stripe, long chunk, boolean worked) throws IOException, InterruptedException {
         boolean checkpoint = false;
         long sleep;
         synchronized (progressLock) {
@@ -254,8 +259,10 @@ final class SyncJob {
                 position = reached;
             }
             progressLock.notifyAll();
-            windowBytes += chunk;
-            rateBytes += chunk;
+            if (worked) {
+                windowBytes += chunk;
+                rateBytes += chunk;
+            }
             long now = System.nanoTime();
             if (now - rateStart >= 250_000_000L) {
                 rate = rateBytes * 1e9 / (now - rateStart);
@@ -296,11 +303,12 @@ final class SyncJob {
         return 0;
     }
 
-    private void syncStripe(long stripe) throws IOException {
+    /** Syncs one stripe; false when the bitmap let it be skipped. */
+    private boolean syncStripe(long stripe) throws IOException {
         long stripeOffset = layout.memberOffset(stripe);
         WriteIntentBitmap bitmap = core.bitmap;
         if (bitmap != null && skipsCleanChunks() && !bitmap.dirty(stripeOffset, layout.chunkSize())) {
-            return; // no write since the bitmap was last clean here: nothing to resync or recover
+            return false; // no write since the bitmap was last clean here: nothing to resync or recover
         }
         StripeOp op = core.ops.borrow(stripe);
         try {
@@ -319,5 +327,6 @@ final class SyncJob {
         } finally {
             core.ops.giveBack(op);
         }
+        return true;
     }
 }

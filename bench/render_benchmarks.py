@@ -751,8 +751,8 @@ def bitmap_section(out):
         w("")
         return L
     rows = load_lines(os.path.join(out, "bitmap_rounds.jsonl"))
-    w("4 file members of %s (page cache, %s), %s%% of the array written as one region; each time is the command's "
-      "wall time minus a `raid detail` of the same members. Measured %s, commit %s, %s, %s cores, load average %s at "
+    w("4 file members of %s (page cache, %s), %s%% of the array written as one region; each time is the pass's "
+      "own duration as the command reports it (start-up, assembly and the closing flush left out of all alike). Measured %s, commit %s, %s, %s cores, load average %s at "
       "the start and %s at the end, %s rounds." % (m.get("member", "?"), m.get("dir_fs", "?"), m.get("percent", "?"),
                                                   m.get("date", "?"), m.get("commit", "?"), m.get("cpu", "?"),
                                                   m.get("cores", "?"), m.get("loadavg_start", "?"),

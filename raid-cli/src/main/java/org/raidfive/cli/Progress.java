@@ -52,7 +52,7 @@ final class Progress {
             if (ended && now != null && now.running()) {
                 // the followed pass completed and the engine started the next one at once
                 last = new SyncProgress(last.action(), last.totalBytes(), last.totalBytes(), last.bytesPerSecond(),
-                        last.mismatchSectors(), false, null, last.target());
+                        last.mismatchSectors(), false, null, last.target(), last.elapsed());
                 break;
             }
             last = now;
@@ -98,7 +98,8 @@ final class Progress {
 
     static String line(SyncProgress p) {
         String state = p.running() ? "" : p.error() != null ? " - stopped: " + p.error()
-                : p.complete() ? " - done" : " - stopped";
+                : p.complete() ? String.format(Locale.ROOT, " - done in %.3f s", p.elapsed().toNanos() / 1e9)
+                : " - stopped";
         String speed = p.running() ? " at " + Sizes.rate(p.bytesPerSecond()) + ", ETA " + Sizes.duration(p.eta()) : "";
         return String.format(Locale.ROOT, "%s: %5.1f%% (%s of %s per member)%s%s", p.action(), p.percent(),
                 Sizes.human(p.doneBytes()), Sizes.human(p.totalBytes()), speed, state);

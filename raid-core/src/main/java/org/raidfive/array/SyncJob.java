@@ -45,6 +45,8 @@ final class SyncJob {
     /** Summed over the lanes. */
     private final java.util.concurrent.atomic.LongAdder mismatchSectors = new java.util.concurrent.atomic.LongAdder();
     private volatile boolean running = true;
+    private final long startedAt = System.nanoTime();
+    private volatile long endedAt;
     private volatile String error;
     private Thread thread;
 
@@ -97,8 +99,9 @@ final class SyncJob {
     }
 
     private SyncProgress snapshot(boolean isRunning) {
+        long end = isRunning ? System.nanoTime() : endedAt;
         return new SyncProgress(action, position, layout.memberBytesUsed(), rate, mismatchSectors.sum(), isRunning, error,
-                target == null ? null : target.name());
+                target == null ? null : target.name(), java.time.Duration.ofNanos(Math.max(0, end - startedAt)));
     }
 
     /**
@@ -175,6 +178,7 @@ final class SyncJob {
             LOG.warn("{} of {} stopped at member offset {}: {}", action, core.name, position, error);
         } finally {
             core.syncRunning = false;
+            endedAt = System.nanoTime();
             try {
                 listener.finished(this, complete && failure == null, failure);
             } finally {

@@ -13,9 +13,10 @@ import java.time.Duration;
  * @param running false once the pass has finished, been stopped or failed
  * @param error why it failed, or null
  * @param target the member being rebuilt (its name), or null for passes over the whole array
+ * @param elapsed how long the pass has run (all of it, once it has ended)
  */
 public record SyncProgress(SyncAction action, long doneBytes, long totalBytes, double bytesPerSecond,
-                           long mismatchSectors, boolean running, String error, String target) {
+                           long mismatchSectors, boolean running, String error, String target, Duration elapsed) {
 
     public double percent() {
         return totalBytes == 0 ? 100.0 : 100.0 * doneBytes / totalBytes;

@@ -30,7 +30,10 @@ import picocli.CommandLine.Parameters;
                 + "superblock or any non-zero byte in its first 64 KiB) is refused unless --force; then parity is "
                 + "computed by an initial resync in the foreground.",
                 "A MEMBER may be an NBD export (nbd://HOST[:PORT]/EXPORT or nbd+unix:///EXPORT?socket=PATH): it is used "
-                + "at its size (no --size), and the initial resync computes parity unless --assume-clean."})
+                + "at its size (no --size), and the initial resync computes parity unless --assume-clean.",
+                "The word missing in place of a MEMBER leaves that slot empty, as mdadm does: the array starts degraded "
+                + "(no resync: there is nothing to compare parity with) until a spare is added and rebuilt; a spare "
+                + "given with --spare is rebuilt at once. (A file named missing is ./missing.)"})
 final class CreateCommand extends Verb {
     @Option(names = "--chunk", paramLabel = "SIZE", defaultValue = "512K", converter = Sizes.Converter.class,
             description = "Chunk size: a power of two from 4K to 1G (default: ${DEFAULT-VALUE}).")
@@ -79,8 +82,12 @@ final class CreateCommand extends Verb {
                     + "mdadm's default: 64M or more).")
     Long bitmapChunk;
 
-    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in slot order.")
+    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in slot order; missing for an "
+            + "empty slot.")
     List<String> members;
+
+    /** mdadm's word for an empty slot in {@code --create}. */
+    static final String MISSING = "missing";
 
     @Override
     public Integer call() throws Exception {
@@ -108,7 +115,19 @@ final class CreateCommand extends Verb {
             throw CliException.usage("RAID-5 needs at least " + Raid5Layout.MIN_DISKS + " members, got "
                     + members.size());
         }
-        List<String> all = new ArrayList<>(members);
+        List<String> present = new ArrayList<>();
+        int missing = -1;
+        for (int i = 0; i < members.size(); i++) {
+            if (!members.get(i).equals(MISSING)) {
+                present.add(members.get(i));
+            } else if (missing >= 0) {
+                throw CliException.usage("RAID-5 runs with at most one member missing: slots " + missing + " and " + i
+                        + " are both missing");
+            } else {
+                missing = i;
+            }
+        }
+        List<String> all = new ArrayList<>(present);
         all.addAll(spares);
         Members.checkDistinct(all);
         if (size != null) {
@@ -141,7 +160,7 @@ final class CreateCommand extends Verb {
                     reusedData = true;
                 }
             }
-            if (i < members.size()) {
+            if (i < present.size()) {
                 long bytes = Members.exists(m) ? Math.max(Members.size(m), size == null ? 0 : size) : size;
                 smallest = Math.min(smallest, bytes);
             }
@@ -160,7 +179,7 @@ final class CreateCommand extends Verb {
             throw CliException.usage("members of " + smallest + " bytes are too small");
         }
         // Fresh sparse files read as zeros, so parity holds; any other file needs the initial resync.
-        boolean clean = assumeClean || (!reusedData && absent.containsAll(members));
+        boolean clean = assumeClean || (!reusedData && absent.containsAll(present)) || missing >= 0;
         ArraySpec arraySpec = builder.assumeClean(clean).build();
 
         List<MemberDisk> disks = new ArrayList<>();
@@ -170,7 +189,10 @@ final class CreateCommand extends Verb {
             for (int i = 0; i < all.size(); i++) {
                 String m = all.get(i);
                 MemberDisk d = size != null ? Members.createOrExtend(m, size) : Members.open(m);
-                (i < members.size() ? disks : spareDisks).add(d);
+                (i < present.size() ? disks : spareDisks).add(d);
+            }
+            if (missing >= 0) {
+                disks.add(missing, null); // Raid5Array.create's empty slot
             }
             try (Raid5Array array = Raid5Array.create(arraySpec, disks, spareDisks)) {
                 ok = true;
@@ -180,20 +202,17 @@ final class CreateCommand extends Verb {
                         + (spareDisks.isEmpty() ? "" : " + " + spareDisks.size() + " spare") + ", "
                         + Sizes.human(s.arrayBytes()) + " (" + s.arrayBytes() + " bytes), consistency policy "
                         + array.consistencyPolicy().mdadmName());
-                if (!clean) {
+                if (missing >= 0 && spareDisks.isEmpty()) {
+                    say("slot " + missing + " is missing: the array runs degraded; add a member with raid add --spare "
+                            + "FILE " + join(present) + " and rebuild it with raid rebuild");
+                } else if (missing >= 0) {
+                    say("slot " + missing + " is missing: rebuilding it onto " + spares.get(0));
+                    followPass(array, "rebuild", "the array exists, degraded; finish the rebuild with: raid rebuild "
+                            + join(all));
+                } else if (!clean) {
                     say("computing parity (initial resync)");
-                    SyncProgress p;
-                    try (SigintGuard guard = SigintGuard.install(array, array, err(), "create",
-                            "the array exists; finish its initial resync with: raid rebuild " + join(members))) {
-                        p = Progress.on(err()).follow(array, guard::stopped);
-                        if (guard.stopped()) {
-                            RebuildCommand.awaitShutdown();
-                        }
-                    }
-                    if (p != null && !p.complete()) {
-                        throw new CliException(ExitCode.PROBLEM, "initial resync stopped: "
-                                + (p.error() == null ? "incomplete" : p.error()));
-                    }
+                    followPass(array, "initial resync", "the array exists; finish its initial resync with: raid rebuild "
+                            + join(all));
                 } else {
                     say(assumeClean ? "parity assumed clean (--assume-clean)"
                             : "new sparse members read as zeros: parity already holds, no resync needed");
@@ -209,6 +228,20 @@ final class CreateCommand extends Verb {
             }
         }
         return ExitCode.OK;
+    }
+
+    /** Shows the pass create started until it ends; stopped or failed is an error naming {@code what}. */
+    private void followPass(Raid5Array array, String what, String resumeHint) throws Exception {
+        SyncProgress p;
+        try (SigintGuard guard = SigintGuard.install(array, array, err(), "create", resumeHint)) {
+            p = Progress.on(err()).follow(array, guard::stopped);
+            if (guard.stopped()) {
+                RebuildCommand.awaitShutdown();
+            }
+        }
+        if (p != null && !p.complete()) {
+            throw new CliException(ExitCode.PROBLEM, what + " stopped: " + (p.error() == null ? "incomplete" : p.error()));
+        }
     }
 
     /**

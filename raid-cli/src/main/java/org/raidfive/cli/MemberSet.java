@@ -43,6 +43,9 @@ final class MemberSet implements AutoCloseable {
 
     static void closeQuietly(List<MemberDisk> disks) {
         for (MemberDisk d : disks) {
+            if (d == null) {
+                continue; // create's missing slot
+            }
             try {
                 d.close();
             } catch (IOException e) {

@@ -33,6 +33,7 @@ import picocli.CommandLine.Spec;
             FailCommand.class,
             GrowCommand.class,
             ReAddCommand.class,
+            ZeroSuperblockCommand.class,
             ExamineBitmapCommand.class,
             RemoveCommand.class,
             AddCommand.class,

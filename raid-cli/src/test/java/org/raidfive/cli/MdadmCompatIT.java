@@ -78,6 +78,58 @@ class MdadmCompatIT {
     }
 
     /**
+     * mdadm's {@code missing}: the array starts degraded and mdadm --examine agrees field by field
+     * (the empty slot shows in Array State); data written degraded survives a rebuild onto a spare;
+     * zero-superblock then leaves a file mdadm finds no superblock on, and refuses to touch blank
+     * files.
+     */
+    @Test
+    void missingSlotsAndZeroSuperblockAreWhatMdadmSees() throws Exception {
+        List<String> m = List.of("z0.img", "missing", "z2.img", "z3.img");
+        RaidLauncher.Result created = raid(with(List.of("create", "--size", "32M", "--chunk", "64K"), m));
+        assertEquals(0, created.exit(), created.all());
+        assertTrue(created.stderr().contains("slot 1 is missing"), created.all());
+        List<String> present = List.of("z0.img", "z2.img", "z3.img");
+        compare(present, 1);
+        Map<String, String> theirs = mdadmExamine("z2.img");
+        assertEquals("A.AA", theirs.get("Array State").substring(0, 4), theirs.toString());
+        assertEquals("clean", theirs.get("State"), "a degraded array has nothing to resync");
+        assertEquals("Active device 2", theirs.get("Device Role"));
+        byte[] data = MemberFiles.random(1 << 20, 13);
+        Files.write(dir.resolve("z-in.bin"), data);
+        assertEquals(0, raid(with(List.of("write", "--offset", "65536", "--input", "z-in.bin"), present)).exit());
+        assertEquals(0, raid(with(List.of("add", "--spare", "z1.img"), present)).exit());
+        List<String> all = List.of("z0.img", "z2.img", "z3.img", "z1.img");
+        RaidLauncher.Result rebuilt = raid(with(List.of("rebuild"), all));
+        assertEquals(0, rebuilt.exit(), rebuilt.all());
+        compare(all, 0);
+        assertEquals("AAAA", mdadmExamine("z1.img").get("Array State").substring(0, 4));
+        assertEquals(0, raid(with(List.of("check"), all)).exit());
+        RaidLauncher.Result back = raid(with(List.of("read", "--offset", "65536", "--length", "1M", "--output",
+                "z-out.bin"), all));
+        assertEquals(0, back.exit(), back.all());
+        assertTrue(java.util.Arrays.equals(data, Files.readAllBytes(dir.resolve("z-out.bin"))));
+
+        Files.write(dir.resolve("z-blank.img"), new byte[1 << 20]);
+        RaidLauncher.Result blank = raid("zero-superblock", "z0.img", "z-blank.img");
+        assertEquals(2, blank.exit(), blank.all());
+        assertTrue(blank.stderr().contains("z-blank.img holds no md superblock"), blank.all());
+        assertEquals("Active device 0", mdadmExamine("z0.img").get("Device Role"), "refused: nothing written");
+        RaidLauncher.Result zeroed = raid("zero-superblock", "z0.img", "z1.img");
+        assertEquals(0, zeroed.exit(), zeroed.all());
+        for (String f : List.of("z0.img", "z1.img")) {
+            Process p = new ProcessBuilder(mdadm, "--examine", f).directory(dir.toFile()).redirectErrorStream(true)
+                    .start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+            assertTrue(out.contains("No md superblock detected on " + f), out);
+            RaidLauncher.Result ours = raid("examine", f);
+            assertEquals(2, ours.exit(), ours.all());
+        }
+        compare(List.of("z2.img", "z3.img"), 2); // the others still say what they said (two of four: failed)
+    }
+
+    /**
      * An array made with md's partial parity log: mdadm --examine finds its PPL where raidfive says
      * (every field equal, the PPL line included), detail names the policy as mdadm does; raid grow
      * removes the log and adds it back, and mdadm follows each step.

@@ -66,6 +66,12 @@ class OwnershipIT {
                 assertTrue(line.contains("raidfive:0"), "names the array: " + r.all());
                 assertFalse(r.stderr().contains("\tat "), r.all());
             }
+            byte[] before = Files.readAllBytes(dir.resolve("b.img"));
+            RaidLauncher.Result zero = RaidLauncher.run(dir, "zero-superblock", "d.img", "b.img");
+            assertEquals(2, zero.exit(), zero.all());
+            assertEquals(1, zero.messages().size(), zero.all());
+            assertTrue(zero.messages().get(0).contains("is in use by another process (pid " + pid), zero.all());
+            assertTrue(java.util.Arrays.equals(before, Files.readAllBytes(dir.resolve("b.img"))), "nothing written");
             RaidLauncher.Result detail = RaidLauncher.run(dir, with(List.of("detail"), M));
             assertEquals(0, detail.exit(), detail.all());
             assertTrue(detail.out().contains("Held By : another process (pid " + pid + ": raid serve"), detail.out());

@@ -58,16 +58,31 @@ final class Assembler {
 
     static Raid5Array create(ArraySpec spec, List<? extends MemberDisk> disks, List<? extends MemberDisk> spares)
             throws IOException {
-        List<MemberDisk> all = new ArrayList<>(disks);
-        all.addAll(spares);
+        List<MemberDisk> all = new ArrayList<>();
+        int missing = 0;
+        for (MemberDisk d : disks) {
+            if (d == null) {
+                missing++;
+            } else {
+                all.add(d);
+            }
+        }
+        for (MemberDisk s : spares) {
+            all.add(java.util.Objects.requireNonNull(s, "a spare is null"));
+        }
         checkDistinct(all);
         if (disks.size() < Raid5Layout.MIN_DISKS) {
             throw new ArrayConfigException("RAID-5 needs at least " + Raid5Layout.MIN_DISKS + " members, got "
                     + disks.size());
         }
+        if (missing > 1) {
+            throw new ArrayConfigException("RAID-5 runs with at most one member missing, " + missing + " are missing");
+        }
         long smallest = Long.MAX_VALUE;
         for (MemberDisk d : disks) {
-            smallest = Math.min(smallest, d.size());
+            if (d != null) {
+                smallest = Math.min(smallest, d.size());
+            }
         }
         boolean ppl = spec.consistencyPolicy() == ConsistencyPolicy.PPL;
         if (ppl && disks.size() > PPL_MAX_DISKS) {
@@ -99,12 +114,16 @@ final class Assembler {
         List<DiskClaim> claims = claimAll(all, ClaimMode.EXCLUSIVE, holder(spec.name(), uuid), null);
         try {
             long ctime = org.raidfive.md.MdTime.nowSeconds();
+            // A degraded array has nothing to resync (md resyncs only whole arrays): the missing
+            // member's contents are by definition what parity and the others make them.
+            boolean inSync = spec.assumeClean() || missing > 0;
             ArrayMetadata meta = new ArrayMetadata(uuid, spec.name(), ctime, layout, 0,
-                    spec.assumeClean() ? Long.MAX_VALUE : 0);
+                    inSync ? Long.MAX_VALUE : 0);
             Member[] slots = new Member[disks.size()];
             for (int i = 0; i < slots.length; i++) {
-                slots[i] = new Member(disks.get(i), dataOffset, i, MdUuid.random(), i, MemberState.IN_SYNC, 0,
-                        spec.counterMode());
+                // dev_number = slot, as mdadm numbers them; a missing slot leaves its number unused.
+                slots[i] = disks.get(i) == null ? null : new Member(disks.get(i), dataOffset, i, MdUuid.random(), i,
+                        MemberState.IN_SYNC, 0, spec.counterMode());
             }
             ArrayCore core = new ArrayCore(spec.name(), layout, MemberTable.of(slots), spec.counterMode(), meta);
             meta.attach(core);
@@ -116,7 +135,11 @@ final class Assembler {
             }
             boolean bitmap = spec.consistencyPolicy() == ConsistencyPolicy.BITMAP
                     || (spec.consistencyPolicy() == null && usable > ArraySpec.BITMAP_BY_DEFAULT_ABOVE);
-            meta.members.addAll(Arrays.asList(slots));
+            for (Member m : slots) {
+                if (m != null) {
+                    meta.members.add(m);
+                }
+            }
             for (int j = 0; j < spares.size(); j++) {
                 meta.members.add(new Member(spares.get(j), dataOffset, slots.length + j, MdUuid.random(), -1,
                         MemberState.SPARE, 0, spec.counterMode()));
@@ -133,7 +156,7 @@ final class Assembler {
                 boolean[] set = new boolean[(int) sb.bits()];
                 java.util.Arrays.fill(set, true);
                 boolean[] needed = new boolean[set.length];
-                java.util.Arrays.fill(needed, !spec.assumeClean()); // an initial resync does every chunk
+                java.util.Arrays.fill(needed, !inSync); // an initial resync does every chunk
                 core.bitmap = WriteIntentBitmap.of(core, meta, sb, BITMAP_OFFSET, set, needed);
             }
             Raid5Array array = new Raid5Array(core, meta, spec.syncLimits(), false, AssemblyReport.NONE);
@@ -146,8 +169,8 @@ final class Assembler {
             meta.writeAll();
             LOG.info("created {}: {}{}", spec.name(), layout, ppl ? ", partial parity log"
                     : core.bitmap != null ? ", write-intent bitmap" : "");
-            if (!spec.assumeClean()) {
-                array.startSync();
+            if (!inSync || (missing > 0 && !spares.isEmpty())) {
+                array.startSync(); // the initial resync, or recovery onto a spare given with a missing slot
             }
             return array;
         } catch (IOException | RuntimeException e) {

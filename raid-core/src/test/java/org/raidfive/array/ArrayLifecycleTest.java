@@ -83,6 +83,49 @@ class ArrayLifecycleTest {
         }
     }
 
+    /**
+     * mdadm's {@code missing}: a null member is an empty slot. The array starts degraded with no
+     * resync pending (there is nothing to compare parity with), keeps every byte across a reassembly
+     * of the present members, and a spare added later is rebuilt to parity that holds everywhere.
+     */
+    @Test
+    void createWithAMissingSlotRunsDegradedUntilASpareIsRebuilt() throws Exception {
+        List<MemberDisk> present = files("g", 3);
+        List<MemberDisk> slots = new ArrayList<>(present);
+        slots.add(1, null);
+        ArraySpec notClean = ArraySpec.builder().chunkSize(CHUNK).name("test:missing").build();
+        byte[] image;
+        try (Raid5Array array = Raid5Array.create(notClean, slots)) {
+            assertTrue(array.isDegraded());
+            assertFalse(array.status().resyncPending(), "a degraded array has nothing to resync");
+            assertEquals(null, array.status().sync(), "no pass runs");
+            assertEquals(4, array.status().raidDisks());
+            image = fill(array, 9);
+            ArrayOracle.assertArrayHolds(array, image);
+        }
+        List<MemberDisk> again = reopen("g", 3);
+        Superblock sb = SuperblockIo.read(again.get(2));
+        assertEquals(3, sb.role(), "the member after the gap keeps slot 3");
+        assertEquals(4, sb.raidDisks());
+        MemberDisk spare = FileDisk.createOrExtend(dir.resolve("g-spare.img"), MEMBER, false);
+        try (Raid5Array array = Raid5Array.assemble(again)) {
+            assertTrue(array.isDegraded());
+            ArrayOracle.assertArrayHolds(array, image);
+            array.addSpare(spare);
+            assertTrue(array.awaitSync(Duration.ofSeconds(60)));
+            assertFalse(array.isDegraded());
+            ArrayOracle.assertArrayHolds(array, image);
+            List<MemberDisk> all = new ArrayList<>(again);
+            all.add(spare);
+            ArrayOracle.assertParityConsistent(all, array.core.table.slots[0].dataOffsetBytes,
+                    array.status().memberDataBytes());
+        }
+        List<MemberDisk> two = new ArrayList<>(files("h", 2));
+        two.add(null);
+        two.add(null);
+        assertThrows(ArrayConfigException.class, () -> Raid5Array.create(notClean, two));
+    }
+
     @Test
     void arrayIsDirtyOnDiskWhileWritingAndCleanAfterClose() throws Exception {
         List<MemberDisk> files = files("d", 3);

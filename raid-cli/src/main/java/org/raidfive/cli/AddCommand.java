@@ -7,8 +7,8 @@ import java.util.List;
 import org.raidfive.array.ArrayStatus;
 import org.raidfive.disk.MemberDisk;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * {@code raid add}: a hot spare. The spare's superblock is written at once; on a degraded array the
@@ -30,11 +30,15 @@ final class AddCommand extends Verb {
             + "dirty and degraded (md's --force: stripes written at the crash may be wrong, the RAID-5 write hole).")
     boolean force;
 
-    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "The current member files, any order.")
+    @Mixin
+    ArraySource source;
+
+    /** The members given, or those of --array. */
     List<String> members;
 
     @Override
     public Integer call() throws Exception {
+        members = source.membersWithout(spare);
         MemberCommands.requireNotListed("--spare", spare, members);
         ArrayStatus status;
         try (ArraySession probe = session(members, ArraySession.READ_ONLY.withForce(force))) {
@@ -77,7 +81,11 @@ final class AddCommand extends Verb {
                 : kind == MemberCommands.Joining.ABSENT ? " (created, " + Sizes.human(Files.size(Members.path(spare))) + ")"
                 : ""));
         if (after.degraded()) {
-            say(after.name() + " is degraded: rebuild onto the spare with: raid rebuild " + join(all));
+            say(after.name() + " is degraded: rebuild onto the spare with: raid rebuild " + source.again(all));
+        }
+        String note = source.unreachedNote(spare);
+        if (note != null) {
+            say(note);
         }
         return ExitCode.OK;
     }

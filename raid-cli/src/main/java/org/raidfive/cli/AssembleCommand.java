@@ -6,8 +6,8 @@ import org.raidfive.array.ArrayStatus;
 import org.raidfive.md.Superblock;
 import org.raidfive.md.SuperblockException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * {@code raid assemble}: what {@code mdadm --assemble} reports, for the members given: which slot
@@ -30,11 +30,63 @@ final class AssembleCommand extends Verb {
             + "also start an array that is dirty and degraded (the RAID-5 write hole).")
     boolean force;
 
-    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files or NBD URIs, any order.")
+    @Mixin
+    ArraySource source;
+
+    /** The members given, or those of --array. */
     List<String> members;
+
+    @Option(names = "--scan", description = "Find arrays by their members' superblocks: in the MEMBER words taken as "
+            + "files, directories or globs (quote them), or without any in the config's DEVICE and ARRAY lines; "
+            + "assemble each and print its ARRAY line (with devices=) on stdout, for the config file.")
+    boolean scan;
 
     @Override
     public Integer call() throws Exception {
+        if (scan) {
+            return scan();
+        }
+        members = source.members();
+        return assemble(members);
+    }
+
+    private int scan() throws Exception {
+        if (source.array != null) {
+            throw CliException.usage("--scan finds every array; --array names one: give one or the other");
+        }
+        List<String> where = new ArrayList<>(source.given);
+        String looked = String.join(" ", where);
+        if (where.isEmpty()) {
+            ArrayConfig cfg = ArrayConfig.find(source.config);
+            if (cfg == null) {
+                throw CliException.usage("--scan with nothing to scan: give directories, globs or files, or a config "
+                        + "file with DEVICE lines (--config FILE, RAID_CONFIG, " + ArrayConfig.DEFAULT_PATHS + ")");
+            }
+            where.addAll(cfg.devices());
+            cfg.arrays().forEach(e -> where.addAll(e.devices()));
+            looked = "the DEVICE and ARRAY lines of " + cfg.file();
+        }
+        List<ArraySource.Found> found = ArraySource.scan(ArraySource.expand(where));
+        if (found.isEmpty()) {
+            throw CliException.usage("no md member found in " + looked);
+        }
+        int exit = ExitCode.OK;
+        for (ArraySource.Found f : found) {
+            int code;
+            try {
+                code = assemble(f.specs());
+            } catch (Exception e) {
+                say(ErrorHandler.message(e));
+                code = ErrorHandler.exitCode(e);
+            }
+            out().println(ArraySource.arrayLine(f.top(), f.specs(), true));
+            out().flush();
+            exit = Math.max(exit, code);
+        }
+        return exit;
+    }
+
+    private int assemble(List<String> members) throws Exception {
         Members.checkDistinct(members);
         Survey survey;
         try {
@@ -62,7 +114,7 @@ final class AssembleCommand extends Verb {
                 + " (out of " + s.raidDisks() + ")" + (s.spareMembers() > 0 ? " and " + s.spareMembers() + " spare" : "")
                 + "; closed again " + (s.failed() ? "(FAILED)" : "clean") + ": raidfive keeps no array running");
         if (pending) {
-            say("parity needs a resync: raid rebuild " + join(kept));
+            say("parity needs a resync: raid rebuild " + source.again(kept));
         }
         return s.failed() ? ExitCode.USAGE : s.degraded() ? ExitCode.PROBLEM : ExitCode.OK;
     }

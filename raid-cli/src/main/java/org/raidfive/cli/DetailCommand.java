@@ -8,8 +8,8 @@ import org.raidfive.array.AssemblyReport;
 import org.raidfive.disk.MemberInUseException;
 import org.raidfive.md.SuperblockException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * {@code raid detail}: the array as {@code mdadm --detail} shows it, from a read-only assembly
@@ -28,11 +28,25 @@ final class DetailCommand extends Verb {
     @Option(names = "--json", description = "Print the report as JSON.")
     boolean json;
 
-    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in any order.")
+    @Mixin
+    ArraySource source;
+
+    /** The members given, or those of --array. */
     List<String> members;
+
+    @Option(names = "--scan", description = "Print the ARRAY line, as mdadm --detail --scan (with devices= under -v); "
+            + "without MEMBER or --array, one for each ARRAY of the config file.")
+    boolean scan;
+
+    @Option(names = "--brief", description = "Print only the ARRAY line, as mdadm --detail --brief.")
+    boolean brief;
 
     @Override
     public Integer call() throws Exception {
+        if (scan && source.array == null && source.given.isEmpty()) {
+            return scanConfig();
+        }
+        members = source.members();
         Members.checkDistinct(members);
         Survey survey;
         try {
@@ -48,9 +62,36 @@ final class DetailCommand extends Verb {
         } catch (ArrayConfigException refused) {
             report = DetailReport.ofSuperblocks(survey, refused.getMessage());
         }
-        out().print(json ? Json.write(report.json(members)) : report.text(members));
+        if (scan || brief) {
+            out().println(ArraySource.arrayLine(survey.top(), verbosity.level() > 0 ? members : null, false));
+        } else {
+            out().print(json ? Json.write(report.json(members)) : report.text(members));
+        }
         out().flush();
         return report.exitCode();
+    }
+
+    /** An ARRAY line for each array of the config, from its members' superblocks; the worst exit. */
+    private int scanConfig() throws Exception {
+        ArrayConfig cfg = ArrayConfig.find(source.config);
+        if (cfg == null || cfg.arrays().isEmpty()) {
+            throw CliException.usage("--scan without MEMBER or --array lists the arrays of the config file, and "
+                    + (cfg == null ? "there is none (--config FILE, RAID_CONFIG, " + ArrayConfig.DEFAULT_PATHS + ")"
+                    : cfg.file() + " has no ARRAY line"));
+        }
+        int exit = ExitCode.OK;
+        for (ArrayConfig.Entry e : cfg.arrays()) {
+            try {
+                List<String> found = ArraySource.resolve(e.uuid() != null ? e.uuid() : e.token(), cfg, new ArrayList<>());
+                Survey survey = Survey.of(found);
+                out().println(ArraySource.arrayLine(survey.top(), verbosity.level() > 0 ? found : null, false));
+            } catch (Exception ex) {
+                say(e.token() + ": " + ErrorHandler.message(ex));
+                exit = ExitCode.USAGE;
+            }
+        }
+        out().flush();
+        return exit;
     }
 
     /** "another process (pid 1234: raid serve ...)" from the refusal, as short as it can be said. */

@@ -92,9 +92,6 @@ final class DetailReport {
         for (Survey.Entry e : stale) {
             r.rows.add(new Row(e.sb().devNumber(), -1, "faulty (stale)", e.spec()));
         }
-        if (r.rebuildPercent != null && s.sync() == null) {
-            state.append(", recovering");
-        }
         if (!top.isClean() && top.resyncOffset() != 0 && s.sync() == null) {
             r.resyncPercent = 100.0 * top.resyncOffset() / Math.max(1, top.size());
         }
@@ -219,7 +216,7 @@ final class DetailReport {
             s.append('\n');
         }
         field(s, "Update Time", ExamineReport.time(updateTime));
-        field(s, "State", state);
+        field(s, "State", state.contains("pending") ? state + " (run raid rebuild)" : state);
         if (problem != null) {
             field(s, "Problem", problem);
         }

@@ -9,7 +9,7 @@ import org.raidfive.md.BitmapSuperblock;
 import org.raidfive.md.Superblock;
 import org.raidfive.md.SuperblockException;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Mixin;
 
 /**
  * {@code raid examine-bitmap}: a member's internal write-intent bitmap, as {@code mdadm
@@ -22,11 +22,15 @@ import picocli.CommandLine.Parameters;
                 + "events, events cleared, state, chunk size, daemon period, write mode, sync size, and bits dirty.",
                 "Exit 0, or 2 when a file holds no superblock or no bitmap."})
 final class ExamineBitmapCommand extends Verb {
-    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files.")
+    @Mixin
+    ArraySource source;
+
+    /** The members given, or those of --array. */
     List<String> members;
 
     @Override
     public Integer call() throws Exception {
+        members = source.members();
         Members.checkDistinct(members);
         StringBuilder out = new StringBuilder();
         for (String m : members) {

@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import org.raidfive.md.SuperblockException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * {@code raid examine}: members' superblocks, read from the files alone (opened read-only), like
@@ -21,11 +21,23 @@ final class ExamineCommand extends Verb {
     @Option(names = "--json", description = "Print the fields as JSON (an object; an array of them for several files).")
     boolean json;
 
-    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files.")
+    @Mixin
+    ArraySource source;
+
+    /** The members given, or those of --array. */
     List<String> members;
+
+    @Option(names = {"--scan", "--brief"}, description = "Print one ARRAY line per array the files belong to, as mdadm "
+            + "--examine --scan (with devices= under -v); --scan without MEMBER or --array looks at the config's DEVICE "
+            + "and ARRAY lines.")
+    boolean scan;
 
     @Override
     public Integer call() throws Exception {
+        if (scan) {
+            return scan();
+        }
+        members = source.members();
         Members.checkDistinct(members);
         List<SuperblockFile.Read> reads = new ArrayList<>();
         for (String m : members) {
@@ -64,5 +76,36 @@ final class ExamineCommand extends Verb {
             }
         }
         return exit;
+    }
+
+    private int scan() throws Exception {
+        List<String> files;
+        if (source.array == null && source.given.isEmpty()) {
+            ArrayConfig cfg = ArrayConfig.find(source.config);
+            if (cfg == null) {
+                throw CliException.usage("--scan without MEMBER looks at the config's DEVICE lines, and there is no "
+                        + "config file (--config FILE, RAID_CONFIG, " + ArrayConfig.DEFAULT_PATHS + ")");
+            }
+            List<String> where = new ArrayList<>(cfg.devices());
+            cfg.arrays().forEach(e -> where.addAll(e.devices()));
+            files = ArraySource.expand(where);
+        } else {
+            files = source.members();
+            Members.checkDistinct(files);
+            for (String f : files) {
+                if (ArraySource.superblockOrNull(f) == null) {
+                    throw CliException.usage(f + " holds no usable md superblock");
+                }
+            }
+        }
+        List<ArraySource.Found> found = ArraySource.scan(files);
+        if (found.isEmpty()) {
+            throw CliException.usage("no md member found");
+        }
+        for (ArraySource.Found f : found) {
+            out().println(ArraySource.arrayLine(f.top(), verbosity.level() > 0 ? f.specs() : null, false));
+        }
+        out().flush();
+        return ExitCode.OK;
     }
 }

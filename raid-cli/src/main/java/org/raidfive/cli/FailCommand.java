@@ -4,8 +4,8 @@ import java.util.List;
 import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.MemberState;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /** {@code raid fail}: marks a member faulty, as {@code mdadm --fail}; the array goes on degraded. */
 @Command(header = "Mark a member faulty.", name = "fail", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
@@ -20,11 +20,15 @@ final class FailCommand extends Verb {
     @Option(names = "--force", description = "Fail the member even if that fails the array.")
     boolean force;
 
-    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in any order.")
+    @Mixin
+    ArraySource source;
+
+    /** The members given, or those of --array. */
     List<String> members;
 
     @Override
     public Integer call() throws Exception {
+        members = source.membersWith(member);
         MemberCommands.requireListed("--member", member, members);
         try (ArraySession probe = readOnlySession(members)) {
             ArrayStatus status = probe.array().status();
@@ -45,8 +49,9 @@ final class FailCommand extends Verb {
         if (!after.failed()) {
             List<String> rest = new java.util.ArrayList<>(members);
             rest.remove(Members.indexOf(members, member));
-            say("leave " + member + " out from now on: raid detail " + join(rest)
-                    + "; then add a spare (raid add --spare FILE " + join(rest) + ") and run raid rebuild");
+            say((source.array != null ? "--array " + source.array + " leaves " + member + " out from now on (stale): "
+                    : "leave " + member + " out from now on: ") + "raid detail " + source.again(rest)
+                    + "; then add a spare (raid add --spare FILE " + source.again(rest) + ") and run raid rebuild");
         }
         return after.failed() ? ExitCode.PROBLEM : ExitCode.OK;
     }

@@ -3,8 +3,8 @@ package org.raidfive.cli;
 import java.util.List;
 import org.raidfive.array.ConsistencyPolicy;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * {@code raid grow}: changes what the engine can change on an existing array, as {@code mdadm
@@ -41,11 +41,15 @@ final class GrowCommand extends Verb {
         }
     }
 
-    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in any order.")
+    @Mixin
+    ArraySource source;
+
+    /** The members given, or those of --array. */
     List<String> members;
 
     @Override
     public Integer call() throws Exception {
+        members = source.members();
         if ((policy == null) == (bitmap == null)) {
             throw CliException.usage("give one of --consistency-policy and --bitmap");
         }

@@ -44,6 +44,7 @@ import picocli.CommandLine.Spec;
             DemoCommand.class,
             BenchCommand.class,
             ServeCommand.class,
+            StopCommand.class,
             CompletionCommand.class,
             CommandLine.HelpCommand.class,
         },

@@ -6,7 +6,6 @@ import org.raidfive.array.SyncProgress;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * {@code raid re-add}: a former member takes its slot back, as {@code mdadm --re-add}: with the
@@ -27,18 +26,22 @@ final class ReAddCommand extends Verb {
     @Option(names = "--member", required = true, paramLabel = "FILE", description = "The former member to take back.")
     String member;
 
-    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "The array's member files, in any order.")
+    @Mixin
+    ArraySource source;
+
+    /** The members given, or those of --array. */
     List<String> members;
 
     @Override
     public Integer call() throws Exception {
+        members = source.membersWithout(member);
         if (Members.indexOf(members, member) >= 0) {
             throw CliException.usage("--member " + member + " is among the members given: list the array without it");
         }
         try (ArraySession session = readWriteSession(members);
              SigintGuard guard = SigintGuard.install(session, err(), "re-add",
-                     "the member is back in its slot; finish its recovery with: raid rebuild " + join(members) + " "
-                     + member)) {
+                     "the member is back in its slot; finish its recovery with: raid rebuild "
+                     + source.again(with(members, member)))) {
             ReAddOutcome o;
             try {
                 o = session.array().reAdd(Members.open(member));
@@ -60,6 +63,10 @@ final class ReAddCommand extends Verb {
                         : p.error()));
             }
             say(member + " is in sync");
+            String note = source.unreachedNote(member);
+            if (note != null) {
+                say(note);
+            }
         }
         return ExitCode.OK;
     }

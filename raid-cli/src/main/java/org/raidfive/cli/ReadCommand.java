@@ -8,8 +8,8 @@ import java.nio.file.StandardOpenOption;
 import java.util.List;
 import org.raidfive.array.Raid5Array;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /** {@code raid read}: bytes out of the array, from a read-only assembly (degraded arrays reconstruct). */
 @Command(header = "Read bytes out of the array (to a file or stdout).", name = "read", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
@@ -33,11 +33,15 @@ final class ReadCommand extends Verb {
             + "in stripes written at the crash may be wrong (the RAID-5 write hole).")
     boolean force;
 
-    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in any order.")
+    @Mixin
+    ArraySource source;
+
+    /** The members given, or those of --array. */
     List<String> members;
 
     @Override
     public Integer call() throws Exception {
+        members = source.members();
         WriteCommand.checkAligned("--offset", offset);
         WriteCommand.checkAligned("--length", length);
         boolean stdout = output.equals("-");

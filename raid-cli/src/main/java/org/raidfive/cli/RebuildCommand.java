@@ -10,7 +10,6 @@ import org.raidfive.array.SyncProgress;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * {@code raid rebuild}: runs what the array needs, in the foreground, as md's recovery thread would:
@@ -30,11 +29,15 @@ final class RebuildCommand extends Verb {
             + "rebuild it: stripes written at the crash may rebuild wrong data (the RAID-5 write hole).")
     boolean force;
 
-    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, spares included, any order.")
+    @Mixin
+    ArraySource source;
+
+    /** The members given, or those of --array. */
     List<String> members;
 
     @Override
     public Integer call() throws Exception {
+        members = source.members();
         SyncLimits limits = speed.limits();
         try (ArraySession probe = session(members, ArraySession.READ_ONLY.withForce(force))) {
             ArrayStatus s = probe.array().status();
@@ -44,7 +47,7 @@ final class RebuildCommand extends Verb {
             if (!rebuilding && !(s.degraded() && spare) && !resyncPending) {
                 if (s.degraded()) {
                     throw new CliException(ExitCode.PROBLEM, s.name() + " is degraded and has no spare to rebuild onto;"
-                            + " add one first: raid add --spare FILE " + join(members));
+                            + " add one first: raid add --spare FILE " + source.again(members));
                 }
                 say(s.name() + " is in sync: nothing to rebuild");
                 return ExitCode.OK;
@@ -54,7 +57,7 @@ final class RebuildCommand extends Verb {
         try (ArraySession session = session(members,
                 ArraySession.READ_WRITE.withSyncLimits(limits).withForce(force));
              SigintGuard guard = SigintGuard.install(session, err(), "rebuild",
-                     "progress is saved on the members. Resume with: raid rebuild " + join(members))) {
+                     "progress is saved on the members. Resume with: raid rebuild " + source.again(members))) {
             Raid5Array array = session.array();
             Progress progress = Progress.on(err());
             while (!guard.stopped()) {

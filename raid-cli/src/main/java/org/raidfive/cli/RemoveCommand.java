@@ -6,8 +6,8 @@ import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.MemberState;
 import org.raidfive.md.SuperblockException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * {@code raid remove}: takes a faulty or spare member out of the array (md's hot-remove). A member
@@ -22,11 +22,15 @@ final class RemoveCommand extends Verb {
     @Option(names = "--member", required = true, paramLabel = "FILE", description = "The faulty or spare member.")
     String member;
 
-    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files (including --member), any order.")
+    @Mixin
+    ArraySource source;
+
+    /** The members given, or those of --array. */
     List<String> members;
 
     @Override
     public Integer call() throws Exception {
+        members = source.membersWith(member);
         MemberCommands.requireListed("--member", member, members);
         int index = Members.indexOf(members, member);
         Survey survey;
@@ -72,6 +76,9 @@ final class RemoveCommand extends Verb {
             }
         }
         say("removed " + member + " from " + name + " (it was " + was + "); the members are now " + join(rest));
+        if (source.array != null) {
+            say("the config still names " + member + "; --array " + source.array + " passes over it now (it is no longer a member)");
+        }
         return ExitCode.OK;
     }
 }

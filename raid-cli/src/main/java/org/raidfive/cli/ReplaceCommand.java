@@ -6,8 +6,8 @@ import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.MemberState;
 import org.raidfive.disk.MemberDisk;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * {@code raid replace}: md's replace. The new file becomes the old member's replacement (rebuilding,
@@ -28,11 +28,15 @@ final class ReplaceCommand extends Verb {
     @Option(names = "--force", description = "Overwrite a replacement file that holds data.")
     boolean force;
 
-    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "The current member files, any order.")
+    @Mixin
+    ArraySource source;
+
+    /** The members given, or those of --array. */
     List<String> members;
 
     @Override
     public Integer call() throws Exception {
+        members = source.membersWithout(with);
         MemberCommands.requireListed("--member", member, members);
         MemberCommands.requireNotListed("--with", with, members);
         ArrayStatus status;
@@ -71,7 +75,11 @@ final class ReplaceCommand extends Verb {
         List<String> all = new ArrayList<>(members);
         all.add(with);
         say("replacing " + member + " with " + with + " in " + status.name() + "; finish with: raid rebuild "
-                + join(all) + " (" + member + " leaves the array when it completes)");
+                + source.again(all) + " (" + member + " leaves the array when it completes)");
+        String note = source.unreachedNote(with);
+        if (note != null) {
+            say(note);
+        }
         return ExitCode.OK;
     }
 }

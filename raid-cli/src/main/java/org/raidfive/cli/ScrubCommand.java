@@ -7,7 +7,6 @@ import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncProgress;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * {@code raid check} and {@code raid repair}: md's scrub. Every stripe's parity is recomputed and
@@ -21,13 +20,17 @@ abstract class ScrubCommand extends Verb {
     @Mixin
     SpeedOptions speed;
 
-    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, any order.")
+    @Mixin
+    ArraySource source;
+
+    /** The members given, or those of --array. */
     List<String> members;
 
     abstract boolean repair();
 
     @Override
     public Integer call() throws Exception {
+        members = source.members();
         String verb = repair() ? "repair" : "check";
         long started = System.nanoTime();
         SyncProgress p;

@@ -17,8 +17,8 @@ import org.raidfive.nbd.RequestExecution;
 import org.raidfive.nbd.TlsCredentials;
 import org.raidfive.nbd.TlsMode;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * {@code raid serve}: assembles the array (or makes a fresh in-memory one) and exports it with
@@ -165,8 +165,10 @@ final class ServeCommand extends Verb {
     @Option(names = "--layout", paramLabel = "NAME", description = "--backend memory: md layout (default: left-symmetric).")
     String layout;
 
-    @Parameters(paramLabel = "MEMBER", arity = "0..*",
-            description = "Member files or NBD URIs (nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH), any order.")
+    @Mixin
+    ArraySource source;
+
+    /** The members given, or those of --array; none with --backend memory. */
     List<String> members = new ArrayList<>();
 
     private ServedArray served;
@@ -269,12 +271,13 @@ final class ServeCommand extends Verb {
         exitCode = !problems.isEmpty() || end.failed() || end.degraded() ? ExitCode.PROBLEM : ExitCode.OK;
     }
 
-    private NbdServerConfig checkOptions() {
+    private NbdServerConfig checkOptions() throws IOException {
         if (backend == null) {
-            if (members.isEmpty()) {
-                throw CliException.usage("give the MEMBER files or NBD URIs of the array to serve, or --backend memory "
-                        + "for a fresh in-memory array");
+            if (source.array == null && source.given.isEmpty()) {
+                throw CliException.usage("give the MEMBER files or NBD URIs of the array to serve (or --array NAME), or "
+                        + "--backend memory for a fresh in-memory array");
             }
+            members = source.members();
             for (Object[] o : new Object[][] {{"--disks", disks}, {"--size", size}, {"--chunk", chunk},
                 {"--layout", layout}}) {
                 if (o[1] != null) {
@@ -285,9 +288,8 @@ final class ServeCommand extends Verb {
             if (!backend.toLowerCase(Locale.ROOT).equals("memory")) {
                 throw CliException.usage("unknown --backend '" + backend + "'; valid: memory");
             }
-            if (!members.isEmpty()) {
-                throw CliException.usage("--backend memory serves a fresh in-memory array: give no MEMBER ("
-                        + String.join(" ", members) + ")");
+            if (!source.given.isEmpty() || source.array != null) {
+                throw CliException.usage("--backend memory serves a fresh in-memory array: give no MEMBER or --array");
             }
         }
         if (socket != null && (port != null || bind != null)) {

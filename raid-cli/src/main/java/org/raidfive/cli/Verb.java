@@ -79,6 +79,13 @@ abstract class Verb implements Callable<Integer> {
         }
     }
 
+    /** {@code specs} and {@code one} more. */
+    static java.util.List<String> with(java.util.List<String> specs, String one) {
+        java.util.List<String> all = new java.util.ArrayList<>(specs);
+        all.add(one);
+        return all;
+    }
+
     /** The member list as the operator would type it again. */
     static String join(java.util.List<String> specs) {
         StringBuilder s = new StringBuilder();

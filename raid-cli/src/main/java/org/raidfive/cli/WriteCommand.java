@@ -12,8 +12,8 @@ import java.nio.file.StandardOpenOption;
 import java.util.List;
 import org.raidfive.array.Raid5Array;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * {@code raid write}: bytes from a file or stdin into the array. The whole input is checked before
@@ -36,11 +36,15 @@ final class WriteCommand extends Verb {
             description = "Where the bytes come from (default: stdin).")
     String input;
 
-    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in any order.")
+    @Mixin
+    ArraySource source;
+
+    /** The members given, or those of --array. */
     List<String> members;
 
     @Override
     public Integer call() throws Exception {
+        members = source.members();
         checkAligned("--offset", offset);
         long arrayBytes;
         try (ArraySession probe = readOnlySession(members)) {

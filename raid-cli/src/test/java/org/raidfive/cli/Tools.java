@@ -60,6 +60,16 @@ final class Tools {
     }
 
     /** True when a loop device can be attached here (root, /dev/loop-control, losetup). */
+    /** The mdadm binary, or null where it is not installed. */
+    static String mdadm() {
+        for (String p : List.of("/usr/sbin/mdadm", "/sbin/mdadm", "/usr/bin/mdadm")) {
+            if (java.nio.file.Files.isExecutable(Path.of(p))) {
+                return p;
+            }
+        }
+        return null;
+    }
+
     static boolean canLoop() {
         try {
             Result r = run(Path.of(System.getProperty("java.io.tmpdir")), Duration.ofSeconds(30),

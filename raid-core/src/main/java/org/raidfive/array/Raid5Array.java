@@ -297,6 +297,16 @@ public final class Raid5Array implements AsyncDisk {
     }
 
     /** What {@code mdadm --detail} would show. */
+    /** A member is part-rebuilt, or a spare waits for an empty slot, and no pass runs to do it. */
+    private boolean recoveryPendingLocked(boolean degraded) {
+        for (Member m : meta.members) {
+            if (m.state == MemberState.REBUILDING || (degraded && m.state == MemberState.SPARE)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     public ArrayStatus status() {
         SyncProgress progress = syncProgress();
         synchronized (meta.lock) {
@@ -322,6 +332,8 @@ public final class Raid5Array implements AsyncDisk {
                         : progress.action() == SyncAction.RESYNC ? ", resyncing" : ", checking");
             } else if (meta.recoveryCp() != Long.MAX_VALUE) {
                 state.append(", resync pending");
+            } else if (!failed && recoveryPendingLocked(degraded)) {
+                state.append(", recovery pending");
             }
             Raid5Layout l = core.layout;
             return new ArrayStatus(uuid(), meta.name, 5, l.algorithm().mdadmName(), l.chunkSize(), l.arrayBytes(),

@@ -136,8 +136,16 @@ final class SyncJob {
     private long lastCheckpoint;
     private long windowStart;
     private long windowBytes;
-    private long rateStart;
-    private long rateBytes;
+    /**
+     * The rate is taken over the last {@link #RATE_MARKS} marks, one every 250 ms (md's sync marks,
+     * on a shorter scale): a 3 s window, so a few slow or fast stripes do not swing the rate or the
+     * ETA the operator reads.
+     */
+    private static final int RATE_MARKS = 12;
+    private final long[] markNanos = new long[RATE_MARKS];
+    private final long[] markBytes = new long[RATE_MARKS];
+    private int marks;
+    private long workedBytes;
     private long lastForeground;
     private volatile Throwable laneFailure;
 
@@ -148,7 +156,8 @@ final class SyncJob {
         long total = layout.memberBytesUsed();
         lastCheckpoint = System.nanoTime();
         windowStart = lastCheckpoint;
-        rateStart = lastCheckpoint;
+        markNanos[0] = lastCheckpoint;
+        marks = 1;
         lastForeground = core.foregroundOps.sum();
         nextStripe = startOffset / chunk;
         watermark = nextStripe;
@@ -265,13 +274,16 @@ final class SyncJob {
             progressLock.notifyAll();
             if (worked) {
                 windowBytes += chunk;
-                rateBytes += chunk;
+                workedBytes += chunk;
             }
             long now = System.nanoTime();
-            if (now - rateStart >= 250_000_000L) {
-                rate = rateBytes * 1e9 / (now - rateStart);
-                rateStart = now;
-                rateBytes = 0;
+            int newest = (marks - 1) % RATE_MARKS;
+            if (now - markNanos[newest] >= 250_000_000L) {
+                int oldest = marks < RATE_MARKS ? 0 : marks % RATE_MARKS;
+                rate = (workedBytes - markBytes[oldest]) * 1e9 / (now - markNanos[oldest]);
+                markNanos[marks % RATE_MARKS] = now;
+                markBytes[marks % RATE_MARKS] = workedBytes;
+                marks++;
             }
             if (now - lastCheckpoint >= CHECKPOINT_NANOS) {
                 lastCheckpoint = now;

@@ -209,6 +209,15 @@ public final class FileDisk implements AsyncDisk {
         return other == null ? null : other.pid() == ProcessHandle.current().pid() ? null : "another process (" + other + ")";
     }
 
+    /**
+     * The pid of another process holding a lock on the file or block device at {@code path}
+     * (from {@code /proc/locks}), or -1 when none does or it cannot be told.
+     */
+    public static long holderPid(Path path) {
+        LockHolders.Holder other = LockHolders.find(path);
+        return other == null || other.pid() == ProcessHandle.current().pid() ? -1 : other.pid();
+    }
+
     public Path path() {
         return path;
     }

@@ -791,6 +791,49 @@ def bitmap_section(out):
     return L
 
 
+def startup_section(out):
+    """The operator CLI issue's start-up row, from bench/startup."""
+    L = []
+    w = L.append
+    m = kv_file(os.path.join(out, "startup_machine.txt"))
+    w("## Start-up of the short commands")
+    w("")
+    if not m:
+        w("Not measured in this run (`bench/startup` measures it).")
+        w("")
+        return L
+    rows = load_lines(os.path.join(out, "startup_rounds.jsonl"))
+    w("Whole-process wall and CPU (user + system) seconds from `/usr/bin/time`, one run of each command per round, in "
+      "turn. Measured %s, commit %s (previous launcher: `git show %s:raid`, same jar), %s, %s cores, %s, load average "
+      "%s at the start and %s at the end, %s rounds." % (
+          m.get("date", "?"), m.get("commit", "?"), m.get("previous", "?"), m.get("cpu", "?"), m.get("cores", "?"),
+          m.get("java", "?"), m.get("loadavg_start", "?"), m.get("loadavg_end", "?"), m.get("repeat", "?")))
+    w("")
+    w("| command | wall median (min-max) | CPU median (min-max) | goal | verdict |")
+    w("|---|---|---|---:|---|")
+    labels = (("examine", "`raid examine MEMBER` (./raid: class-data archive, C1, serial GC)", True),
+              ("examine_previous", "`raid examine MEMBER`, previous launcher", False),
+              ("detail", "`raid detail MEMBER x4` (./raid)", True),
+              ("detail_previous", "`raid detail MEMBER x4`, previous launcher", False),
+              ("mdadm_examine", "`mdadm --examine MEMBER` (for scale)", False))
+    for name, label, goal in labels:
+        wall = [r["wall"] for r in rows if r["name"] == name]
+        cpu = [r["cpu"] for r in rows if r["name"] == name]
+        if not wall:
+            continue
+        sw, sc = spread(wall), spread(cpu)
+        verdict = ("**PASS**" if sw["median"] <= 0.5 else "**MISS**") if goal else ""
+        w("| %s | %.2f s (%.2f-%.2f) | %.2f s (%.2f-%.2f) | %s | %s |" % (
+            label, sw["median"], sw["min"], sw["max"], sc["median"], sc["min"], sc["max"],
+            "<= 0.5 s" if goal else "", verdict))
+    w("")
+    w("`/usr/bin/time` counts in 10 ms steps: 0.00 is under 10 ms.")
+    w("")
+    w("Command: `bench/startup`, or `bench/run-benchmarks --only startup`.")
+    w("")
+    return L
+
+
 def render(out):
     R = Results(out)
     m = R.machine
@@ -1003,6 +1046,7 @@ def render(out):
     L.extend(engine_ab_section(out))
     L.extend(ppl_section(R))
     L.extend(bitmap_section(out))
+    L.extend(startup_section(out))
     w("## Running the suites by hand")
     w("")
     w("    mvn -B -q install -DskipTests                    # raid-bench/target/benchmarks.jar, raid-cli/target/raid.jar")

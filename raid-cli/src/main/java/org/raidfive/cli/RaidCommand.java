@@ -46,6 +46,7 @@ import picocli.CommandLine.Spec;
             ServeCommand.class,
             StopCommand.class,
             CompletionCommand.class,
+            CdsTrainingCommand.class,
             CommandLine.HelpCommand.class,
         },
         footer = {"", "Exit codes: 0 ok; 1 degraded, failed, or parity mismatches found; 2 bad input or a refused "

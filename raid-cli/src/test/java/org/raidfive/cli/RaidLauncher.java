@@ -27,10 +27,9 @@ final class RaidLauncher {
     static final Path JAR = Path.of(System.getProperty("raid.jar", MODULE.resolve("target/raid.jar").toString()));
     /**
      * JVM flags for the many short runs: C1 only and the serial collector start fastest on a small
-     * machine (the arrays here are small), plus a class-data-sharing archive of the jar when one
-     * could be made (see {@link #cdsOptions}).
+     * machine (the arrays here are small). The launcher adds the class-data archive the build made.
      */
-    static final String JAVA_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC" + cdsOptions();
+    static final String JAVA_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
     private static final long TIMEOUT_SECONDS = 120;
 
     private RaidLauncher() {
@@ -50,39 +49,6 @@ final class RaidLauncher {
         String all() {
             return "raid " + String.join(" ", args) + "\nexit " + exit + "\n--- stdout\n"
                     + (stdout.length > 4096 ? "(" + stdout.length + " bytes)\n" : out()) + "--- stderr\n" + stderr;
-        }
-    }
-
-    /**
-     * Dumps a dynamic CDS archive of the jar once per build (target/raid-it.jsa) by running a small
-     * demo, so each of the tests' launcher runs loads classes from it: a test-time speed-up only.
-     * JVM logging is switched off in the runs so a stale archive cannot print warnings into stdout.
-     * Returns no flags when the archive cannot be made ({@code -Draid.it.cds=false} skips it).
-     */
-    private static String cdsOptions() {
-        if (!Boolean.parseBoolean(System.getProperty("raid.it.cds", "true")) || !Files.isRegularFile(JAR)) {
-            return "";
-        }
-        Path archive = JAR.resolveSibling("raid-it.jsa");
-        try {
-            if (!Files.isRegularFile(archive)
-                    || Files.getLastModifiedTime(archive).compareTo(Files.getLastModifiedTime(JAR)) < 0) {
-                Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-                Process p = new ProcessBuilder(java.toString(), "-XX:ArchiveClassesAtExit=" + archive,
-                        "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xlog:disable", "-jar", JAR.toString(), "demo",
-                        "--member-size", "8M", "--seconds", "0.05")
-                        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-                if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0 || !Files.isRegularFile(archive)) {
-                    p.destroyForcibly();
-                    return "";
-                }
-            }
-            return " -XX:SharedArchiveFile=" + archive + " -Xlog:disable";
-        } catch (IOException e) {
-            return "";
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "";
         }
     }
 

@@ -1,0 +1,1 @@
+DIR/raid-previous detail DIR/m0.img DIR/m1.img DIR/m2.img DIR/m3.img

@@ -1,0 +1,1 @@
+./raid examine DIR/m0.img

@@ -1,0 +1,1 @@
+DIR/raid-previous examine DIR/m0.img

@@ -1,0 +1,1 @@
+/usr/sbin/mdadm --examine DIR/m0.img

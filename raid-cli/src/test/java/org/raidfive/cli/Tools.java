@@ -59,7 +59,6 @@ final class Tools {
         }
     }
 
-    /** True when a loop device can be attached here (root, /dev/loop-control, losetup). */
     /** The mdadm binary, or null where it is not installed. */
     static String mdadm() {
         for (String p : List.of("/usr/sbin/mdadm", "/sbin/mdadm", "/usr/bin/mdadm")) {
@@ -70,6 +69,7 @@ final class Tools {
         return null;
     }
 
+    /** True when a loop device can be attached here (root, /dev/loop-control, losetup). */
     static boolean canLoop() {
         try {
             Result r = run(Path.of(System.getProperty("java.io.tmpdir")), Duration.ofSeconds(30),

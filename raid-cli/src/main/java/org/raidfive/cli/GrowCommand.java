@@ -28,6 +28,43 @@ final class GrowCommand extends Verb {
             description = "mdadm's spelling: internal adds a write-intent bitmap, none removes it.")
     String bitmap;
 
+    @Option(names = {"--raid-devices", "-n"}, paramLabel = "N", hidden = true)
+    Integer raidDevices;
+
+    @Option(names = "--chunk", paramLabel = "SIZE", hidden = true)
+    String chunk;
+
+    @Option(names = "--layout", paramLabel = "NAME", hidden = true)
+    String layout;
+
+    @Option(names = "--size", paramLabel = "SIZE", hidden = true)
+    String size;
+
+    @Option(names = {"--speed-limit-min", "--speed-limit-max"}, paramLabel = "RATE", hidden = true)
+    String speedLimit;
+
+    @Option(names = "--add", paramLabel = "FILE", hidden = true)
+    String add;
+
+    /** mdadm --grow's words for what raidfive cannot change: refused with where it is done instead. */
+    private void refuseReshape() {
+        String what = raidDevices != null ? "--raid-devices (adding or removing data members)"
+                : chunk != null ? "--chunk" : layout != null ? "--layout" : size != null ? "--size" : null;
+        if (what != null) {
+            throw CliException.usage("raidfive does not reshape: " + what + " is changed with Linux md (mdadm --grow "
+                    + "on the assembled array); raid grow changes the consistency policy and the bitmap");
+        }
+        if (add != null) {
+            throw CliException.usage("--add: raidfive adds spares, not data members: raid add --spare " + add
+                    + " (reshaping to more members is done with Linux md)");
+        }
+        if (speedLimit != null) {
+            throw CliException.usage("speed limits are not stored with the array (md keeps them in sysfs, per running "
+                    + "array): give --speed-limit-min/--speed-limit-max to the command that runs the pass (raid rebuild, "
+                    + "raid re-add, raid check, raid repair)");
+        }
+    }
+
     /** mdadm's --bitmap words. */
     static ConsistencyPolicy bitmapPolicy(String word) {
         switch (word) {
@@ -49,6 +86,7 @@ final class GrowCommand extends Verb {
 
     @Override
     public Integer call() throws Exception {
+        refuseReshape();
         members = source.members();
         if ((policy == null) == (bitmap == null)) {
             throw CliException.usage("give one of --consistency-policy and --bitmap");

@@ -265,6 +265,23 @@ class BadInputIT {
     }
 
     @Test
+    void operatorVerbsRefuseWithoutWriting() {
+        refused(2, "raidfive does not reshape: --raid-devices", ARRAY, with(List.of("grow", "--raid-devices", "5"), ARRAY));
+        refused(2, "speed limits are not stored with the array", ARRAY,
+                with(List.of("grow", "--speed-limit-max", "10M"), ARRAY));
+        refused(2, "RAID-5 runs with at most one member missing", List.of("x0.img", "x3.img"),
+                "create", "--size", "8M", "x0.img", "missing", "missing", "x3.img");
+        refused(2, "blank.img holds no md superblock", List.of("a.img", "blank.img"), "zero-superblock", "a.img",
+                "blank.img");
+        refused(2, "corrupt.img: its md superblock does not validate", List.of("corrupt.img"), "zero-superblock",
+                "corrupt.img");
+        refused(2, "the array is not served, nothing to stop", ARRAY, with(List.of("stop"), ARRAY));
+        refused(2, "give the member files, or --array NAME", ARRAY, "detail");
+        refused(2, "give either --array vol0 or the member files", ARRAY, with(List.of("fail", "--member", "a.img",
+                "--array", "vol0"), ARRAY));
+    }
+
+    @Test
     void usageErrors() {
         refused(2, "Unknown option: '--frob'", ARRAY, with(List.of("detail", "--frob"), ARRAY));
         refused(2, "invalid size '12Q'", ARRAY, with(List.of("read", "--offset", "12Q", "--length", "512"), ARRAY));

@@ -155,8 +155,22 @@ public final class PercpuRef {
      * getAndAdd leaves it there, or by the fold (or kill's add) that does.
      * Each transition to zero has exactly one such observer, in COUNT's
      * modification order. The release callback
-     * is additionally guarded by a CAS on `released`, so it runs once per
-     * lifetime even if a buggy caller drives the count through zero twice.
+     * is additionally guarded by a CAS on `releaseState` (LIVE -> RELEASING,
+     * then DONE when it returns), so it runs once per lifetime even if a buggy
+     * caller drives the count through zero twice.
+     *
+     * Lifetimes. reinit() and resurrect() start a new lifetime with one CAS
+     * on COUNT from the value they checked (exact zero for reinit) to the
+     * revived value: a get or put that lands in between fails the CAS and
+     * the check is made again, so no revive "succeeds" over an operation it
+     * did not see (a separate check-then-add did). A reference revived from
+     * zero must not overtake its own release: the put that reached zero
+     * claims the release after its getAndAdd, outside any lock, so a revive
+     * in that window would start a lifetime whose zero the late claim then
+     * takes (the old callback runs in the new lifetime, the new one is never
+     * released). A revive from zero therefore waits, outside the switch lock,
+     * until releaseState is DONE; the releasing thread itself (a callback
+     * that revives) is let through.
      *
      * Kill and tryGetLive. kill() adds DEAD (and, for a reference, -1 for
      * the initial reference) to COUNT in the fold's own getAndAdd, or in one
@@ -231,13 +245,13 @@ public final class PercpuRef {
     private static final int COUNT = PaddedWords.controlIndex(1);
     private static final int CELL_BASE = PaddedWords.cellBase(2);
 
-    private static final VarHandle RELEASED;
+    private static final VarHandle RELEASE_STATE;
     private static final VarHandle ZERO_WAITER;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            RELEASED = lookup.findVarHandle(PercpuRef.class, "released", boolean.class);
+            RELEASE_STATE = lookup.findVarHandle(PercpuRef.class, "releaseState", int.class);
             ZERO_WAITER = lookup.findVarHandle(PercpuRef.class, "zeroWaiter", Thread.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -257,7 +271,17 @@ public final class PercpuRef {
     private final Object switchLock = new Object();
     /** As the kernel's force_atomic: set by switchToAtomic, cleared by switchToPercpu. */
     private volatile boolean forceAtomic;
-    private volatile boolean released;
+    /**
+     * Where this lifetime's release stands (references only): {@link #LIVE} until the zero's observer
+     * claims it, {@link #RELEASING} while the callback runs, {@link #DONE} after it (or for a ref that
+     * starts dead). A revive waits for DONE: the callback of one lifetime can never run in the next.
+     */
+    private volatile int releaseState;
+    /** The thread running the release callback, which may itself revive the ref. */
+    private volatile Thread releasingThread;
+    private static final int LIVE = 0;
+    private static final int RELEASING = 1;
+    private static final int DONE = 2;
     private volatile Thread zeroWaiter;
 
     private PercpuRef(Consumer<PercpuRef> release, boolean initialRef, boolean allowReinit, boolean atomicOnly,
@@ -270,6 +294,7 @@ public final class PercpuRef {
         this.slotShift = atomicOnly ? 0 : PaddedWords.slotShift(slots);
         this.words = PaddedWords.allocate(2, slots);
         this.forceAtomic = forceAtomic; // kernel: force_atomic = flags & PERCPU_REF_INIT_ATOMIC
+        this.releaseState = startDead ? DONE : LIVE;
         long start = (initialRef && !startDead ? 1 : 0) + (startDead ? DEAD : 0);
         if (startAtomic) {
             words[MODE] = ATOMIC;
@@ -434,8 +459,15 @@ public final class PercpuRef {
 
     /** The count just became exactly zero on COUNT; called by exactly one thread per transition. */
     private void onZero() {
-        if (release != null && RELEASED.compareAndSet(this, false, true)) {
-            release.accept(this);
+        if (release != null && RELEASE_STATE.compareAndSet(this, LIVE, RELEASING)) {
+            releasingThread = Thread.currentThread();
+            try {
+                release.accept(this);
+            } finally {
+                releasingThread = null;
+                // Unless the callback revived the ref (a new lifetime, LIVE again), this one is over.
+                RELEASE_STATE.compareAndSet(this, RELEASING, DONE);
+            }
         }
         Thread waiter = zeroWaiter; // read after our write of COUNT: Dekker with awaitZero's register-then-check
         if (waiter != null) {
@@ -526,38 +558,100 @@ public final class PercpuRef {
      * @throws IllegalStateException if not dying, or released without {@link Flag#ALLOW_REINIT}
      */
     public void resurrect() {
-        synchronized (switchLock) {
-            if (!isDying()) {
-                throw new IllegalStateException("resurrect() needs a dying ref: " + this);
-            }
-            reviveLocked();
-        }
+        revive(false);
     }
 
     /**
      * Re-initialises a ref whose count is exactly zero in atomic mode to its
      * just-created state (count 1 for a reference, 0 for an in-flight
      * counter; live; striped unless forced atomic), as {@code percpu_ref_reinit}.
+     * The zero check and the revive are one compare-and-set on the count, so a
+     * get that races a reinit makes it fail rather than vanish; a reference
+     * whose release callback is still running (in the thread that dropped the
+     * last reference) is revived only once the callback has returned.
      *
      * @throws IllegalStateException if the count is not zero, or released without {@link Flag#ALLOW_REINIT}
      */
     public void reinit() {
-        synchronized (switchLock) {
-            if (!isZero()) {
-                throw new IllegalStateException("reinit() needs count zero in atomic mode: " + this);
+        revive(true);
+    }
+
+    /** Revives under the switch lock; waits for a running release callback outside it (it may call back in). */
+    private void revive(boolean fromZeroOnly) {
+        for (;;) {
+            synchronized (switchLock) {
+                if (reviveLocked(fromZeroOnly)) {
+                    return;
+                }
             }
-            reviveLocked();
+            awaitRelease();
         }
     }
 
-    private void reviveLocked() {
-        if (released && !allowReinit) {
-            throw new IllegalStateException("released ref created without ALLOW_REINIT: " + this);
+    /**
+     * Starts a new lifetime: from exact zero (reinit; resurrect of a dying ref that reached zero) or
+     * from a dying count above zero (resurrect). One CAS on COUNT takes the ref from the state it was
+     * checked in to the revived one: clears DEAD, takes the initial reference and, unless the ref must
+     * stay atomic, re-biases for striped mode. If the count moved in between (a get, a put), the check
+     * is made again on the new value. False when a release callback of the lifetime that ended has
+     * still to finish: the caller waits for it without the lock and tries again.
+     */
+    private boolean reviveLocked(boolean fromZeroOnly) {
+        final long[] w = words;
+        for (;;) {
+            long c = (long) WORD.getVolatile(w, COUNT);
+            boolean zero = c < LIVE_LIMIT && (c & ~DEAD) == 0L;
+            if (fromZeroOnly ? !zero : !isDeadWord(c)) {
+                throw new IllegalStateException((fromZeroOnly ? "reinit() needs count zero in atomic mode: "
+                        : "resurrect() needs a dying ref: ") + this);
+            }
+            if (zero && release != null && releaseState != DONE && releasingThread != Thread.currentThread()) {
+                // The put that reached zero has not finished its release yet (it runs in that thread,
+                // outside this lock): wait for it, so its callback stays in the lifetime that ended.
+                return false;
+            }
+            if (zero && releaseState != LIVE && !allowReinit) {
+                throw new IllegalStateException("released ref created without ALLOW_REINIT: " + this);
+            }
+            boolean striped = !(atomicOnly || forceAtomic);
+            long next = (isDeadWord(c) ? c - DEAD : c) + (initialRef ? 1 : 0) + (striped ? BIAS : 0);
+            int before = releaseState;
+            if (zero) {
+                releaseState = LIVE; // before the CAS: a put may end the new lifetime at once
+            }
+            if ((long) WORD.compareAndExchange(w, COUNT, c, next) == c) {
+                if (striped) {
+                    for (int i = 0; i < slots; i++) {
+                        WORD.setVolatile(w, cell(i), 0L); // the cells were tombstones: from here adds count in them
+                    }
+                    WORD.setRelease(w, MODE, STRIPED);
+                }
+                return true;
+            }
+            if (zero) {
+                releaseState = before;
+            }
         }
-        released = false;
-        // COUNT is folded here (dying and zero refs are atomic): clearing DEAD, taking the initial
-        // reference and (if allowed) re-biasing for striped mode are one atomic add.
-        unfoldLocked((initialRef ? 1 : 0) - (isDying() ? DEAD : 0));
+    }
+
+    /**
+     * Spins, then yields, then parks briefly while the count is zero and the release of the lifetime
+     * that reached it has not finished (not yet claimed, or its callback running).
+     */
+    private void awaitRelease() {
+        for (int spins = 0; ; spins++) {
+            long c = (long) WORD.getVolatile(words, COUNT);
+            if (releaseState == DONE || c >= LIVE_LIMIT || (c & ~DEAD) != 0L) {
+                return; // released, or revived meanwhile (by the callback): the caller looks again
+            }
+            if (spins < 100) {
+                Thread.onSpinWait();
+            } else if (spins < 200) {
+                Thread.yield();
+            } else {
+                LockSupport.parkNanos(this, 100_000);
+            }
+        }
     }
 
     /**
@@ -593,7 +687,7 @@ public final class PercpuRef {
      */
     private void unfoldLocked(long extra) {
         final long[] w = words;
-        boolean stay = atomicOnly || forceAtomic || released || (long) WORD.getVolatile(w, MODE) == STRIPED
+        boolean stay = atomicOnly || forceAtomic || releaseState != LIVE || (long) WORD.getVolatile(w, MODE) == STRIPED
                 || isDeadWord((long) WORD.getVolatile(w, COUNT) + extra);
         if (stay) {
             if (extra != 0) {
@@ -720,6 +814,6 @@ public final class PercpuRef {
     public String toString() {
         return "PercpuRef[" + (initialRef ? "ref" : "inflight") + (atomicOnly ? ", atomic-only" : "")
                 + ", " + (isAtomic() ? "atomic" : "striped") + (isDying() ? ", dying" : "")
-                + (released ? ", released" : "") + ", count~" + count() + "]";
+                + (releaseState != LIVE ? ", released" : "") + ", count~" + count() + "]";
     }
 }

@@ -232,6 +232,114 @@ class PercpuRwSemaphoreTest {
         });
     }
 
+    /**
+     * A failed poll while a writer waits must not touch what the writer sums: with the first
+     * implementation every failed tryReadLock added and removed one in a reader cell and woke the
+     * writer, so pollers kept its sums from reading zero (writeLock p50 8 ms with 4 pollers, up to a
+     * second with 64). Counted, not timed: 20,000 failed polls against a parked writer may not make
+     * it sum again (one spurious wake-up allowed).
+     */
+    @Test
+    void failedPollsNeitherWakeNorHoldBackAWaitingWriter() {
+        PercpuRwSemaphore s = new PercpuRwSemaphore(4, 0);
+        assertTimeoutPreemptively(BOUND, () -> {
+            s.readLock(); // keeps the writer waiting
+            Thread writer = new Thread(() -> {
+                s.writeLock();
+                s.writeUnlock();
+            }, "writer");
+            writer.start();
+            awaitParked(writer);
+            long sumsBefore = s.drainSums();
+            for (int i = 0; i < 20_000; i++) {
+                assertFalse(s.tryReadLock(), "a poll got in past a waiting writer");
+            }
+            long extraSums = s.drainSums() - sumsBefore;
+            assertEquals(1, s.readers(), "the polls left something in the reader cells");
+            s.readUnlock();
+            writer.join();
+            assertTrue(extraSums <= 1, "20,000 failed polls made the waiting writer sum " + extraSums + " more times");
+        });
+    }
+
+    @Test
+    void tryWriteLockGivesUpAfterItsTimeoutAndLetsReadersBackIn() {
+        PercpuRwSemaphore s = new PercpuRwSemaphore(4, 0);
+        assertTimeoutPreemptively(BOUND, () -> {
+            s.readLock();
+            assertFalse(s.tryWriteLock(Duration.ofMillis(50)), "got the write lock past a reader");
+            assertFalse(s.isWriteLockedOrPending(), "a withdrawn writer still blocks readers");
+            assertTrue(s.tryReadLock(), "readers stay out after the writer gave up");
+            s.readUnlock();
+            s.readUnlock();
+            assertTrue(s.tryWriteLock(Duration.ofMillis(50)));
+            assertFalse(s.tryReadLock());
+            s.writeUnlock();
+            assertTrue(s.tryReadLock());
+            s.readUnlock();
+        });
+    }
+
+    @Test
+    void readersWaitingBehindAWithdrawnWriterAreLetIn() {
+        PercpuRwSemaphore s = new PercpuRwSemaphore(4, 0);
+        assertTimeoutPreemptively(BOUND, () -> {
+            s.readLock();
+            AtomicBoolean secondReaderIn = new AtomicBoolean();
+            Thread attempt = new Thread(() -> {
+                try {
+                    s.tryWriteLock(Duration.ofMillis(300));
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+            });
+            attempt.start();
+            awaitPending(s);
+            Thread reader = new Thread(() -> {
+                s.readLock(); // waits behind the pending writer
+                secondReaderIn.set(true);
+                s.readUnlock();
+            });
+            reader.start();
+            attempt.join();
+            reader.join();
+            assertTrue(secondReaderIn.get());
+            s.readUnlock();
+        });
+    }
+
+    @Test
+    void tryWriteLockIsInterruptibleAndHoldsNothingAfterwards() {
+        PercpuRwSemaphore s = new PercpuRwSemaphore(4, 0);
+        assertTimeoutPreemptively(BOUND, () -> {
+            s.readLock();
+            AtomicBoolean interrupted = new AtomicBoolean();
+            Thread writer = new Thread(() -> {
+                try {
+                    s.tryWriteLock(Duration.ofMinutes(10));
+                } catch (InterruptedException e) {
+                    interrupted.set(true);
+                }
+            }, "writer");
+            writer.start();
+            awaitParked(writer);
+            writer.interrupt();
+            writer.join();
+            assertTrue(interrupted.get());
+            assertFalse(s.isWriteLockedOrPending());
+            s.readUnlock();
+            assertTrue(s.tryWriteLock(Duration.ZERO), "the interrupted attempt left the writer mutex held");
+            s.writeUnlock();
+        });
+    }
+
+    /** Waits until the writer has raised BLOCK and parked in its drain. */
+    private static void awaitParked(Thread writer) throws InterruptedException {
+        while (writer.getState() != Thread.State.WAITING && writer.getState() != Thread.State.TIMED_WAITING) {
+            Thread.sleep(1);
+        }
+    }
+
     private static void awaitPending(PercpuRwSemaphore s) throws InterruptedException {
         while (!s.isWriteLockedOrPending()) {
             Thread.sleep(1);

@@ -283,7 +283,9 @@ class PartialParityLogTest {
                     Random r = new Random(seed + me);
                     byte[] data = new byte[3 * PAGE];
                     for (int i = 0; i < 400; i++) {
-                        int block = r.nextInt(blocks / threads - 3) * threads + me; // disjoint per thread
+                        // Each thread writes only in its own quarter: interleaved blocks let a 2-3 page
+                        // write overlap a neighbour's, and then the image's order need not be the array's.
+                        int block = me * (blocks / threads) + r.nextInt(blocks / threads - 3);
                         int len = PAGE * (1 + r.nextInt(3));
                         if ((block + len / PAGE) * (long) PAGE > image.length) {
                             continue;

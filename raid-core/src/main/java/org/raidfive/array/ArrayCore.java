@@ -26,6 +26,11 @@ final class ArrayCore {
     final StripeLocks locks;
     final StripeOp.Pool ops;
     final PercpuRwSemaphore config = new PercpuRwSemaphore();
+    /**
+     * How long a configuration change or close waits for I/O in flight (and a pass to stop) before it
+     * gives up with an error naming the members with I/O still in flight.
+     */
+    volatile java.time.Duration drainTimeout = Raid5Array.DEFAULT_DRAIN_TIMEOUT;
     final PercpuRef activeAlignedReads;
     final ArrayHooks hooks;
 

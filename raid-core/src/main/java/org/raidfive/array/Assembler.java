@@ -286,17 +286,8 @@ final class Assembler {
                 Member spare = new Member(disk, dataOffset, meta.nextDevNumber(), MdUuid.random(), -1,
                         MemberState.SPARE, 0, array.core.counterMode);
                 spare.claimed(claim);
-                SuperblockIo.initBadBlockLog(meta, spare);
-                PartialParityLog ppl = array.core.ppl;
-                if (ppl != null) {
-                    ppl.writeEmptyHeader(spare); // md's ppl_modify_log when a member joins
-                }
-                WriteIntentBitmap bitmap = array.core.bitmap;
-                if (bitmap != null) {
-                    bitmap.writeAllTo(spare); // the bitmap as it is now; kept current once it takes a slot
-                }
-                return spare;
-            } catch (IOException | RuntimeException e) {
+                return spare; // nothing written yet: Membership writes its areas once the change can go ahead
+            } catch (RuntimeException e) {
                 claim.close();
                 throw e;
             }

@@ -27,12 +27,10 @@ final class Membership {
 
     private final ArrayCore core;
     private final ArrayMetadata meta;
-    private final Duration drainTimeout;
 
-    Membership(ArrayCore core, ArrayMetadata meta, Duration drainTimeout) {
+    Membership(ArrayCore core, ArrayMetadata meta) {
         this.core = core;
         this.meta = meta;
-        this.drainTimeout = drainTimeout;
     }
 
     /** A configuration change run while quiesced. */
@@ -43,12 +41,13 @@ final class Membership {
 
     /** Runs {@code change} with all I/O drained and held back, and the aligned-read counter exact. */
     void quiesce(IoAction change) throws IOException {
-        core.config.writeLock();
+        lockConfiguration("change its configuration");
+        Duration drainTimeout = core.drainTimeout;
         try {
             core.activeAlignedReads.switchToAtomicSync();
             try {
                 if (!core.activeAlignedReads.awaitZero(drainTimeout)) {
-                    throw new IOException(core.name + ": aligned reads did not drain within " + drainTimeout);
+                    throw new IOException(core.name + ": aligned reads did not drain within " + seconds(drainTimeout));
                 }
                 change.run();
             } catch (InterruptedException e) {
@@ -64,6 +63,43 @@ final class Membership {
         }
     }
 
+    /**
+     * Takes the configuration write side, waiting at most the drain timeout for the I/O that holds
+     * the read side: a member I/O that never completes becomes an error naming the member instead of
+     * a hang. Nothing has changed when this throws; I/O held back meanwhile goes on.
+     */
+    void lockConfiguration(String purpose) throws IOException {
+        Duration timeout = core.drainTimeout;
+        try {
+            if (!core.config.tryWriteLock(timeout)) {
+                throw new IOException(core.name + ": cannot " + purpose + ": I/O in flight did not finish within "
+                        + seconds(timeout) + "; " + inFlight());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException(core.name + ": interrupted while waiting for I/O in flight to "
+                    + purpose);
+        }
+    }
+
+    /** The members with I/O in flight now (a moving count: for the message of a drain that timed out). */
+    private String inFlight() {
+        StringBuilder on = new StringBuilder();
+        for (Member m : allMembers()) {
+            long pending = m.nrPending.count();
+            if (pending > 0) {
+                on.append(on.length() == 0 ? "in flight on " : ", ").append(m.name()).append(" (")
+                        .append(pending).append(pending == 1 ? " I/O)" : " I/Os)");
+            }
+        }
+        return on.length() == 0 ? "no member I/O is in flight (an I/O is held up inside the array)" : on.toString();
+    }
+
+    static String seconds(Duration d) {
+        long ms = d.toMillis();
+        return ms % 1000 == 0 ? ms / 1000 + " s" : ms + " ms";
+    }
+
     Member find(MemberDisk disk) {
         synchronized (meta.lock) {
             for (Member m : meta.members) {
@@ -73,6 +109,24 @@ final class Membership {
             }
         }
         throw new IllegalArgumentException(disk.name() + " is not a member of " + core.name);
+    }
+
+    /**
+     * A joining member's areas besides its superblock: the bad block log, an empty partial parity
+     * log (md's ppl_modify_log when a member joins) and the bitmap as it is now (kept current from
+     * here on). Written quiesced, once the join can no longer be refused for I/O in flight, so a
+     * refused add writes nothing to the disk.
+     */
+    private void writeJoiningAreas(Member m) throws IOException {
+        SuperblockIo.initBadBlockLog(meta, m);
+        PartialParityLog ppl = core.ppl;
+        if (ppl != null) {
+            ppl.writeEmptyHeader(m);
+        }
+        WriteIntentBitmap bitmap = core.bitmap;
+        if (bitmap != null) {
+            bitmap.writeAllTo(m);
+        }
     }
 
     /** Every member not marked faulty: in a slot, replacing one, or spare. */
@@ -134,6 +188,7 @@ final class Membership {
         try {
             quiesce(() -> {
                 synchronized (meta.lock) {
+                    writeJoiningAreas(spare);
                     meta.members.add(spare);
                     meta.writeAll();
                 }
@@ -148,10 +203,8 @@ final class Membership {
     /** {@code target} starts building beside {@code old}'s slot (md's replace). */
     void addReplacement(Member old, Member target) throws IOException {
         quiesce(() -> {
-            if (core.bitmap != null) {
-                core.bitmap.writeAllTo(target); // it keeps the bitmap from now on
-            }
             synchronized (meta.lock) {
+                writeJoiningAreas(target);
                 target.slot = old.slot;
                 target.state = MemberState.REBUILDING;
                 target.recoveryOffset = 0;
@@ -359,8 +412,9 @@ final class Membership {
     private void detach(Member m) throws IOException {
         m.nrPending.switchToAtomicSync();
         try {
+            Duration drainTimeout = core.drainTimeout;
             if (!m.nrPending.awaitZero(drainTimeout)) {
-                throw new IOException(m.name() + ": in-flight I/O did not drain within " + drainTimeout);
+                throw new IOException(m.name() + ": in-flight I/O did not drain within " + seconds(drainTimeout));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

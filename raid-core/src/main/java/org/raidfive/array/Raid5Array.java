@@ -35,7 +35,8 @@ import org.raidfive.md.MdUuid;
  * lock and, on failure, {@code meta.lock}.
  */
 public final class Raid5Array implements AsyncDisk {
-    static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(60);
+    /** How long a configuration change or close waits for I/O in flight unless {@link #setDrainTimeout} says otherwise. */
+    public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(60);
 
     final ArrayCore core;
     final ArrayMetadata meta;
@@ -55,8 +56,8 @@ public final class Raid5Array implements AsyncDisk {
         this.reads = new ReadPath(core);
         reads.owner(this);
         this.writes = new WritePath(core);
-        this.membership = new Membership(core, meta, DRAIN_TIMEOUT);
-        this.recovery = new Recovery(core, meta, membership, syncLimits, readOnly, DRAIN_TIMEOUT);
+        this.membership = new Membership(core, meta);
+        this.recovery = new Recovery(core, meta, membership, syncLimits, readOnly);
     }
 
     /**
@@ -532,6 +533,24 @@ public final class Raid5Array implements AsyncDisk {
     }
 
     /**
+     * How long a membership or policy change, safemode's clean mark and {@link #close} wait for the
+     * I/O in flight (and a running pass to stop) before giving up. A member I/O that never completes
+     * (a hung remote disk) then turns into an {@link IOException} naming the member, with nothing
+     * changed, instead of a hang. Default {@link #DEFAULT_DRAIN_TIMEOUT}.
+     */
+    public void setDrainTimeout(Duration timeout) {
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("drain timeout must be positive, got " + timeout);
+        }
+        core.drainTimeout = timeout;
+    }
+
+    /** See {@link #setDrainTimeout}. */
+    public Duration drainTimeout() {
+        return core.drainTimeout;
+    }
+
+    /**
      * md's re-add: {@code disk}, a former member of this array whose slot is empty now, takes its slot
      * back. When the array keeps a write-intent bitmap and the member left no earlier than the bitmap
      * was last cleared ({@code events_cleared}), only the chunks with bits set are recovered onto it;
@@ -601,6 +620,11 @@ public final class Raid5Array implements AsyncDisk {
     /**
      * Stops any background pass (checkpointed), drains I/O, flushes every member, marks the array
      * clean on disk and closes the member disks. Idempotent.
+     *
+     * @throws IOException if I/O in flight did not finish within the {@linkplain #setDrainTimeout
+     *         drain timeout} (the message names the members it waits on): then nothing was written,
+     *         the array stays open and keeps serving I/O, without background work, and may be closed
+     *         again; or if the final flush or clean mark failed (the members are closed then)
      */
     @Override
     public void close() throws IOException {
@@ -613,7 +637,7 @@ public final class Raid5Array implements AsyncDisk {
             Thread.currentThread().interrupt();
         }
         IOException failure = null;
-        core.config.writeLock();
+        membership.lockConfiguration("close");
         try {
             if (closed) {
                 return;

@@ -28,7 +28,6 @@ final class Recovery {
     private final ArrayCore core;
     private final ArrayMetadata meta;
     private final Membership membership;
-    private final Duration drainTimeout;
     private final Object lock = new Object();
     private final ScheduledExecutorService daemon;
     private SyncJob sync;
@@ -37,13 +36,11 @@ final class Recovery {
     /** Set first thing at close: nothing new (recovery, safemode) may start once it is. */
     private volatile boolean closing;
 
-    Recovery(ArrayCore core, ArrayMetadata meta, Membership membership, SyncLimits limits, boolean readOnly,
-             Duration drainTimeout) {
+    Recovery(ArrayCore core, ArrayMetadata meta, Membership membership, SyncLimits limits, boolean readOnly) {
         this.core = core;
         this.meta = meta;
         this.membership = membership;
         this.limits = limits;
-        this.drainTimeout = drainTimeout;
         this.daemon = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "raid-daemon-" + core.name);
             t.setDaemon(true);
@@ -205,7 +202,7 @@ final class Recovery {
         SyncJob job = running();
         if (job != null) {
             job.requestStop();
-            job.await(drainTimeout.toNanos(), TimeUnit.NANOSECONDS);
+            job.await(core.drainTimeout.toNanos(), TimeUnit.NANOSECONDS);
         }
     }
 
@@ -228,7 +225,7 @@ final class Recovery {
         closing = true;
         stop();
         daemon.shutdown();
-        daemon.awaitTermination(drainTimeout.toSeconds(), TimeUnit.SECONDS);
+        daemon.awaitTermination(core.drainTimeout.toNanos(), TimeUnit.NANOSECONDS);
         stop(); // one the daemon started before it ended
     }
 

@@ -2,13 +2,15 @@ package org.raidfive.disk;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Fault injection around any member: fail every call after N more operations; fail reads or writes
  * in a byte range (optionally only a number of times); return silently corrupted data (one flipped
- * bit per 512-byte sector) from reads in a range; add latency; or disappear (every call fails).
+ * bit per 512-byte sector) from reads in a range; add latency; hang (every call blocks); or
+ * disappear (every call fails).
  * Every setting can be changed at run time from any thread and takes effect for calls that start
  * afterwards; {@link #heal()} clears them all.
  *
@@ -21,6 +23,7 @@ public final class FaultyDisk implements AsyncDisk {
     private final AtomicLong reads = new AtomicLong();
     private final AtomicLong writes = new AtomicLong();
     private final AtomicLong injected = new AtomicLong();
+    private final AtomicLong hung = new AtomicLong();
 
     private volatile long failAfterOperation = Long.MAX_VALUE;
     private volatile Range readFaults;
@@ -28,6 +31,7 @@ public final class FaultyDisk implements AsyncDisk {
     private volatile Range corruptReads;
     private volatile long latencyNanos;
     private volatile boolean gone;
+    private volatile CountDownLatch hangGate;
 
     /** A byte range [from, to) and how many more times it may fire (Long.MAX_VALUE: always). */
     private static final class Range {
@@ -94,6 +98,22 @@ public final class FaultyDisk implements AsyncDisk {
         return this;
     }
 
+    /**
+     * The device stops answering: every call that starts from now on blocks (interruptibly) until
+     * {@link #heal()}, as a hung remote disk or a dead controller does.
+     */
+    public FaultyDisk hang() {
+        if (hangGate == null) {
+            hangGate = new CountDownLatch(1);
+        }
+        return this;
+    }
+
+    /** Calls blocked by {@link #hang()} right now. */
+    public long hungCalls() {
+        return hung.get();
+    }
+
     /** The device is gone: every call fails from now on (until {@link #heal()}). */
     public FaultyDisk disappear() {
         gone = true;
@@ -108,6 +128,11 @@ public final class FaultyDisk implements AsyncDisk {
         writeFaults = null;
         corruptReads = null;
         latencyNanos = 0;
+        CountDownLatch gate = hangGate;
+        hangGate = null;
+        if (gate != null) {
+            gate.countDown();
+        }
         return this;
     }
 
@@ -130,6 +155,18 @@ public final class FaultyDisk implements AsyncDisk {
 
     private void before(String op, long position, int length) throws IOException {
         long n = operations.incrementAndGet();
+        CountDownLatch gate = hangGate;
+        if (gate != null) {
+            hung.incrementAndGet();
+            try {
+                gate.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException(name() + ": interrupted while hung (injected)");
+            } finally {
+                hung.decrementAndGet();
+            }
+        }
         long delay = latencyNanos;
         if (delay > 0) {
             try {

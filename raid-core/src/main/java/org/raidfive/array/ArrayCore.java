@@ -108,15 +108,19 @@ final class ArrayCore {
         }
     }
 
-    /** Validates an I/O range: 512-byte aligned and inside the array. */
-    void checkRange(String op, long offset, long length) {
+    /**
+     * Validates an I/O range as {@link org.raidfive.disk.MemberDisk} promises: a range that is not
+     * 512-byte aligned is a caller error ({@link IllegalArgumentException}); one that does not lie
+     * inside the array is an {@link java.io.EOFException}, as on any member.
+     */
+    void checkRange(String op, long offset, long length) throws java.io.EOFException {
         if (((offset | length) & 511) != 0) {
             throw new IllegalArgumentException(name + ": " + op + " at offset " + offset + " length " + length
                     + " is not aligned to 512-byte sectors");
         }
         long size = arrayBytes();
         if (offset < 0 || length < 0 || offset > size - length) {
-            throw new IllegalArgumentException(name + ": " + op + " at offset " + offset + " length " + length
+            throw new java.io.EOFException(name + ": " + op + " at offset " + offset + " length " + length
                     + " ends beyond the array (size " + size + " bytes)");
         }
     }

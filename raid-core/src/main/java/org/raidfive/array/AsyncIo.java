@@ -233,8 +233,11 @@ public final class AsyncIo implements AutoCloseable {
         } catch (IOException e) {
             error = e;
         } catch (RuntimeException e) {
-            error = new IOException(disk.name() + ": " + (r.write ? "write" : "read") + " at offset " + r.offset
-                    + " length " + r.length + " failed: " + e.getMessage(), e);
+            String message = e.getMessage();
+            // The engine's own refusals already name the disk, the operation and the range: say them once.
+            error = new IOException(message != null && message.startsWith(disk.name() + ": ") ? message
+                    : disk.name() + ": " + (r.write ? "write" : "read") + " at offset " + r.offset
+                    + " length " + r.length + " failed: " + message, e);
         }
         finish(r, error);
     }

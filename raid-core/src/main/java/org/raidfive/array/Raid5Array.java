@@ -147,6 +147,9 @@ public final class Raid5Array implements AsyncDisk {
         try {
             core.checkRange("read", offset, length);
             checkBuffer(dst, dstOffset, length);
+        } catch (IOException e) {
+            callback.ioDone(tag, e);
+            return;
         } catch (RuntimeException e) {
             callback.ioDone(tag, new IOException(e.getMessage(), e));
             return;

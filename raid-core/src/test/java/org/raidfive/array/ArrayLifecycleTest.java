@@ -321,11 +321,11 @@ class ArrayLifecycleTest {
             ByteBuffer buf = ByteBuffer.allocate(8192);
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> array.write(100, buf, 0, 512));
             assertTrue(e.getMessage().contains("100") && e.getMessage().contains("512"), e.getMessage());
-            e = assertThrows(IllegalArgumentException.class, () -> array.write(size - 512, buf, 0, 1024));
-            assertTrue(e.getMessage().contains(Long.toString(size - 512)) && e.getMessage().contains("1024")
-                    && e.getMessage().contains(Long.toString(size)), e.getMessage());
-            assertThrows(IllegalArgumentException.class, () -> array.read(size, buf, 0, 512));
-            assertThrows(IllegalArgumentException.class, () -> array.read(-512, buf, 0, 512));
+            java.io.EOFException eof = assertThrows(java.io.EOFException.class, () -> array.write(size - 512, buf, 0, 1024));
+            assertTrue(eof.getMessage().contains(Long.toString(size - 512)) && eof.getMessage().contains("1024")
+                    && eof.getMessage().contains(Long.toString(size)), eof.getMessage());
+            assertThrows(java.io.EOFException.class, () -> array.read(size, buf, 0, 512));
+            assertThrows(java.io.EOFException.class, () -> array.read(-512, buf, 0, 512));
             assertThrows(IllegalArgumentException.class, () -> array.read(0, buf, 0, 1000));
             assertThrows(IndexOutOfBoundsException.class, () -> array.write(0, buf, 4096, 8192));
             byte[][] after = snapshot(disks);

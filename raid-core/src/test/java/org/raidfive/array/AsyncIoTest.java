@@ -207,6 +207,28 @@ class AsyncIoTest {
         });
     }
 
+    /** An array under AsyncIo reports refusals as a member would, each said once. */
+    @Test
+    void refusalsThroughAnArrayAreEofForRangeAndSaidOnce() throws Exception {
+        List<MemberDisk> members = ArrayDataTest.memoryMembers(4, 2L << 20);
+        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(16 * 1024).assumeClean(true)
+                .name("edge").build(), members);
+             AsyncIo io = new AsyncIo(array, 2, 8)) {
+            Batch beyond = new Batch(1);
+            io.submitWrite(array.size(), ByteBuffer.allocateDirect(BLOCK), 0, BLOCK, beyond, 0);
+            assertTrue(beyond.done.await(10, TimeUnit.SECONDS));
+            assertInstanceOf(EOFException.class, beyond.error.get(), "a write past the array's end is EOF");
+
+            Batch misaligned = new Batch(1);
+            io.submitRead(100, ByteBuffer.allocateDirect(BLOCK), 0, 512, misaligned, 0);
+            assertTrue(misaligned.done.await(10, TimeUnit.SECONDS));
+            String message = misaligned.error.get().getMessage();
+            assertEquals(message.indexOf(array.name()), message.lastIndexOf(array.name()),
+                    "the array is named once: " + message);
+            assertTrue(message.contains("not aligned"), message);
+        }
+    }
+
     @Test
     void steadyStateSubmitAndCompleteAllocateNothing() throws Exception {
         MemoryDisk disk = new MemoryDisk(1 << 20);

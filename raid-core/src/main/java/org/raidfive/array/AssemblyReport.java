@@ -26,7 +26,7 @@ public record AssemblyReport(List<LeftOut> leftOut, List<Forced> forced, boolean
      * A member left out of the array.
      *
      * @param disk the disk, still the caller's
-     * @param reason why, e.g. "failed earlier (events 7 < 9)"
+     * @param reason why, e.g. "failed earlier (events 7 &lt; 9)"
      * @param events its own superblock's events
      */
     public record LeftOut(MemberDisk disk, String reason, long events) {

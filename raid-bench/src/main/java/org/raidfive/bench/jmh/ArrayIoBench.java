@@ -36,8 +36,7 @@ import org.raidfive.disk.MemoryDisk;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"-XX:MaxDirectMemorySize=4g", "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
-        "--add-opens", "java.base/java.nio=ALL-UNNAMED"})
+@Fork(value = 1, jvmArgsAppend = "-XX:MaxDirectMemorySize=4g")
 @Threads(2)
 public class ArrayIoBench {
     static final int BS = 4096;

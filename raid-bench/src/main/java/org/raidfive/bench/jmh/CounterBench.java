@@ -25,7 +25,7 @@ import org.raidfive.counter.PercpuRef;
  * each implementation; and the cost of a quiesce switch round trip.
  *
  * <pre>
- * java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -jar raid-bench/target/benchmarks.jar CounterBench \
+ * java -jar raid-bench/target/benchmarks.jar CounterBench \
  *      -f 3 -wi 3 -i 5 -w 1s -r 1s -t 2 -prof gc
  * </pre>
  *
@@ -36,8 +36,7 @@ import org.raidfive.counter.PercpuRef;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 3, jvmArgsAppend = {"--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
-        "--add-opens", "java.base/java.nio=ALL-UNNAMED"})
+@Fork(3)
 public class CounterBench {
 
     /** One get/put pair; returns something so that nothing is dead code. */

@@ -33,8 +33,7 @@ import org.raidfive.parity.Xor;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
-        "--add-opens", "java.base/java.nio=ALL-UNNAMED"})
+@Fork(1)
 @State(Scope.Thread)
 public class XorBench {
     @Param({"4096", "16384", "65536", "262144", "1048576"})

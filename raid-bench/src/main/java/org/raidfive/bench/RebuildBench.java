@@ -205,7 +205,7 @@ public final class RebuildBench {
             MemoryDisk spare = new MemoryDisk(memberSize);
             long start = System.nanoTime();
             array.addSpare(spare);
-            if (!array.awaitSync(Duration.ofMinutes(10))) {
+            if (!array.awaitSync(Duration.ofMinutes(10)).ended()) {
                 throw new IllegalStateException("rebuild did not finish in 10 minutes");
             }
             long elapsed = System.nanoTime() - start;

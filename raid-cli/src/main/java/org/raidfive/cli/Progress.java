@@ -47,7 +47,7 @@ final class Progress {
         }
         while (last.running() && !stopped.getAsBoolean()) {
             show(last);
-            boolean ended = array.awaitSync(Duration.ofMillis(pollMillis));
+            boolean ended = array.awaitSync(Duration.ofMillis(pollMillis)).ended();
             SyncProgress now = array.syncProgress();
             if (ended && now != null && now.running()) {
                 // the followed pass completed and the engine started the next one at once

@@ -26,6 +26,8 @@ final class ArrayCore {
     final StripeLocks locks;
     final StripeOp.Pool ops;
     final PercpuRwSemaphore config = new PercpuRwSemaphore();
+    /** What happened, for the array's listeners (delivered on their own thread). */
+    final ArrayEvents events;
     /**
      * How long a configuration change or close waits for I/O in flight (and a pass to stop) before it
      * gives up with an error naming the members with I/O still in flight.
@@ -94,6 +96,7 @@ final class ArrayCore {
         this.locks = new StripeLocks(4096);
         this.ops = new StripeOp.Pool(this, Math.min(layout.chunkSize(), MAX_PIECE), 256);
         this.activeAlignedReads = PercpuRef.inflightCounter(counterMode);
+        this.events = new ArrayEvents(name);
     }
 
     long arrayBytes() {

@@ -130,6 +130,7 @@ final class ArrayMetadata implements ArrayHooks {
                 core.checkUsable();
                 dirty = true;
                 writeAllLocked();
+                core.events.publish(ArrayEvent.Kind.DIRTY, null, null, null);
             }
         }
     }
@@ -147,6 +148,7 @@ final class ArrayMetadata implements ArrayHooks {
         synchronized (lock) {
             dirty = false;
             writeAllLocked();
+            core.events.publish(ArrayEvent.Kind.CLEAN, null, null, null);
         }
     }
 
@@ -182,8 +184,15 @@ final class ArrayMetadata implements ArrayHooks {
      */
     private void failLocked(Member member, String why) {
         LOG.warn("{}: member {} failed ({}); marking it faulty", name, member.name(), why);
+        boolean heldASlot = member.state == MemberState.IN_SYNC && member.slot >= 0
+                && member.slot < core.table.slots.length && core.table.slots[member.slot] == member;
         member.state = MemberState.FAULTY;
+        core.events.publish(ArrayEvent.Kind.MEMBER_FAILED, member.name(), why, null);
+        boolean wasFailed = core.failure != null;
         updateFailureLocked();
+        if (heldASlot && !wasFailed && core.failure == null) {
+            core.events.publish(ArrayEvent.Kind.DEGRADED, member.name(), "slot " + member.slot + " is out", null);
+        }
     }
 
     /**
@@ -204,6 +213,7 @@ final class ArrayMetadata implements ArrayHooks {
         if (out.size() > 1 && core.failure == null) {
             core.failure = "more than one member is out: " + String.join(", ", out);
             LOG.error("{}: array failed: {}", name, core.failure);
+            core.events.publish(ArrayEvent.Kind.FAILED, null, core.failure, null);
         }
     }
 
@@ -227,6 +237,7 @@ final class ArrayMetadata implements ArrayHooks {
                     if (core.failure == null) {
                         core.failure = "stopped to avoid overwriting newer metadata: " + e.getMessage();
                         LOG.error("{}: {}", name, core.failure);
+                        core.events.publish(ArrayEvent.Kind.FAILED, null, core.failure, null);
                     }
                     throw new ArrayFailedException(name + " " + core.failure, e);
                 } catch (IOException e) {

@@ -25,6 +25,7 @@ public final class ArraySpec {
     private final byte[] uuid;
     private final ConsistencyPolicy consistencyPolicy;
     private final long bitmapChunk;
+    private final ArrayListener listener;
     /** mdadm 4.2 adds an internal bitmap by default when each member holds more than this. */
     public static final long BITMAP_BY_DEFAULT_ABOVE = 100L << 30;
 
@@ -39,6 +40,12 @@ public final class ArraySpec {
         this.uuid = b.uuid == null ? null : b.uuid.clone();
         this.consistencyPolicy = b.consistencyPolicy;
         this.bitmapChunk = b.bitmapChunk;
+        this.listener = b.listener;
+    }
+
+    /** The listener registered before the array does anything, or null. */
+    public ArrayListener listener() {
+        return listener;
     }
 
     public static Builder builder() {
@@ -102,6 +109,7 @@ public final class ArraySpec {
         private boolean assumeClean;
         private CounterMode counterMode = CounterMode.PERCPU;
         private SyncLimits syncLimits = SyncLimits.MD_DEFAULT;
+        private ArrayListener listener;
         private byte[] uuid;
         private ConsistencyPolicy consistencyPolicy;
         private long bitmapChunk;
@@ -167,6 +175,12 @@ public final class ArraySpec {
                         + "4 KiB to 1 GiB");
             }
             this.bitmapChunk = bytes;
+            return this;
+        }
+
+        /** A listener registered before the array does anything (so it sees the initial resync start). */
+        public Builder listener(ArrayListener listener) {
+            this.listener = listener;
             return this;
         }
 

@@ -16,12 +16,13 @@ import org.raidfive.counter.CounterMode;
  * @param counterMode counters for the hot path: per-CPU striped (default) or one atomic
  * @param syncLimits speed limits for background passes
  * @param readOnly write nothing at all, not even superblocks: writes are refused and no pass starts
+ * @param listener told of the array's events from the start (see {@link ArrayListener}), or null
  */
 public record AssembleOptions(boolean force, boolean startSync, boolean takeStaleAsSpare, CounterMode counterMode,
-                              SyncLimits syncLimits, boolean readOnly) {
+                              SyncLimits syncLimits, boolean readOnly, ArrayListener listener) {
 
     public static final AssembleOptions DEFAULT =
-            new AssembleOptions(false, true, false, CounterMode.PERCPU, SyncLimits.MD_DEFAULT, false);
+            new AssembleOptions(false, true, false, CounterMode.PERCPU, SyncLimits.MD_DEFAULT, false, null);
 
     public AssembleOptions {
         Objects.requireNonNull(counterMode, "counterMode");
@@ -29,26 +30,31 @@ public record AssembleOptions(boolean force, boolean startSync, boolean takeStal
     }
 
     public AssembleOptions withForce(boolean f) {
-        return new AssembleOptions(f, startSync, takeStaleAsSpare, counterMode, syncLimits, readOnly);
+        return new AssembleOptions(f, startSync, takeStaleAsSpare, counterMode, syncLimits, readOnly, listener);
     }
 
     public AssembleOptions withStartSync(boolean s) {
-        return new AssembleOptions(force, s, takeStaleAsSpare, counterMode, syncLimits, readOnly);
+        return new AssembleOptions(force, s, takeStaleAsSpare, counterMode, syncLimits, readOnly, listener);
     }
 
     public AssembleOptions withTakeStaleAsSpare(boolean t) {
-        return new AssembleOptions(force, startSync, t, counterMode, syncLimits, readOnly);
+        return new AssembleOptions(force, startSync, t, counterMode, syncLimits, readOnly, listener);
     }
 
     public AssembleOptions withCounterMode(CounterMode mode) {
-        return new AssembleOptions(force, startSync, takeStaleAsSpare, mode, syncLimits, readOnly);
+        return new AssembleOptions(force, startSync, takeStaleAsSpare, mode, syncLimits, readOnly, listener);
     }
 
     public AssembleOptions withReadOnly(boolean r) {
-        return new AssembleOptions(force, startSync, takeStaleAsSpare, counterMode, syncLimits, r);
+        return new AssembleOptions(force, startSync, takeStaleAsSpare, counterMode, syncLimits, r, listener);
     }
 
     public AssembleOptions withSyncLimits(SyncLimits limits) {
-        return new AssembleOptions(force, startSync, takeStaleAsSpare, counterMode, limits, readOnly);
+        return new AssembleOptions(force, startSync, takeStaleAsSpare, counterMode, limits, readOnly, listener);
+    }
+
+    /** A listener registered before the array does anything (so it sees a resync or recovery that assembly starts). */
+    public AssembleOptions withListener(ArrayListener l) {
+        return new AssembleOptions(force, startSync, takeStaleAsSpare, counterMode, syncLimits, readOnly, l);
     }
 }

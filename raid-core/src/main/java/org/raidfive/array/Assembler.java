@@ -160,6 +160,9 @@ final class Assembler {
                 core.bitmap = WriteIntentBitmap.of(core, meta, sb, BITMAP_OFFSET, set, needed);
             }
             Raid5Array array = new Raid5Array(core, meta, spec.syncLimits(), false, AssemblyReport.NONE);
+            if (spec.listener() != null) {
+                array.addListener(spec.listener());
+            }
             for (Member m : meta.members) {
                 SuperblockIo.initBadBlockLog(meta, m);
                 if (core.ppl != null) {
@@ -560,6 +563,9 @@ final class Assembler {
         }
         AssemblyReport report = new AssemblyReport(leftOut, forced, resyncForced);
         Raid5Array array = new Raid5Array(core, meta, opts.syncLimits(), opts.readOnly(), report);
+        if (opts.listener() != null) {
+            array.addListener(opts.listener());
+        }
         if (!opts.readOnly()) {
             meta.writeAll();
         }

@@ -198,6 +198,7 @@ final class Membership {
             throw e;
         }
         LOG.info("{}: added spare {}", core.name, spare.name());
+        core.events.publish(ArrayEvent.Kind.SPARE_ADDED, spare.name(), null, null);
     }
 
     /** {@code target} starts building beside {@code old}'s slot (md's replace). */
@@ -427,6 +428,7 @@ final class Membership {
             meta.writeAll();
         }
         LOG.info("{}: removed {}", core.name, m.name());
+        core.events.publish(ArrayEvent.Kind.MEMBER_REMOVED, m.name(), null, null);
     }
 
     private static void close(Member m) throws IOException {

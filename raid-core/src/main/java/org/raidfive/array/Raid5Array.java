@@ -594,9 +594,28 @@ public final class Raid5Array implements AsyncDisk {
         recovery.startCheck(repair);
     }
 
-    /** Waits for the running pass to end; true if none runs (any more). */
-    public boolean awaitSync(Duration timeout) throws InterruptedException {
+    /**
+     * Waits at most {@code timeout} for the running pass to end and says how it ended (done,
+     * stopped, failed, with a check's mismatches), {@link SyncOutcome.Result#RUNNING} if it still
+     * runs; with no pass running, how the last one ended ({@link SyncOutcome.Result#NONE} if none ran).
+     */
+    public SyncOutcome awaitSync(Duration timeout) throws InterruptedException {
         return recovery.await(timeout);
+    }
+
+    /**
+     * Registers a listener for this array's events ({@link ArrayEvent.Kind}), delivered in order on
+     * the array's event thread from now on. To see events from the start (a resync begun by
+     * {@code create}), give the listener to {@link ArraySpec.Builder#listener} or
+     * {@link AssembleOptions#withListener} instead.
+     */
+    public void addListener(ArrayListener listener) {
+        core.events.add(listener);
+    }
+
+    /** Stops delivering events to {@code listener}. */
+    public void removeListener(ArrayListener listener) {
+        core.events.remove(listener);
     }
 
     /** Stops the running pass at the next stripe, with its progress checkpointed to disk. */
@@ -670,6 +689,7 @@ public final class Raid5Array implements AsyncDisk {
                     }
                 }
             }
+            core.events.close(); // what happened up to the close (CLEAN included) is delivered first
         }
         if (failure != null) {
             throw failure;

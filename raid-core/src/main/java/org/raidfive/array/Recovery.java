@@ -191,10 +191,14 @@ final class Recovery {
         }
     }
 
-    /** Waits for the running pass to end; true if none runs (any more). */
-    boolean await(Duration timeout) throws InterruptedException {
+    /** Waits for the running pass to end: its outcome, RUNNING on timeout, or the last pass's if none runs. */
+    SyncOutcome await(Duration timeout) throws InterruptedException {
         SyncJob job = running();
-        return job == null || job.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        if (job == null) {
+            return SyncOutcome.of(progress());
+        }
+        job.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        return SyncOutcome.of(job.progress());
     }
 
     /** Stops the running pass at the next stripe, with its progress checkpointed to disk. */
@@ -273,7 +277,18 @@ final class Recovery {
             public void finished(SyncJob job, boolean complete, Throwable error) {
                 Recovery.this.finished(job, complete, error);
             }
+
+            @Override
+            public void progressed(SyncJob job, int percent) {
+                core.events.publish(ArrayEvent.Kind.PASS_PROGRESS, job.target() == null ? null : job.target().name(),
+                        job.action().name().toLowerCase(java.util.Locale.ROOT), job.progress(), percent);
+            }
         });
+        // Published before the pass starts, so that it comes before the pass's own progress events.
+        core.events.publish(ArrayEvent.Kind.PASS_STARTED, target == null ? null : target.name(),
+                action.name().toLowerCase(java.util.Locale.ROOT), new SyncProgress(action, from,
+                        core.layout.memberBytesUsed(), 0, 0, true, null, target == null ? null : target.name(),
+                        Duration.ZERO));
         sync.start();
     }
 
@@ -324,6 +339,17 @@ final class Recovery {
             synchronized (lock) {
                 lastSync = p;
                 sync = null;
+            }
+            SyncOutcome.Result result = SyncOutcome.resultOf(p);
+            core.events.publish(ArrayEvent.Kind.PASS_FINISHED, job.target() == null ? null : job.target().name(),
+                    job.action().name().toLowerCase(java.util.Locale.ROOT) + " "
+                            + result.name().toLowerCase(java.util.Locale.ROOT)
+                            + (p.error() == null ? "" : ": " + p.error())
+                            + (job.action() == SyncAction.CHECK || job.action() == SyncAction.REPAIR
+                            ? ", " + p.mismatchSectors() + " mismatched sectors" : ""), p);
+            if (result == SyncOutcome.Result.DONE && job.action() == SyncAction.RECOVER
+                    && job.target().state == MemberState.IN_SYNC) {
+                core.events.publish(ArrayEvent.Kind.SPARE_ACTIVE, job.target().name(), "slot " + job.target().slot, null);
             }
         }
         if (complete && job.action() == SyncAction.RECOVER && !closing) {

@@ -28,6 +28,10 @@ final class SyncJob {
         void checkpoint(SyncJob job, long memberOffset) throws IOException;
 
         void finished(SyncJob job, boolean complete, Throwable error);
+
+        /** The pass passed {@code percent} (20, 40, 60, 80) of its range; called under its progress lock. */
+        default void progressed(SyncJob job, int percent) {
+        }
     }
 
     private final ArrayCore core;
@@ -148,6 +152,8 @@ final class SyncJob {
     private long workedBytes;
     private long lastForeground;
     private volatile Throwable laneFailure;
+    /** Fifths of the range reported to the listener so far (under progressLock). */
+    private int reportedFifth;
 
     private void run() {
         boolean complete = false;
@@ -160,6 +166,7 @@ final class SyncJob {
         marks = 1;
         lastForeground = core.foregroundOps.sum();
         nextStripe = startOffset / chunk;
+        reportedFifth = total == 0 ? 0 : (int) Math.min(4, startOffset * 5 / total); // a resumed pass reports what it passes
         watermark = nextStripe;
         core.syncRunning = true;
         try {
@@ -270,6 +277,12 @@ final class SyncJob {
                     core.resyncOffset = Math.max(core.resyncOffset, reached);
                 }
                 position = reached;
+                long total = layout.memberBytesUsed();
+                int fifth = total == 0 ? 0 : (int) Math.min(4, position * 5 / total);
+                while (reportedFifth < fifth) {
+                    reportedFifth++;
+                    listener.progressed(this, reportedFifth * 20); // each step once, even when a jump passes several
+                }
             }
             progressLock.notifyAll();
             if (worked) {

@@ -112,7 +112,7 @@ class ArrayLifecycleTest {
             assertTrue(array.isDegraded());
             ArrayOracle.assertArrayHolds(array, image);
             array.addSpare(spare);
-            assertTrue(array.awaitSync(Duration.ofSeconds(60)));
+            assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
             assertFalse(array.isDegraded());
             ArrayOracle.assertArrayHolds(array, image);
             List<MemberDisk> all = new ArrayList<>(again);
@@ -191,7 +191,7 @@ class ArrayLifecycleTest {
         closeAll(disks);
         List<MemberDisk> again = reopen("r", 4);
         try (Raid5Array reassembled = Raid5Array.assemble(again)) {
-            assertTrue(reassembled.awaitSync(Duration.ofSeconds(60)));
+            assertTrue(reassembled.awaitSync(Duration.ofSeconds(60)).ended());
             assertEquals(SyncAction.RESYNC, reassembled.syncProgress().action());
             assertTrue(reassembled.syncProgress().complete());
             ArrayOracle.assertParityConsistent(again, dataOffset, reassembled.layout().memberBytesUsed());
@@ -214,7 +214,7 @@ class ArrayLifecycleTest {
             disks.add(d);
         }
         try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).build(), disks)) {
-            assertTrue(array.awaitSync(Duration.ofSeconds(60)));
+            assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
             long dataOffset = array.status().members().get(0).dataOffset();
             ArrayOracle.assertParityConsistent(disks, dataOffset, array.layout().memberBytesUsed());
         }
@@ -299,7 +299,7 @@ class ArrayLifecycleTest {
                 "the member left out was not written");
         List<MemberDisk> again = reopen("s", 4);
         try (Raid5Array array = Raid5Array.assemble(again, AssembleOptions.DEFAULT.withTakeStaleAsSpare(true))) {
-            assertTrue(array.awaitSync(Duration.ofSeconds(60)));
+            assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
             assertFalse(array.isDegraded(), "the stale member was rebuilt");
             ArrayOracle.assertArrayHolds(array, image);
             ArrayOracle.assertParityConsistent(again, array.status().members().get(0).dataOffset(),

@@ -89,7 +89,7 @@ class CrashRecoveryTest {
     private void verify(long[] flushedGen, int blockCount, long genLimit) throws Exception {
         List<MemberDisk> disks = CrashWriter.open(dir, MEMBERS, MEMBER_SIZE, false);
         try (Raid5Array array = Raid5Array.assemble(disks, AssembleOptions.DEFAULT.withSyncLimits(SyncLimits.UNLIMITED))) {
-            assertTrue(array.awaitSync(Duration.ofSeconds(60)));
+            assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
             ByteBuffer buf = ByteBuffer.allocate(CrashWriter.BLOCK);
             for (int b = 0; b < blockCount; b++) {
                 array.read((long) b * CrashWriter.BLOCK, buf, 0, CrashWriter.BLOCK);

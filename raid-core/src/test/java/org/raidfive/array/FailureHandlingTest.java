@@ -74,7 +74,7 @@ class FailureHandlingTest {
 
                 array.addSpare(new MemoryDisk(MEMBER, "spare"));
                 LoadGenerator during = new LoadGenerator(array, image, 2, seed + 1).start();
-                assertTrue(array.awaitSync(Duration.ofSeconds(60)), "rebuild finished");
+                assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended(), "rebuild finished");
                 during.stop();
                 assertTrue(array.syncProgress().complete(), "rebuild completed: " + array.syncProgress());
                 assertFalse(array.isDegraded(), "healthy after the rebuild");
@@ -267,7 +267,7 @@ class FailureHandlingTest {
             MemoryDisk fresh = new MemoryDisk(MEMBER, "fresh");
             try (LoadGenerator load = new LoadGenerator(array, image, 2, seed).start()) {
                 array.replace(members.get(2), fresh);
-                assertTrue(array.awaitSync(Duration.ofSeconds(60)));
+                assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
                 load.awaitOperations(100);
             }
             assertFalse(array.isDegraded());

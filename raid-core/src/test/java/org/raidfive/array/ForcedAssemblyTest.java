@@ -87,7 +87,7 @@ class ForcedAssemblyTest {
             assertTrue(report.resyncForced());
             assertTrue(report.lines().get(0).startsWith("forcing event count in "), report.lines().toString());
             assertFalse(array.isDegraded(), "both failed-together members are back");
-            assertTrue(array.awaitSync(Duration.ofSeconds(60)));
+            assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
             assertEquals(SyncAction.RESYNC, array.syncProgress().action());
             byte[] got = new byte[image.length];
             array.read(0, ByteBuffer.wrap(got), 0, got.length);

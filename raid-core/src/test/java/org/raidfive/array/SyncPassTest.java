@@ -90,7 +90,7 @@ class SyncPassTest {
             ArrayOracle.assertArrayHolds(resumed, image);
             assertEquals(SyncAction.RECOVER, resumed.startSync());
             assertTrue(resumed.syncProgress().doneBytes() >= checkpoint, "resumed from the checkpoint");
-            assertTrue(resumed.awaitSync(Duration.ofSeconds(60)));
+            assertTrue(resumed.awaitSync(Duration.ofSeconds(60)).ended());
             assertFalse(resumed.isDegraded());
             ArrayOracle.assertArrayHolds(resumed, image);
             ArrayOracle.assertParityConsistent(again, resumed.core.table.slots[0].dataOffsetBytes,
@@ -111,7 +111,7 @@ class SyncPassTest {
                 .syncLimits(SyncLimits.UNLIMITED).build(), disks)) {
             LoadGenerator.fillRandom(array, seed);
             array.startCheck(false);
-            assertTrue(array.awaitSync(Duration.ofSeconds(30)));
+            assertTrue(array.awaitSync(Duration.ofSeconds(30)).ended());
             assertEquals(0, array.mismatchSectors());
             // Corrupt distinct 4 KiB pages on random members (data or parity alike).
             long dataOffset = array.core.table.slots[0].dataOffsetBytes;
@@ -129,13 +129,13 @@ class SyncPassTest {
                 }
             }
             array.startCheck(false);
-            assertTrue(array.awaitSync(Duration.ofSeconds(30)));
+            assertTrue(array.awaitSync(Duration.ofSeconds(30)).ended());
             assertEquals(9 * 8, array.mismatchSectors(), "md counts 8 sectors per mismatched 4 KiB page");
             array.startCheck(true);
-            assertTrue(array.awaitSync(Duration.ofSeconds(30)));
+            assertTrue(array.awaitSync(Duration.ofSeconds(30)).ended());
             assertEquals(9 * 8, array.mismatchSectors(), "repair reports what it fixed");
             array.startCheck(false);
-            assertTrue(array.awaitSync(Duration.ofSeconds(30)));
+            assertTrue(array.awaitSync(Duration.ofSeconds(30)).ended());
             assertEquals(0, array.mismatchSectors());
             ArrayOracle.assertParityConsistent(disks, dataOffset, array.layout().memberBytesUsed());
         }

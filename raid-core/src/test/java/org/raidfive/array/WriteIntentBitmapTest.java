@@ -270,7 +270,7 @@ class WriteIntentBitmapTest {
         }
         try (Raid5Array again = Raid5Array.assemble(new ArrayList<>(d), AssembleOptions.DEFAULT
                 .withSyncLimits(SyncLimits.UNLIMITED))) {
-            assertTrue(again.awaitSync(Duration.ofSeconds(60)));
+            assertTrue(again.awaitSync(Duration.ofSeconds(60)).ended());
             assertEquals(SyncAction.RESYNC, again.syncProgress().action());
             long stripesPerBit = BITMAP_CHUNK / CHUNK;
             long read = d.stream().mapToLong(w -> w.dataReads.get()).sum();
@@ -305,7 +305,7 @@ class WriteIntentBitmapTest {
             ReAddOutcome o = array.reAdd(back);
             assertTrue(o.byBitmap(), "by the bitmap: " + o);
             assertEquals(3, o.slot());
-            assertTrue(array.awaitSync(Duration.ofSeconds(60)));
+            assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
             assertFalse(array.isDegraded());
             long stripesPerBit = BITMAP_CHUNK / CHUNK;
             assertTrue(back.dataWrites.get() <= dirty * stripesPerBit, "recovery wrote " + back.dataWrites.get()
@@ -331,7 +331,7 @@ class WriteIntentBitmapTest {
             array.write(0, ByteBuffer.wrap(new byte[4096]), 0, 4096);
             System.arraycopy(new byte[4096], 0, image, 0, 4096);
             array.addSpare(spare);
-            assertTrue(array.awaitSync(Duration.ofSeconds(60)));
+            assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
             settle(array); // whole again: the bits are cleared, events_cleared moves past d3's events
             array.fail(spare);
             array.remove(spare);
@@ -340,7 +340,7 @@ class WriteIntentBitmapTest {
             assertFalse(o.byBitmap());
             assertNotNull(o.fullRebuildWhy());
             assertTrue(o.fullRebuildWhy().contains("events_cleared"), o.fullRebuildWhy());
-            assertTrue(array.awaitSync(Duration.ofSeconds(60)));
+            assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
             ArrayOracle.assertArrayHolds(array, image);
         }
     }
@@ -355,7 +355,7 @@ class WriteIntentBitmapTest {
             ReAddOutcome o = array.reAdd(new Watched(d.get(2).inner));
             assertFalse(o.byBitmap());
             assertTrue(o.fullRebuildWhy().contains("no write-intent bitmap"), o.fullRebuildWhy());
-            assertTrue(array.awaitSync(Duration.ofSeconds(60)));
+            assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
             ArrayOracle.assertArrayHolds(array, image);
         }
     }

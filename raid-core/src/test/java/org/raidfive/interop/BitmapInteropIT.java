@@ -302,7 +302,7 @@ class BitmapInteropIT {
         long total;
         try (Raid5Array array = Raid5Array.assemble(disks, AssembleOptions.DEFAULT
                 .withSyncLimits(SyncLimits.UNLIMITED))) {
-            assertTrue(array.awaitSync(Duration.ofSeconds(120)));
+            assertTrue(array.awaitSync(Duration.ofSeconds(120)).ended());
             assertEquals(SyncAction.RESYNC, array.syncProgress().action());
             long resyncReads = reads.stream().mapToLong(AtomicLong::get).sum();
             long stripesPerBit = BITMAP_CHUNK / CHUNK;
@@ -315,7 +315,7 @@ class BitmapInteropIT {
             array.read(0, ByteBuffer.wrap(got), 0, got.length);
             assertArrayEquals(mdImage, got, "md's data");
             array.startCheck(false);
-            assertTrue(array.awaitSync(Duration.ofSeconds(120)));
+            assertTrue(array.awaitSync(Duration.ofSeconds(120)).ended());
             assertEquals(0, array.mismatchSectors(), "parity consistent after resyncing the set bits");
         }
         long chunksPerMember = (total + BITMAP_CHUNK - 1) / BITMAP_CHUNK;

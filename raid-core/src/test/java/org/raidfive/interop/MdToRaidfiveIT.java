@@ -338,7 +338,7 @@ class MdToRaidfiveIT {
 
     private static void assertCheckFindsNothing(Raid5Array array, String why) throws Exception {
         array.startCheck(false);
-        assertTrue(array.awaitSync(Duration.ofMinutes(2)), "check did not finish: " + why);
+        assertTrue(array.awaitSync(Duration.ofMinutes(2)).ended(), "check did not finish: " + why);
         assertTrue(array.syncProgress().complete(), array.syncProgress() + ": " + why);
         assertEquals(0, array.mismatchSectors(), "raidfive's check: " + why);
     }
@@ -460,7 +460,7 @@ class MdToRaidfiveIT {
             assertTrue(array.status().state().contains("resync pending"), array.status().state());
             a.ref.assertHeldBy(array);
             assertEquals(SyncAction.RESYNC, array.startSync(), why);
-            assertTrue(array.awaitSync(Duration.ofMinutes(2)), why);
+            assertTrue(array.awaitSync(Duration.ofMinutes(2)).ended(), why);
             assertTrue(array.syncProgress().complete(), array.syncProgress().toString());
             assertEquals("clean", array.status().state(), why);
             assertCheckFindsNothing(array, why);

@@ -129,7 +129,7 @@ class RaidfiveToMdIT {
         Raid5Array array = Raid5Array.create(spec, disks, Workbench.open(spares));
         Reference ref = new Reference(array.size(), seed);
         if (c.kind() == Kind.RESYNCED) {
-            assertTrue(array.awaitSync(Duration.ofMinutes(2)), c.name() + ": initial resync did not finish");
+            assertTrue(array.awaitSync(Duration.ofMinutes(2)).ended(), c.name() + ": initial resync did not finish");
             assertTrue(array.syncProgress().complete(), c.name() + ": initial resync " + array.syncProgress());
             ref.readFrom(array);
         } else {

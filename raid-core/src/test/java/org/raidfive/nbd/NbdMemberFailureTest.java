@@ -138,13 +138,13 @@ class NbdMemberFailureTest {
             Nbdkit fresh = nbdkit("spare", "memory", MEMBER_SIZE);
             MemberDisk spare = NbdDisk.open(fresh.uri(), CLIENT);
             array.addSpare(spare); // takes the faulty member's slot and recovers onto it
-            assertTrue(array.awaitSync(Duration.ofSeconds(60)), "recovery finished");
+            assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended(), "recovery finished");
             assertTrue(array.syncProgress().complete(), "recovery completed: " + array.syncProgress());
             assertFalse(array.isDegraded(), "whole again");
             assertEquals(MemberState.IN_SYNC, stateOf(array, spare));
             assertHolds(array, image);
             array.startCheck(false);
-            assertTrue(array.awaitSync(Duration.ofSeconds(60)), "check finished");
+            assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended(), "check finished");
             assertEquals(0, array.mismatchSectors(), "parity consistent after the rebuild over NBD");
             exports.set(1, fresh);
         }

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -45,6 +46,11 @@ import org.slf4j.LoggerFactory;
  * completion arrives from the disk's I/O: no worker is held while the request is in flight, so
  * {@code capacity} requests are really in flight at once, whatever the number of workers. Disks
  * that complete inline (memory) or have only blocking calls are run by the workers, as before.
+ *
+ * <p>Futures. {@link #read}, {@link #write} and {@link #flush} return a {@link CompletableFuture}
+ * on the same path (one future per request; the callback API allocates nothing), with the same
+ * backpressure: a call waits while {@code capacity} requests are in flight, and
+ * {@link #awaitDrained} waits for those in flight to finish.
  *
  * <p>Closing. {@link #close()} refuses new submits, waits until every accepted request has run and
  * its completion has returned, then stops the workers. It does not close the disk. A completion
@@ -126,13 +132,13 @@ public final class AsyncIo implements AutoCloseable {
      */
     public <A> void submitRead(long offset, ByteBuffer buffer, int bufferOffset, int length,
                                Completion<? super A> completion, A attachment) throws InterruptedException {
-        submit(false, offset, buffer, bufferOffset, length, completion, attachment, null);
+        submit(READ, offset, buffer, bufferOffset, length, completion, attachment, null);
     }
 
     /** Queues a write of {@code buffer[bufferOffset, bufferOffset+length)} at {@code offset}; as {@link #submitRead}. */
     public <A> void submitWrite(long offset, ByteBuffer buffer, int bufferOffset, int length,
                                 Completion<? super A> completion, A attachment) throws InterruptedException {
-        submit(true, offset, buffer, bufferOffset, length, completion, attachment, null);
+        submit(WRITE, offset, buffer, bufferOffset, length, completion, attachment, null);
     }
 
     /** A submitting handle that keeps at most {@code maxInFlight} of its own requests in flight. */
@@ -140,16 +146,100 @@ public final class AsyncIo implements AutoCloseable {
         return new Submitter(maxInFlight);
     }
 
-    private void submit(boolean write, long offset, ByteBuffer buffer, int bufferOffset, int length,
-                        Completion<?> completion, Object attachment, Submitter owner) throws InterruptedException {
-        Objects.requireNonNull(buffer, "buffer");
-        Objects.requireNonNull(completion, "completion");
-        if (bufferOffset < 0 || length < 0 || bufferOffset > buffer.limit() - length) {
-            throw new IndexOutOfBoundsException("buffer range [" + bufferOffset + ", " + bufferOffset + " + " + length
-                    + ") outside a buffer of limit " + buffer.limit());
+    /**
+     * Queues a flush of the disk ({@link MemberDisk#flush()}): when it completes, every write that
+     * completed before this submit is durable. As {@link #submitRead} otherwise.
+     */
+    public <A> void submitFlush(Completion<? super A> completion, A attachment) throws InterruptedException {
+        submit(FLUSH, 0, null, 0, 0, completion, attachment, null);
+    }
+
+    // ------------------------------------------------------------------ futures
+
+    /**
+     * Reads {@code length} bytes at {@code offset} into {@code buffer[bufferOffset..)}; the future
+     * completes when every byte is there, or exceptionally with the {@link IOException}
+     * ({@link java.io.EOFException} for a range beyond the disk). Waits while {@code capacity}
+     * requests are in flight (backpressure). The future completes on an I/O thread: stages added
+     * with the non-{@code Async} methods run there, so keep them short or use the {@code Async} ones.
+     *
+     * @throws IllegalStateException once {@link #close()} has begun
+     * @throws InterruptedException  if interrupted while waiting for room
+     */
+    public CompletableFuture<Void> read(long offset, ByteBuffer buffer, int bufferOffset, int length)
+            throws InterruptedException {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        submit(READ, offset, buffer, bufferOffset, length, FUTURE, f, null);
+        return f;
+    }
+
+    /** Writes {@code buffer[bufferOffset, bufferOffset+length)} at {@code offset}; as {@link #read}. */
+    public CompletableFuture<Void> write(long offset, ByteBuffer buffer, int bufferOffset, int length)
+            throws InterruptedException {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        submit(WRITE, offset, buffer, bufferOffset, length, FUTURE, f, null);
+        return f;
+    }
+
+    /** Flushes the disk; as {@link #submitFlush}, with a future. */
+    public CompletableFuture<Void> flush() throws InterruptedException {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        submit(FLUSH, 0, null, 0, 0, FUTURE, f, null);
+        return f;
+    }
+
+    /**
+     * Waits until no request is in flight (every accepted one has completed and its completion has
+     * returned), without refusing new ones as {@link #close()} does.
+     *
+     * @return true when drained, false if requests were still in flight at the timeout
+     */
+    public boolean awaitDrained(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long park = 1_000;
+        while (accepted.get() > 0) {
+            if (Thread.interrupted()) {
+                throw new InterruptedException("interrupted while waiting for AsyncIo over " + disk.name() + " to drain");
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            LockSupport.parkNanos(this, Math.min(left, park));
+            park = Math.min(MAX_PARK_NANOS * 10, park << 1);
         }
-        if (!write && buffer.isReadOnly()) {
-            throw new java.nio.ReadOnlyBufferException();
+        return true;
+    }
+
+    /** Completes the request's future (its attachment). */
+    private static final Completion<CompletableFuture<Void>> FUTURE = new Completion<>() {
+        @Override
+        public void completed(CompletableFuture<Void> f) {
+            f.complete(null);
+        }
+
+        @Override
+        public void failed(CompletableFuture<Void> f, IOException error) {
+            f.completeExceptionally(error);
+        }
+    };
+
+    private static final int READ = 0;
+    private static final int WRITE = 1;
+    private static final int FLUSH = 2;
+
+    private void submit(int op, long offset, ByteBuffer buffer, int bufferOffset, int length,
+                        Completion<?> completion, Object attachment, Submitter owner) throws InterruptedException {
+        Objects.requireNonNull(completion, "completion");
+        if (op != FLUSH) {
+            Objects.requireNonNull(buffer, "buffer");
+            if (bufferOffset < 0 || length < 0 || bufferOffset > buffer.limit() - length) {
+                throw new IndexOutOfBoundsException("buffer range [" + bufferOffset + ", " + bufferOffset + " + "
+                        + length + ") outside a buffer of limit " + buffer.limit());
+            }
+            if (op == READ && buffer.isReadOnly()) {
+                throw new java.nio.ReadOnlyBufferException();
+            }
         }
         accepted.incrementAndGet();
         if (closed) {
@@ -163,7 +253,7 @@ public final class AsyncIo implements AutoCloseable {
             completedOne();
             throw e;
         }
-        r.write = write;
+        r.op = op;
         r.offset = offset;
         r.buffer = buffer;
         r.bufferOffset = bufferOffset;
@@ -172,10 +262,12 @@ public final class AsyncIo implements AutoCloseable {
         r.attachment = attachment;
         r.owner = owner;
         if (async != null) {
-            if (write) {
+            if (op == WRITE) {
                 async.writeAsync(offset, buffer, bufferOffset, length, r, 0);
-            } else {
+            } else if (op == READ) {
                 async.readAsync(offset, buffer, bufferOffset, length, r, 0);
+            } else {
+                async.flushAsync(r, 0);
             }
             return;
         }
@@ -225,10 +317,12 @@ public final class AsyncIo implements AutoCloseable {
     private void execute(Request r) {
         IOException error = null;
         try {
-            if (r.write) {
+            if (r.op == WRITE) {
                 disk.write(r.offset, r.buffer, r.bufferOffset, r.length);
-            } else {
+            } else if (r.op == READ) {
                 disk.read(r.offset, r.buffer, r.bufferOffset, r.length);
+            } else {
+                disk.flush();
             }
         } catch (IOException e) {
             error = e;
@@ -236,7 +330,7 @@ public final class AsyncIo implements AutoCloseable {
             String message = e.getMessage();
             // The engine's own refusals already name the disk, the operation and the range: say them once.
             error = new IOException(message != null && message.startsWith(disk.name() + ": ") ? message
-                    : disk.name() + ": " + (r.write ? "write" : "read") + " at offset " + r.offset
+                    : disk.name() + ": " + (r.op == WRITE ? "write" : r.op == READ ? "read" : "flush") + " at offset " + r.offset
                     + " length " + r.length + " failed: " + message, e);
         }
         finish(r, error);
@@ -315,7 +409,7 @@ public final class AsyncIo implements AutoCloseable {
 
     /** One request; recycled through {@code free}. Fields are handed over by the queues' release/acquire. */
     private final class Request implements IoCallback {
-        boolean write;
+        int op;
         long offset;
         ByteBuffer buffer;
         int bufferOffset;
@@ -396,24 +490,65 @@ public final class AsyncIo implements AutoCloseable {
 
         public <A> void submitRead(long offset, ByteBuffer buffer, int bufferOffset, int length,
                                    Completion<? super A> completion, A attachment) throws InterruptedException {
-            acquire();
-            boolean queued = false;
-            try {
-                submit(false, offset, buffer, bufferOffset, length, completion, attachment, this);
-                queued = true;
-            } finally {
-                if (!queued) {
-                    release();
-                }
-            }
+            submitOwned(READ, offset, buffer, bufferOffset, length, completion, attachment);
         }
 
         public <A> void submitWrite(long offset, ByteBuffer buffer, int bufferOffset, int length,
                                     Completion<? super A> completion, A attachment) throws InterruptedException {
+            submitOwned(WRITE, offset, buffer, bufferOffset, length, completion, attachment);
+        }
+
+        /** {@link AsyncIo#read} within this submitter's bound. */
+        public CompletableFuture<Void> read(long offset, ByteBuffer buffer, int bufferOffset, int length)
+                throws InterruptedException {
+            CompletableFuture<Void> f = new CompletableFuture<>();
+            submitOwned(READ, offset, buffer, bufferOffset, length, FUTURE, f);
+            return f;
+        }
+
+        /** {@link AsyncIo#write} within this submitter's bound. */
+        public CompletableFuture<Void> write(long offset, ByteBuffer buffer, int bufferOffset, int length)
+                throws InterruptedException {
+            CompletableFuture<Void> f = new CompletableFuture<>();
+            submitOwned(WRITE, offset, buffer, bufferOffset, length, FUTURE, f);
+            return f;
+        }
+
+        /** {@link AsyncIo#flush} within this submitter's bound. */
+        public CompletableFuture<Void> flush() throws InterruptedException {
+            CompletableFuture<Void> f = new CompletableFuture<>();
+            submitOwned(FLUSH, 0, null, 0, 0, FUTURE, f);
+            return f;
+        }
+
+        /**
+         * Waits until none of this submitter's requests is in flight; false on timeout. A request's
+         * slot is given back just before its completion runs (so that it may submit the next one):
+         * to wait for the completions too, use {@link AsyncIo#awaitDrained}.
+         */
+        public boolean awaitDrained(Duration timeout) throws InterruptedException {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            long park = 1_000;
+            while (inFlight.get() > 0) {
+                if (Thread.interrupted()) {
+                    throw new InterruptedException("interrupted while waiting for a submitter to drain");
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                LockSupport.parkNanos(this, Math.min(left, park));
+                park = Math.min(MAX_PARK_NANOS * 10, park << 1);
+            }
+            return true;
+        }
+
+        private void submitOwned(int op, long offset, ByteBuffer buffer, int bufferOffset, int length,
+                                 Completion<?> completion, Object attachment) throws InterruptedException {
             acquire();
             boolean queued = false;
             try {
-                submit(true, offset, buffer, bufferOffset, length, completion, attachment, this);
+                submit(op, offset, buffer, bufferOffset, length, completion, attachment, this);
                 queued = true;
             } finally {
                 if (!queued) {

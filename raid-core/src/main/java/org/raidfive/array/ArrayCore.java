@@ -26,6 +26,36 @@ final class ArrayCore {
     final StripeLocks locks;
     final StripeOp.Pool ops;
     final PercpuRwSemaphore config = new PercpuRwSemaphore();
+    /** Array statistics, indexes into {@link #stats}. */
+    static final int STAT_READS = 0;
+    static final int STAT_WRITES = 1;
+    static final int STAT_READ_BYTES = 2;
+    static final int STAT_WRITE_BYTES = 3;
+    static final int STAT_ERRORS = 4;
+    static final int STAT_LOCK_WAITS = 5;
+    static final int STAT_WIDTH = 6;
+    /**
+     * Request counts while live counters are published ({@link ArrayCounters}); null otherwise, so
+     * that an array nobody watches pays one read of this field per request.
+     */
+    volatile org.raidfive.counter.StripedStats stats;
+
+    void countRequest(boolean write, long bytes) {
+        org.raidfive.counter.StripedStats s = stats;
+        if (s != null) {
+            int span = s.span();
+            s.add(span, write ? STAT_WRITES : STAT_READS, 1);
+            s.add(span, write ? STAT_WRITE_BYTES : STAT_READ_BYTES, bytes);
+        }
+    }
+
+    void countRequestError() {
+        org.raidfive.counter.StripedStats s = stats;
+        if (s != null) {
+            s.add(STAT_ERRORS, 1);
+        }
+    }
+
     /** What happened, for the array's listeners (delivered on their own thread). */
     final ArrayEvents events;
     /**

@@ -167,10 +167,41 @@ final class Member {
         nrPending.get();
         try {
             disk.read(dataOffsetBytes + memberOffset, dst, dstOffset, length);
+        } catch (IOException | RuntimeException e) {
+            countError();
+            throw e;
         } finally {
             nrPending.put();
         }
+        countIo(false, length);
         readDataOk();
+    }
+
+    /** Member statistics, indexes into {@link #stats}. */
+    static final int STAT_READS = 0;
+    static final int STAT_WRITES = 1;
+    static final int STAT_READ_BYTES = 2;
+    static final int STAT_WRITE_BYTES = 3;
+    static final int STAT_ERRORS = 4;
+    static final int STAT_WIDTH = 5;
+    /** I/O counts while live counters are published; null otherwise (one field read per I/O). */
+    volatile org.raidfive.counter.StripedStats stats;
+
+    /** Counts one member I/O of {@code bytes} (done, or handed to the member's own completion-based I/O). */
+    void countIo(boolean write, long bytes) {
+        org.raidfive.counter.StripedStats s = stats;
+        if (s != null) {
+            int span = s.span();
+            s.add(span, write ? STAT_WRITES : STAT_READS, 1);
+            s.add(span, write ? STAT_WRITE_BYTES : STAT_READ_BYTES, bytes);
+        }
+    }
+
+    void countError() {
+        org.raidfive.counter.StripedStats s = stats;
+        if (s != null) {
+            s.add(STAT_ERRORS, 1);
+        }
     }
 
     /** A read of this member succeeded: md resets read_errors on every good read (a plain read otherwise). */
@@ -191,9 +222,13 @@ final class Member {
         nrPending.get();
         try {
             disk.write(dataOffsetBytes + memberOffset, src, srcOffset, length);
+        } catch (IOException | RuntimeException e) {
+            countError();
+            throw e;
         } finally {
             nrPending.put();
         }
+        countIo(true, length);
         wroteData(memberOffset, length);
     }
 

@@ -188,9 +188,12 @@ final class MemberPhase implements IoCallback {
         Member m = members[tag];
         if (error != null) {
             errors[tag] = error;
+            m.countError();
         } else if (writes[tag]) {
+            m.countIo(true, lengths[tag]);
             m.wroteData(offsets[tag], lengths[tag]);
         } else {
+            m.countIo(false, lengths[tag]);
             m.readDataOk();
         }
         m.nrPending.put();

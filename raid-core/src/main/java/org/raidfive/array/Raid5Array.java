@@ -2,6 +2,7 @@ package org.raidfive.array;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,6 +47,7 @@ public final class Raid5Array implements AsyncDisk {
     private final Recovery recovery;
     private final boolean readOnly;
     private volatile boolean closed;
+    private volatile ArrayCounters counters;
     private final AssemblyReport assemblyReport;
 
     Raid5Array(ArrayCore core, ArrayMetadata meta, SyncLimits syncLimits, boolean readOnly, AssemblyReport report) {
@@ -106,6 +108,10 @@ public final class Raid5Array implements AsyncDisk {
                 core.foregroundOps.increment();
             }
             reads.read(offset, dst, dstOffset, length);
+            core.countRequest(false, length);
+        } catch (IOException | RuntimeException e) {
+            core.countRequestError();
+            throw e;
         } finally {
             core.config.readUnlock();
         }
@@ -128,6 +134,10 @@ public final class Raid5Array implements AsyncDisk {
             core.noteWrite();
             meta.beforeWrite();
             writes.write(offset, src, srcOffset, length);
+            core.countRequest(true, length);
+        } catch (IOException | RuntimeException e) {
+            core.countRequestError();
+            throw e;
         } finally {
             core.config.readUnlock();
         }
@@ -162,6 +172,9 @@ public final class Raid5Array implements AsyncDisk {
                     core.foregroundOps.increment();
                 }
                 handedOver = reads.tryBypassAsync(offset, dst, dstOffset, length, callback, tag);
+                if (handedOver) {
+                    core.countRequest(false, length); // counted when handed to the member (no callback wrapper)
+                }
             }
         } finally {
             if (!handedOver) {
@@ -613,6 +626,34 @@ public final class Raid5Array implements AsyncDisk {
         core.events.add(listener);
     }
 
+    /**
+     * Publishes this array's live counters (per array and per member: reads, writes, bytes, errors,
+     * corrected reads, nr_pending, active_aligned_reads, stripe lock waits, the pass's position and
+     * rate, states) and its events to a memory-mapped file that other processes read while it runs
+     * ({@code raid stat}, {@code raid monitor}, or {@link org.raidfive.stats.CountersFile#open}).
+     * Until this is called the I/O path counts nothing. The counters stop and the file goes when the
+     * returned object or the array is closed.
+     *
+     * <p>The file is written through Agrona, which needs this JVM to run with {@code --add-opens
+     * java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED}; without
+     * them this throws {@link IllegalStateException} saying so, and the array runs on uncounted.
+     *
+     * @param file where, e.g. {@code CountersFile.pathFor(CountersFile.defaultDirectory(), array.uuid())}
+     */
+    public synchronized ArrayCounters publishCounters(Path file) throws IOException {
+        if (counters != null) {
+            throw new IllegalStateException(name() + " already publishes its counters to " + counters.path());
+        }
+        checkOpen();
+        counters = ArrayCounters.start(this, file);
+        return counters;
+    }
+
+    /** Every member the array knows (for the counters publisher). */
+    List<Member> allMembers() {
+        return membership.allMembers();
+    }
+
     /** Stops delivering events to {@code listener}. */
     public void removeListener(ArrayListener listener) {
         core.events.remove(listener);
@@ -690,6 +731,10 @@ public final class Raid5Array implements AsyncDisk {
                 }
             }
             core.events.close(); // what happened up to the close (CLEAN included) is delivered first
+            ArrayCounters published = counters;
+            if (published != null) {
+                published.close();
+            }
         }
         if (failure != null) {
             throw failure;

@@ -53,7 +53,10 @@ final class ReadPath {
             m.nrPending.put();
             core.activeAlignedReads.put();
             if (error == null) {
+                m.countIo(false, length);
                 m.readDataOk();
+            } else {
+                m.countError();
             }
             long o = offset;
             ByteBuffer d = dst;

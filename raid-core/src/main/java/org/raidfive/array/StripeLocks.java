@@ -39,10 +39,17 @@ final class StripeLocks {
         return ((int) (h >>> 40) & mask) + 1 << STRIDE_SHIFT;
     }
 
+    /** The array's I/O statistics while live counters are published (else null): counts lock waits. */
+    volatile org.raidfive.counter.StripedStats stats;
+
     void lock(long stripe) {
         int i = index(stripe);
         if (WORDS.compareAndSet(words, i, 0L, 1L)) {
             return;
+        }
+        org.raidfive.counter.StripedStats s = stats;
+        if (s != null) {
+            s.add(ArrayCore.STAT_LOCK_WAITS, 1);
         }
         long park = 1_000;
         for (int attempt = 0; ; attempt++) {

@@ -672,6 +672,7 @@ final class StripeOp {
             ByteBuffer inPlace = m.direct(memberOffset, len);
             if (inPlace != null) {
                 m.nrPending.get();
+                m.countIo(false, len); // read in place
                 pinned[pinnedCount++] = m;
                 sources[k] = inPlace;
                 offsets[k] = m.directIndex(memberOffset);
@@ -721,6 +722,7 @@ final class StripeOp {
                 return false;
             }
             m.nrPending.get();
+            m.countIo(true, len); // written in place
             pinned[pinnedCount++] = m;
             destination = inPlace;
             destinationOffset = m.directIndex(memberOffset);

@@ -1,0 +1,284 @@
+package org.raidfive.stats;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.broadcast.BroadcastBufferDescriptor;
+import org.agrona.concurrent.broadcast.BroadcastReceiver;
+import org.agrona.concurrent.broadcast.BroadcastTransmitter;
+import org.agrona.concurrent.broadcast.CopyBroadcastReceiver;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.agrona.concurrent.status.CountersManager;
+import org.agrona.concurrent.status.CountersReader;
+
+/**
+ * A running array's live counters and events in one memory-mapped file, for other processes to
+ * read ({@code raid stat}, {@code raid monitor}), as Aeron's CnC file: a header, then Agrona's
+ * counters (metadata and values buffers, {@link CountersManager}), then an Agrona broadcast buffer
+ * that carries the array's events. One process writes (the array's publisher); any number read,
+ * without locks and without slowing the writer.
+ *
+ * <pre>
+ *   0      header (4 KiB): magic, version, pid, start time, buffer lengths, array name and UUID
+ *   4096   counters metadata ({@value #MAX_COUNTERS} records)
+ *   ...    counter values
+ *   ...    events: a broadcast buffer (capacity {@value #EVENTS_CAPACITY} + trailer)
+ * </pre>
+ *
+ * <p>The file is filled under a temporary name and renamed into place, so a reader never maps a
+ * half-made one. Agrona 2 reaches memory through {@code jdk.internal.misc.Unsafe}: a JVM that opens
+ * this class needs {@code --add-opens java.base/jdk.internal.misc=ALL-UNNAMED} (the {@code raid}
+ * jar's manifest says so for its own JVM). Nothing else in raid-core touches Agrona, so a library
+ * user who does not publish counters needs no flags.
+ */
+public final class CountersFile implements AutoCloseable {
+    /** "RAIDCNT1", little-endian. */
+    static final long MAGIC = 0x31544e4344494152L;
+    static final int VERSION = 1;
+    static final int HEADER_LENGTH = 4096;
+    static final int MAX_COUNTERS = 1024;
+    static final int EVENTS_CAPACITY = 64 * 1024;
+    private static final int PID_OFFSET = 16;
+    private static final int START_OFFSET = 24;
+    private static final int META_LENGTH_OFFSET = 32;
+    private static final int VALUES_LENGTH_OFFSET = 36;
+    private static final int EVENTS_LENGTH_OFFSET = 40;
+    private static final int NAME_OFFSET = 64;
+    private static final int UUID_OFFSET = 192;
+    private static final int MAX_TEXT = 120;
+
+    /** The event record's type in the broadcast buffer. */
+    public static final int EVENT_TYPE = 1;
+
+    private final Path path;
+    private final MappedByteBuffer mapped;
+    private final CountersReader counters;
+    private final CountersManager manager;
+    private final BroadcastTransmitter transmitter;
+    private final CopyBroadcastReceiver receiver;
+    private final String arrayName;
+    private final String arrayUuid;
+    private final long pid;
+    private final long startMillis;
+
+    private CountersFile(Path path, MappedByteBuffer mapped, boolean writer) {
+        this.path = path;
+        this.mapped = mapped;
+        ByteBuffer header = mapped.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        if (header.getLong(0) != MAGIC || header.getInt(8) != VERSION) {
+            throw new IllegalArgumentException(path + " is not a raidfive counters file");
+        }
+        int metaLength = header.getInt(META_LENGTH_OFFSET);
+        int valuesLength = header.getInt(VALUES_LENGTH_OFFSET);
+        int eventsLength = header.getInt(EVENTS_LENGTH_OFFSET);
+        this.pid = header.getLong(PID_OFFSET);
+        this.startMillis = header.getLong(START_OFFSET);
+        this.arrayName = text(header, NAME_OFFSET);
+        this.arrayUuid = text(header, UUID_OFFSET);
+        UnsafeBuffer meta = new UnsafeBuffer(mapped, HEADER_LENGTH, metaLength);
+        UnsafeBuffer values = new UnsafeBuffer(mapped, HEADER_LENGTH + metaLength, valuesLength);
+        UnsafeBuffer events = new UnsafeBuffer(mapped, HEADER_LENGTH + metaLength + valuesLength, eventsLength);
+        if (writer) {
+            this.manager = new CountersManager(meta, values, StandardCharsets.UTF_8);
+            this.counters = manager;
+            this.transmitter = new BroadcastTransmitter(events);
+            this.receiver = null;
+        } else {
+            this.manager = null;
+            this.counters = new CountersReader(meta, values, StandardCharsets.UTF_8);
+            this.transmitter = null;
+            this.receiver = new CopyBroadcastReceiver(new BroadcastReceiver(events));
+        }
+    }
+
+    /**
+     * Makes a new counters file at {@code path} (replacing any left by a process that died) for the
+     * array {@code name}/{@code uuid} of this process.
+     *
+     * @throws IllegalStateException if this JVM does not open {@code jdk.internal.misc} to Agrona
+     */
+    public static CountersFile create(Path path, String name, String uuid) throws IOException {
+        int metaLength = MAX_COUNTERS * CountersReader.METADATA_LENGTH;
+        int valuesLength = MAX_COUNTERS * CountersReader.COUNTER_LENGTH;
+        int eventsLength = EVENTS_CAPACITY + BroadcastBufferDescriptor.TRAILER_LENGTH;
+        long length = (long) HEADER_LENGTH + metaLength + valuesLength + eventsLength;
+        Files.createDirectories(path.toAbsolutePath().getParent());
+        Path tmp = path.resolveSibling(path.getFileName() + ".tmp" + ProcessHandle.current().pid());
+        MappedByteBuffer mapped;
+        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            mapped = ch.map(FileChannel.MapMode.READ_WRITE, 0, length);
+        }
+        ByteBuffer header = mapped.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        header.putInt(8, VERSION);
+        header.putInt(12, HEADER_LENGTH);
+        header.putLong(PID_OFFSET, ProcessHandle.current().pid());
+        header.putLong(START_OFFSET, System.currentTimeMillis());
+        header.putInt(META_LENGTH_OFFSET, metaLength);
+        header.putInt(VALUES_LENGTH_OFFSET, valuesLength);
+        header.putInt(EVENTS_LENGTH_OFFSET, eventsLength);
+        putText(header, NAME_OFFSET, name);
+        putText(header, UUID_OFFSET, uuid);
+        header.putLong(0, MAGIC);
+        CountersFile file;
+        try {
+            file = new CountersFile(path, mapped, true);
+        } catch (IllegalAccessError | ExceptionInInitializerError | NoClassDefFoundError
+                 | java.lang.reflect.InaccessibleObjectException e) {
+            Files.deleteIfExists(tmp);
+            throw new IllegalStateException("live counters need this JVM to run with --add-opens "
+                    + "java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED "
+                    + "(Agrona's memory access); the array runs without them: " + e, e);
+        }
+        try {
+            Files.move(tmp, path, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.move(tmp, path, StandardCopyOption.REPLACE_EXISTING);
+        }
+        return file;
+    }
+
+    /** Maps an existing counters file for reading. */
+    public static CountersFile open(Path path) throws IOException {
+        MappedByteBuffer mapped;
+        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            // READ_WRITE: Agrona's buffers are writable views; this side only reads through them.
+            mapped = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size());
+        }
+        try {
+            return new CountersFile(path, mapped, false);
+        } catch (IllegalAccessError | ExceptionInInitializerError | NoClassDefFoundError e) {
+            throw new IllegalStateException("reading live counters needs --add-opens "
+                    + "java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED: " + e, e);
+        }
+    }
+
+    /** A new counter: {@code scope} is "array" or the member's name, {@code stat} one of {@link Stat}. */
+    public AtomicCounter newCounter(String scope, Stat stat) {
+        return manager.newCounter(scope + "\t" + stat.label(), stat.ordinal());
+    }
+
+    /** Sends one event line to every reader (from one thread at a time). */
+    public void transmit(String line) {
+        byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
+        int length = Math.min(bytes.length, transmitter.maxMsgLength());
+        transmitter.transmit(EVENT_TYPE, new UnsafeBuffer(bytes), 0, length);
+    }
+
+    /** One counter's value now. */
+    public record Counter(int id, String scope, Stat stat, long value) {
+    }
+
+    /** Every allocated counter, in allocation order (the array's first, then each member's). */
+    public List<Counter> read() {
+        List<Counter> out = new ArrayList<>();
+        counters.forEach((CountersReader.MetaData) (id, typeId, key, label) -> {
+            int tab = label.indexOf('\t');
+            if (tab < 0 || typeId < 0 || typeId >= Stat.values().length) {
+                return;
+            }
+            out.add(new Counter(id, label.substring(0, tab), Stat.values()[typeId], counters.getCounterValue(id)));
+        });
+        return out;
+    }
+
+    /**
+     * Hands the event lines sent since the last call to {@code sink}; returns how many. Lines lost
+     * because this reader fell more than the buffer behind are counted by {@link #lostEvents()}.
+     */
+    public int pollEvents(Consumer<String> sink) {
+        return receiver.receive((type, buffer, index, length) -> {
+            if (type == EVENT_TYPE) {
+                sink.accept(buffer.getStringWithoutLengthUtf8(index, length));
+            }
+        });
+    }
+
+    /** Times this reader was lapped by the writer (events it did not see). */
+    public long lostEvents() {
+        return receiver.broadcastReceiver().lappedCount();
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    public String arrayName() {
+        return arrayName;
+    }
+
+    public String arrayUuid() {
+        return arrayUuid;
+    }
+
+    public long pid() {
+        return pid;
+    }
+
+    public long startMillis() {
+        return startMillis;
+    }
+
+    /** True while the process that made the file runs. */
+    public boolean writerAlive() {
+        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+    }
+
+    /** Unmaps; the writer also deletes the file. */
+    @Override
+    public void close() {
+        if (manager != null) {
+            try {
+                Files.deleteIfExists(path);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        org.agrona.IoUtil.unmap(mapped);
+    }
+
+    /** The directory where running arrays put their counters: {@code $RAID_RUN_DIR}, else /dev/shm/raidfive, else the temp dir. */
+    public static Path defaultDirectory() {
+        String env = System.getenv("RAID_RUN_DIR");
+        if (env != null && !env.isEmpty()) {
+            return Path.of(env);
+        }
+        Path shm = Path.of("/dev/shm");
+        if (Files.isDirectory(shm) && Files.isWritable(shm)) {
+            return shm.resolve("raidfive");
+        }
+        return Path.of(System.getProperty("java.io.tmpdir"), "raidfive");
+    }
+
+    /** Where the array with this UUID keeps its counters in {@code dir}. */
+    public static Path pathFor(Path dir, String uuid) {
+        return dir.resolve(uuid + ".counters");
+    }
+
+    private static void putText(ByteBuffer header, int offset, String s) {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        int n = Math.min(b.length, MAX_TEXT);
+        header.putInt(offset, n);
+        header.put(offset + 4, b, 0, n);
+    }
+
+    private static String text(ByteBuffer header, int offset) {
+        int n = Math.max(0, Math.min(MAX_TEXT, header.getInt(offset)));
+        byte[] b = new byte[n];
+        header.get(offset + 4, b, 0, n);
+        return new String(b, StandardCharsets.UTF_8);
+    }
+}

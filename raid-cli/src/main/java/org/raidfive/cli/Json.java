@@ -24,6 +24,14 @@ final class Json {
         return out.append('\n').toString();
     }
 
+    /** One line (JSON Lines), for a stream of records such as raid monitor's events. */
+    static String line(Object value) {
+        StringBuilder out = new StringBuilder(128);
+        write(out, value, -1);
+        return out.append('\n').toString();
+    }
+
+    /** {@code indent} -1: everything on one line. */
     private static void write(StringBuilder out, Object value, int indent) {
         if (value == null) {
             out.append("null");
@@ -38,15 +46,16 @@ final class Json {
                 out.append("{}");
                 return;
             }
-            out.append("{\n");
+            boolean flat = indent < 0;
+            out.append(flat ? "{" : "{\n");
             Iterator<? extends Map.Entry<?, ?>> it = map.entrySet().iterator();
             while (it.hasNext()) {
                 Map.Entry<?, ?> e = it.next();
-                pad(out, indent + 1);
+                pad(out, flat ? -1 : indent + 1);
                 string(out, String.valueOf(e.getKey()));
-                out.append(": ");
-                write(out, e.getValue(), indent + 1);
-                out.append(it.hasNext() ? ",\n" : "\n");
+                out.append(flat ? ":" : ": ");
+                write(out, e.getValue(), flat ? -1 : indent + 1);
+                out.append(it.hasNext() ? (flat ? "," : ",\n") : (flat ? "" : "\n"));
             }
             pad(out, indent);
             out.append('}');
@@ -55,12 +64,13 @@ final class Json {
                 out.append("[]");
                 return;
             }
-            out.append("[\n");
+            boolean flat = indent < 0;
+            out.append(flat ? "[" : "[\n");
             Iterator<?> it = list.iterator();
             while (it.hasNext()) {
-                pad(out, indent + 1);
-                write(out, it.next(), indent + 1);
-                out.append(it.hasNext() ? ",\n" : "\n");
+                pad(out, flat ? -1 : indent + 1);
+                write(out, it.next(), flat ? -1 : indent + 1);
+                out.append(it.hasNext() ? (flat ? "," : ",\n") : (flat ? "" : "\n"));
             }
             pad(out, indent);
             out.append(']');
@@ -70,7 +80,9 @@ final class Json {
     }
 
     private static void pad(StringBuilder out, int indent) {
-        out.append("  ".repeat(indent));
+        if (indent > 0) {
+            out.append("  ".repeat(indent));
+        }
     }
 
     private static void string(StringBuilder out, String s) {

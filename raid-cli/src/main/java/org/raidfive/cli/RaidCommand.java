@@ -45,6 +45,8 @@ import picocli.CommandLine.Spec;
             BenchCommand.class,
             ServeCommand.class,
             StopCommand.class,
+            StatCommand.class,
+            MonitorCommand.class,
             CompletionCommand.class,
             CdsTrainingCommand.class,
             CommandLine.HelpCommand.class,

@@ -195,6 +195,7 @@ final class ServeCommand extends Verb {
             Runtime.getRuntime().addShutdownHook(hook);
             Raid5Array array = served.array();
             ArrayStatus before = array.status();
+            publishCounters(array);
             SyncAction started = readOnly ? null : array.startSync();
             try {
                 server = NbdServer.start(array, config.toBuilder()
@@ -222,6 +223,20 @@ final class ServeCommand extends Verb {
             }
         }
         return exitCode;
+    }
+
+    /**
+     * Live counters and events for raid stat / raid monitor, in the run directory; an array that
+     * cannot publish them (no such directory, a JVM without Agrona's flags) is served without.
+     */
+    private void publishCounters(Raid5Array array) {
+        java.nio.file.Path file = org.raidfive.stats.CountersFile.pathFor(LiveArrays.directory(), array.uuid());
+        try {
+            array.publishCounters(file);
+            say("live counters and events in " + file + " (raid stat, raid monitor)");
+        } catch (IOException | IllegalStateException e) {
+            say("serving without live counters: " + e.getMessage());
+        }
     }
 
     /** Stops in order, once, whoever calls first (this command's thread or the shutdown hook). */

@@ -29,6 +29,7 @@ final class RaidLauncher {
      * JVM flags for the many short runs: C1 only and the serial collector start fastest on a small
      * machine (the arrays here are small). The launcher adds the class-data archive the build made.
      */
+    static final Path RUN_DIR = MODULE.resolve("target/raid-run");
     static final String JAVA_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
     private static final long TIMEOUT_SECONDS = 120;
 
@@ -70,6 +71,8 @@ final class RaidLauncher {
         pb.environment().put("RAID_JAR", JAR.toString());
         pb.environment().put("RAID_JAVA_OPTS", JAVA_OPTS);
         pb.environment().put("RAID_DIRECT_MEMORY", "2g");
+        // Live counters of the served arrays go here, not to the machine's /dev/shm/raidfive.
+        pb.environment().put("RAID_RUN_DIR", RUN_DIR.toString());
         return pb;
     }
 

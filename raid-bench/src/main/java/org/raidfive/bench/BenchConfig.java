@@ -97,6 +97,35 @@ public final class BenchConfig {
         }
     }
 
+    /** Whether the array publishes live counters (Raid5Array.publishCounters); BOTH interleaves off and on. */
+    public enum LiveCounters {
+        OFF("off", List.of(false)),
+        ON("on", List.of(true)),
+        BOTH("both", List.of(false, true));
+
+        private final String cliName;
+        private final List<Boolean> values;
+
+        LiveCounters(String cliName, List<Boolean> values) {
+            this.cliName = cliName;
+            this.values = values;
+        }
+
+        /** Off then on, as each round runs them. */
+        public List<Boolean> settings() {
+            return values;
+        }
+
+        public static LiveCounters parse(String s) {
+            return parseEnum(values(), s, "--live-counters");
+        }
+
+        @Override
+        public String toString() {
+            return cliName;
+        }
+    }
+
     /**
      * Which consistency policies to run the array with, interleaved in each round: a comma-separated
      * list of mdadm's names (resync, bitmap, ppl); "both" is resync,ppl.
@@ -150,6 +179,7 @@ public final class BenchConfig {
     private final Raid5Algorithm layout;
     private final Counters counters;
     private final Policies policies;
+    private final LiveCounters liveCounters;
     private final boolean degraded;
     private final int repeat;
     private final List<Target> targets;
@@ -174,6 +204,7 @@ public final class BenchConfig {
         layout = b.layout;
         counters = b.counters;
         policies = b.policies;
+        liveCounters = b.liveCounters;
         degraded = b.degraded;
         repeat = b.repeat;
         targets = List.copyOf(b.targets);
@@ -206,6 +237,7 @@ public final class BenchConfig {
         b.layout = layout;
         b.counters = counters;
         b.policies = policies;
+        b.liveCounters = liveCounters;
         b.degraded = degraded;
         b.repeat = repeat;
         b.targets = targets;
@@ -236,6 +268,9 @@ public final class BenchConfig {
 
     /** The consistency policies the array runs with. */
     public Policies policies() { return policies; }
+
+    /** Whether the array publishes live counters. */
+    public LiveCounters liveCounters() { return liveCounters; }
     public boolean degraded() { return degraded; }
     public int repeat() { return repeat; }
     /** The targets each round runs, in order; ratios are taken against the first. */
@@ -268,6 +303,9 @@ public final class BenchConfig {
             sb.append(" layout=").append(layout.mdadmName()).append(" counters=").append(counters);
             if (!policies.equals(Policies.RESYNC)) {
                 sb.append(" consistency-policy=").append(policies);
+            }
+            if (liveCounters != LiveCounters.OFF) {
+                sb.append(" live-counters=").append(liveCounters);
             }
             if (degraded) {
                 sb.append(" degraded");
@@ -321,6 +359,7 @@ public final class BenchConfig {
         private Raid5Algorithm layout = Raid5Algorithm.DEFAULT;
         private Counters counters = Counters.PERCPU;
         private Policies policies = Policies.RESYNC;
+        private LiveCounters liveCounters = LiveCounters.OFF;
         private boolean degraded;
         private int repeat = 1;
         private List<Target> targets = List.of(Target.ARRAY);
@@ -344,6 +383,7 @@ public final class BenchConfig {
         public Builder layout(Raid5Algorithm v) { layout = Objects.requireNonNull(v, "layout"); return this; }
         public Builder counters(Counters v) { counters = Objects.requireNonNull(v, "counters"); return this; }
         public Builder policies(Policies v) { policies = Objects.requireNonNull(v, "policies"); return this; }
+        public Builder liveCounters(LiveCounters v) { liveCounters = Objects.requireNonNull(v, "liveCounters"); return this; }
         public Builder degraded(boolean v) { degraded = v; return this; }
         public Builder repeat(int v) { repeat = v; return this; }
         public Builder target(Target... v) { return targets(List.of(v)); }
@@ -383,6 +423,7 @@ public final class BenchConfig {
                 require(!degraded, "--degraded applies to --target array only");
                 require(counters != Counters.BOTH, "--counters both applies to --target array only");
                 require(policies.equals(Policies.RESYNC), "--consistency-policy applies to --target array only");
+                require(liveCounters == LiveCounters.OFF, "--live-counters applies to --target array only");
             }
             return new BenchConfig(this);
         }

@@ -121,6 +121,11 @@ final class TargetSet implements AutoCloseable {
                         .memberDataBytes(memberDataBytes)
                         .name("raidfive:bench").build();
                 Raid5Array array = Raid5Array.create(spec, members);
+                if (v.live()) {
+                    // Published as raid serve would; the file goes when the run closes the array.
+                    java.nio.file.Path file = java.nio.file.Files.createTempFile("raid-bench-", ".counters");
+                    array.publishCounters(file);
+                }
                 if (degraded) {
                     array.fail(members.get(0));
                 }

@@ -11,7 +11,11 @@ import org.raidfive.counter.CounterMode;
  * @param counterMode the array's counters; null for the raw targets
  * @param policy      the array's consistency policy; null for the raw targets
  */
-public record Variant(BenchConfig.Target target, CounterMode counterMode, ConsistencyPolicy policy) {
+public record Variant(BenchConfig.Target target, CounterMode counterMode, ConsistencyPolicy policy, boolean live) {
+
+    public Variant(BenchConfig.Target target, CounterMode counterMode, ConsistencyPolicy policy) {
+        this(target, counterMode, policy, false);
+    }
 
     /** The variants of a configuration, in the order every round runs them. */
     public static List<Variant> of(BenchConfig config) {
@@ -20,7 +24,9 @@ public record Variant(BenchConfig.Target target, CounterMode counterMode, Consis
             if (t == BenchConfig.Target.ARRAY) {
                 for (ConsistencyPolicy p : config.policies().policies()) {
                     for (CounterMode m : config.counters().modes()) {
-                        list.add(new Variant(t, m, p));
+                        for (boolean live : config.liveCounters().settings()) {
+                            list.add(new Variant(t, m, p, live));
+                        }
                     }
                 }
             } else {
@@ -36,7 +42,8 @@ public record Variant(BenchConfig.Target target, CounterMode counterMode, Consis
             return target.toString();
         }
         String s = target + " " + counterMode.name().toLowerCase(java.util.Locale.ROOT);
-        return policy == null || policy == ConsistencyPolicy.RESYNC ? s : s + " " + policy.mdadmName();
+        s = policy == null || policy == ConsistencyPolicy.RESYNC ? s : s + " " + policy.mdadmName();
+        return live ? s + " live-counters" : s;
     }
 
     @Override

@@ -104,6 +104,11 @@ public final class BenchCommand implements Callable<Integer> {
             defaultValue = "percpu")
     String counters;
 
+    @Option(names = "--live-counters", paramLabel = "off|on|both",
+            description = "array publishes live counters (raid stat) while measured; both interleaves off and on, "
+                    + "with the ratio (default: ${DEFAULT-VALUE})", defaultValue = "off")
+    String liveCounters;
+
     @Option(names = "--consistency-policy", paramLabel = "POLICY",
             description = "array consistency policies, interleaved per round: a list of resync, bitmap (md's write-intent "
                     + "bitmap), ppl (md's partial parity log), e.g. resync,bitmap; both is resync,ppl "
@@ -192,7 +197,7 @@ public final class BenchCommand implements Callable<Integer> {
                 .warmup(duration("--warmup", warmup))
                 .backend(BenchConfig.Backend.parse(backend)).dir(dir).direct(direct).disks(disks)
                 .chunk(Sizes.parse(chunk)).layout(Raid5Algorithm.parse(layout))
-                .counters(BenchConfig.Counters.parse(counters)).policies(BenchConfig.Policies.parse(policy)).degraded(degraded).repeat(repeat).targets(t)
+                .counters(BenchConfig.Counters.parse(counters)).policies(BenchConfig.Policies.parse(policy)).liveCounters(BenchConfig.LiveCounters.parse(liveCounters)).degraded(degraded).repeat(repeat).targets(t)
                 .workers(workers);
         if (seed != null) {
             b.seed(seed);

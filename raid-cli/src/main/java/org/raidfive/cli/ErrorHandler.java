@@ -54,7 +54,8 @@ final class ErrorHandler implements IParameterExceptionHandler, IExecutionExcept
         if (t instanceof ArrayFailedException) {
             return ExitCode.PROBLEM;
         }
-        if (t instanceof ArrayConfigException || t instanceof FileSystemException || t instanceof SuperblockException
+        if (t instanceof ArrayConfigException || t instanceof org.raidfive.array.ArrayStateException
+                || t instanceof FileSystemException || t instanceof SuperblockException
                 || t instanceof MemberUnreachableException || t instanceof org.raidfive.disk.MemberInUseException
                 || t instanceof IllegalArgumentException || t instanceof IllegalStateException) {
             return ExitCode.USAGE;

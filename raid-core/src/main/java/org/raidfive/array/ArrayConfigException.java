@@ -8,10 +8,12 @@ package org.raidfive.array;
 public final class ArrayConfigException extends java.io.IOException {
     private static final long serialVersionUID = 1L;
 
+    /** A refusal that says which member or setting is wrong, and why. */
     public ArrayConfigException(String message) {
         super(message);
     }
 
+    /** A refusal caused by {@code cause} (a superblock that cannot be read, say). */
     public ArrayConfigException(String message, Throwable cause) {
         super(message, cause);
     }

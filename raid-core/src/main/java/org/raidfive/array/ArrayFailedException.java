@@ -10,10 +10,12 @@ import java.io.IOException;
 public final class ArrayFailedException extends IOException {
     private static final long serialVersionUID = 1L;
 
+    /** The array has failed; the message says which members are out. */
     public ArrayFailedException(String message) {
         super(message);
     }
 
+    /** The array has failed because of {@code cause}. */
     public ArrayFailedException(String message, Throwable cause) {
         super(message, cause);
     }

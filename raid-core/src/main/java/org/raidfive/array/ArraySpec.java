@@ -48,14 +48,17 @@ public final class ArraySpec {
         return listener;
     }
 
+    /** A builder with md's defaults: 512 KiB chunks, left-symmetric, the name {@code raidfive:0}, a resync at creation. */
     public static Builder builder() {
         return new Builder();
     }
 
+    /** Bytes per chunk (md's chunk_size). */
     public int chunkSize() {
         return chunkSize;
     }
 
+    /** md's RAID-5 layout (parity placement). */
     public Raid5Algorithm algorithm() {
         return algorithm;
     }
@@ -75,10 +78,12 @@ public final class ArraySpec {
         return assumeClean;
     }
 
+    /** The hot-path counters: per-CPU striped or one atomic. */
     public CounterMode counterMode() {
         return counterMode;
     }
 
+    /** Speed limits for background passes. */
     public SyncLimits syncLimits() {
         return syncLimits;
     }
@@ -101,6 +106,7 @@ public final class ArraySpec {
         return uuid == null ? null : uuid.clone();
     }
 
+    /** Builds an {@link ArraySpec}; every setter checks its value, {@link #build()} the combination. */
     public static final class Builder {
         private int chunkSize = DEFAULT_CHUNK;
         private Raid5Algorithm algorithm = Raid5Algorithm.DEFAULT;
@@ -114,46 +120,55 @@ public final class ArraySpec {
         private ConsistencyPolicy consistencyPolicy;
         private long bitmapChunk;
 
+        /** Bytes per chunk: a power of two from 4 KiB to 1 GiB (mdadm's --chunk). */
         public Builder chunkSize(long bytes) {
             Raid5Layout.checkChunk(bytes);
             this.chunkSize = (int) bytes;
             return this;
         }
 
+        /** md's RAID-5 layout. */
         public Builder algorithm(Raid5Algorithm algorithm) {
             this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
             return this;
         }
 
+        /** md's RAID-5 layout by mdadm's name or short name ({@code left-symmetric}, {@code ra}, ...). */
         public Builder layout(String mdadmName) {
             return algorithm(Raid5Algorithm.parse(mdadmName));
         }
 
+        /** md's array name (set_name), at most 32 bytes, conventionally {@code host:name}. */
         public Builder name(String name) {
             this.name = Objects.requireNonNull(name, "name");
             return this;
         }
 
+        /** Bytes of data each member holds (mdadm's --size); 0 uses all of the smallest member. */
         public Builder memberDataBytes(long bytes) {
             this.memberDataBytes = bytes;
             return this;
         }
 
+        /** Skips the initial resync (mdadm's --assume-clean): right when the members read as zeros or parity already holds. */
         public Builder assumeClean(boolean assumeClean) {
             this.assumeClean = assumeClean;
             return this;
         }
 
+        /** The hot-path counters (default per-CPU); {@link CounterMode#ATOMIC} for A/B measurements. */
         public Builder counterMode(CounterMode mode) {
             this.counterMode = Objects.requireNonNull(mode, "counterMode");
             return this;
         }
 
+        /** Speed limits for background passes (default md's). */
         public Builder syncLimits(SyncLimits limits) {
             this.syncLimits = Objects.requireNonNull(limits, "syncLimits");
             return this;
         }
 
+        /** The array's UUID (16 bytes); null for a random one. */
         public Builder uuid(byte[] uuid) {
             if (uuid != null && uuid.length != 16) {
                 throw new IllegalArgumentException("array UUID must be 16 bytes, got " + uuid.length);
@@ -184,6 +199,11 @@ public final class ArraySpec {
             return this;
         }
 
+        /**
+         * The spec.
+        *
+        * @throws IllegalArgumentException if the chunk, the name or the data size is out of range
+         */
         public ArraySpec build() {
             Raid5Layout.checkChunk(chunkSize);
             if (name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_NAME) {

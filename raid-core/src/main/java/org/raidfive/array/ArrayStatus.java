@@ -17,23 +17,28 @@ public record ArrayStatus(String uuid, String name, int level, String layout, in
                           boolean failed, String state, SyncProgress sync, List<MemberStatus> members,
                           long resyncOffset, java.time.Instant created, java.time.Instant updated) {
 
+    /** True when parity is not known good and no resync is running. */
     public boolean resyncPending() {
         return resyncOffset != Long.MAX_VALUE;
     }
 
+    /** Members in sync in a slot. */
     public long activeMembers() {
         return members.stream().filter(m -> m.slot() >= 0 && !m.replacement()
                 && (m.state() == MemberState.IN_SYNC)).count();
     }
 
+    /** Members that are not faulty (in sync, rebuilding or spare). */
     public long workingMembers() {
         return members.stream().filter(m -> m.state() != MemberState.FAULTY).count();
     }
 
+    /** Members marked faulty. */
     public long failedMembers() {
         return members.stream().filter(m -> m.state() == MemberState.FAULTY).count();
     }
 
+    /** Hot spares. */
     public long spareMembers() {
         return members.stream().filter(m -> m.state() == MemberState.SPARE
                 || m.state() == MemberState.REBUILDING).count();

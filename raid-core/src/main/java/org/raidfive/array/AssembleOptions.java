@@ -21,34 +21,42 @@ import org.raidfive.counter.CounterMode;
 public record AssembleOptions(boolean force, boolean startSync, boolean takeStaleAsSpare, CounterMode counterMode,
                               SyncLimits syncLimits, boolean readOnly, ArrayListener listener) {
 
+    /** mdadm --assemble's defaults: no force, start the pass the array needs, per-CPU counters, md's speed limits, writable. */
     public static final AssembleOptions DEFAULT =
             new AssembleOptions(false, true, false, CounterMode.PERCPU, SyncLimits.MD_DEFAULT, false, null);
 
+    /** Checks that the counter mode and the speed limits are given. */
     public AssembleOptions {
         Objects.requireNonNull(counterMode, "counterMode");
         Objects.requireNonNull(syncLimits, "syncLimits");
     }
 
+    /** With mdadm's --force: start an array whose members failed together, or dirty and degraded. */
     public AssembleOptions withForce(boolean f) {
         return new AssembleOptions(f, startSync, takeStaleAsSpare, counterMode, syncLimits, readOnly, listener);
     }
 
+    /** Whether assembly starts the resync or recovery the array needs. */
     public AssembleOptions withStartSync(boolean s) {
         return new AssembleOptions(force, s, takeStaleAsSpare, counterMode, syncLimits, readOnly, listener);
     }
 
+    /** Whether a stale member is taken back as a spare and rebuilt (else refused). */
     public AssembleOptions withTakeStaleAsSpare(boolean t) {
         return new AssembleOptions(force, startSync, t, counterMode, syncLimits, readOnly, listener);
     }
 
+    /** The hot-path counters. */
     public AssembleOptions withCounterMode(CounterMode mode) {
         return new AssembleOptions(force, startSync, takeStaleAsSpare, mode, syncLimits, readOnly, listener);
     }
 
+    /** Read-only: nothing written at all, not even superblocks. */
     public AssembleOptions withReadOnly(boolean r) {
         return new AssembleOptions(force, startSync, takeStaleAsSpare, counterMode, syncLimits, r, listener);
     }
 
+    /** Speed limits for background passes. */
     public AssembleOptions withSyncLimits(SyncLimits limits) {
         return new AssembleOptions(force, startSync, takeStaleAsSpare, counterMode, limits, readOnly, listener);
     }

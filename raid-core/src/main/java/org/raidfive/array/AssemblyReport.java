@@ -17,6 +17,7 @@ public record AssemblyReport(List<LeftOut> leftOut, List<Forced> forced, boolean
     /** No member left out, nothing forced. */
     public static final AssemblyReport NONE = new AssemblyReport(List.of(), List.of(), false);
 
+    /** Copies the lists. */
     public AssemblyReport {
         leftOut = List.copyOf(leftOut);
         forced = List.copyOf(forced);

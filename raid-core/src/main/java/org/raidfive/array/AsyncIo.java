@@ -113,6 +113,7 @@ public final class AsyncIo implements AutoCloseable {
         }
     }
 
+    /** The disk requests go to. */
     public MemberDisk disk() {
         return disk;
     }
@@ -479,6 +480,7 @@ public final class AsyncIo implements AutoCloseable {
             this.maxInFlight = maxInFlight;
         }
 
+        /** The most requests of this submitter in flight at once. */
         public int maxInFlight() {
             return maxInFlight;
         }
@@ -488,11 +490,13 @@ public final class AsyncIo implements AutoCloseable {
             return inFlight.get();
         }
 
+        /** {@link AsyncIo#submitRead} within this submitter's bound: waits while {@code maxInFlight} of its requests are in flight. */
         public <A> void submitRead(long offset, ByteBuffer buffer, int bufferOffset, int length,
                                    Completion<? super A> completion, A attachment) throws InterruptedException {
             submitOwned(READ, offset, buffer, bufferOffset, length, completion, attachment);
         }
 
+        /** {@link AsyncIo#submitWrite} within this submitter's bound. */
         public <A> void submitWrite(long offset, ByteBuffer buffer, int bufferOffset, int length,
                                     Completion<? super A> completion, A attachment) throws InterruptedException {
             submitOwned(WRITE, offset, buffer, bufferOffset, length, completion, attachment);

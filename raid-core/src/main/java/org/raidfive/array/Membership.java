@@ -175,7 +175,7 @@ final class Membership {
     void remove(Member m) throws IOException {
         quiesce(() -> {
             if (m.state != MemberState.FAULTY && m.state != MemberState.SPARE) {
-                throw new IllegalStateException(m.name() + " is " + m.state.name().toLowerCase(Locale.ROOT)
+                throw new ArrayStateException(m.name() + " is " + m.state.name().toLowerCase(Locale.ROOT)
                         + " in " + core.name + "; only a faulty or spare member can be removed (fail it first)");
             }
             detach(m);

@@ -71,6 +71,7 @@ public final class Raid5Array implements AsyncDisk {
         return Assembler.create(spec, members, spares);
     }
 
+    /** Creates a new array with no spares; see {@link #create(ArraySpec, List, List)}. */
     public static Raid5Array create(ArraySpec spec, List<? extends MemberDisk> members) throws IOException {
         return create(spec, members, List.of());
     }
@@ -85,6 +86,7 @@ public final class Raid5Array implements AsyncDisk {
         return Assembler.assemble(disks, options);
     }
 
+    /** Assembles with {@link AssembleOptions#DEFAULT}; see {@link #assemble(List, AssembleOptions)}. */
     public static Raid5Array assemble(List<? extends MemberDisk> disks) throws IOException {
         return assemble(disks, AssembleOptions.DEFAULT);
     }
@@ -289,26 +291,32 @@ public final class Raid5Array implements AsyncDisk {
 
     // ------------------------------------------------------------------ state
 
+    /** The array's geometry: layout, chunk size, members. */
     public Raid5Layout layout() {
         return core.layout;
     }
 
+    /** The hot-path counters the array runs with. */
     public CounterMode counterMode() {
         return core.counterMode;
     }
 
+    /** The array's UUID as mdadm prints it ({@code xxxxxxxx:xxxxxxxx:xxxxxxxx:xxxxxxxx}). */
     public String uuid() {
         return MdUuid.format(meta.uuid);
     }
 
+    /** True while a slot has no member in sync (reads of it are reconstructed). */
     public boolean isDegraded() {
         return membership.isDegraded();
     }
 
+    /** True when opened read-only: nothing is ever written. */
     public boolean isReadOnly() {
         return readOnly;
     }
 
+    /** True once more than one member is out: every I/O is refused with {@link ArrayFailedException}. */
     public boolean isFailed() {
         return core.failure != null;
     }
@@ -324,6 +332,7 @@ public final class Raid5Array implements AsyncDisk {
         return false;
     }
 
+    /** A snapshot of the array as {@code mdadm --detail} shows it. */
     public ArrayStatus status() {
         SyncProgress progress = syncProgress();
         synchronized (meta.lock) {
@@ -417,7 +426,7 @@ public final class Raid5Array implements AsyncDisk {
     public void replace(MemberDisk member, MemberDisk spare) throws IOException {
         Member old = membership.find(member);
         if (old.state != MemberState.IN_SYNC) {
-            throw new IllegalStateException(old.name() + " is not in sync; only an in-sync member can be replaced");
+            throw new ArrayStateException(old.name() + " is not in sync; only an in-sync member can be replaced");
         }
         Member target = Assembler.newSpare(this, spare);
         try {
@@ -584,6 +593,7 @@ public final class Raid5Array implements AsyncDisk {
 
     // ------------------------------------------------------------------ background passes
 
+    /** md's speed limits for background passes, also for the one running now. */
     public void setSyncLimits(SyncLimits limits) {
         recovery.setLimits(limits);
     }

@@ -161,10 +161,10 @@ final class Recovery {
     void startCheck(boolean repair) throws IOException {
         synchronized (lock) {
             if (sync != null) {
-                throw new IllegalStateException(core.name + " is busy with " + sync.action());
+                throw new ArrayStateException(core.name + " is busy with " + sync.action());
             }
             if (membership.isDegraded()) {
-                throw new IllegalStateException(core.name + " is degraded: parity cannot be checked");
+                throw new ArrayStateException(core.name + " is degraded: parity cannot be checked");
             }
             startLocked(repair ? SyncAction.REPAIR : SyncAction.CHECK, null, 0);
         }
@@ -174,7 +174,7 @@ final class Recovery {
     void replace(Member old, Member target) throws IOException {
         synchronized (lock) {
             if (sync != null) {
-                throw new IllegalStateException(core.name + " is busy with " + sync.action()
+                throw new ArrayStateException(core.name + " is busy with " + sync.action()
                         + "; replace after it finishes");
             }
             membership.addReplacement(old, target);

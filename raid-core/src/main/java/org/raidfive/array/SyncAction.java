@@ -17,6 +17,7 @@ public enum SyncAction {
         this.mdName = mdName;
     }
 
+    /** The action's name in md's sync_action ({@code resync}, {@code recover}, {@code check}, {@code repair}). */
     public String mdName() {
         return mdName;
     }

@@ -18,6 +18,7 @@ import java.time.Duration;
 public record SyncProgress(SyncAction action, long doneBytes, long totalBytes, double bytesPerSecond,
                            long mismatchSectors, boolean running, String error, String target, Duration elapsed) {
 
+    /** How far the pass is, 0 to 100. */
     public double percent() {
         return totalBytes == 0 ? 100.0 : 100.0 * doneBytes / totalBytes;
     }
@@ -30,6 +31,7 @@ public record SyncProgress(SyncAction action, long doneBytes, long totalBytes, d
         return Duration.ofMillis((long) ((totalBytes - doneBytes) / bytesPerSecond * 1000));
     }
 
+    /** True when the pass covered its whole range without an error. */
     public boolean complete() {
         return doneBytes >= totalBytes && error == null;
     }

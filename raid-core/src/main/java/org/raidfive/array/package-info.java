@@ -34,5 +34,17 @@
  * run on a pool of I/O threads that grows to the I/O in flight, and a stripe makes its file
  * calls itself once that pool is saturated. Counters keep md's roles: {@code nr_pending} per member
  * around every member I/O, {@code activeAlignedReads} around reads that bypass the stripe locks.
+ *
+ * <p>Errors. Everything that can go wrong with storage or a request is an {@link java.io.IOException},
+ * and each kind has its own class: {@link java.io.EOFException} for a range outside the array (as on
+ * any member); {@link ArrayConfigException} when the members or settings cannot make a working array
+ * (create, assemble, add); {@link ArrayStateException} when the array refuses a request in its present
+ * state (a check while degraded, a pass while another runs, removing an in-sync member);
+ * {@link ArrayFailedException} for every I/O once the array has failed;
+ * {@link org.raidfive.disk.MemberInUseException} when another holder owns a member; a plain
+ * {@code IOException} for a member's own error or a drain that timed out, its message naming the
+ * member. Whatever is refused has written nothing. {@link IllegalArgumentException} and
+ * {@link IllegalStateException} are kept for programming errors (a misaligned range, a closed
+ * {@link AsyncIo}, publishing counters twice).
  */
 package org.raidfive.array;

@@ -58,6 +58,7 @@ public final class StripedStats {
         return sum;
     }
 
+    /** The number of counters. */
     public int width() {
         return width;
     }

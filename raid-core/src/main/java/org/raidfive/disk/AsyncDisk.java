@@ -15,10 +15,13 @@ import java.nio.ByteBuffer;
  */
 public interface AsyncDisk extends MemberDisk {
 
+    /** Starts a read as {@link MemberDisk#read}; {@code callback} gets {@code tag} and null, or the error, when it ends. */
     void readAsync(long position, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag);
 
+    /** Starts a write as {@link MemberDisk#write}; {@code callback} gets {@code tag} and null, or the error, when it ends. */
     void writeAsync(long position, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag);
 
+    /** Starts a flush as {@link MemberDisk#flush}; {@code callback} gets {@code tag} and null, or the error, when it ends. */
     void flushAsync(IoCallback callback, int tag);
 
     /** {@code disk} itself when it takes completion-based I/O, else a view that runs its calls on {@link IoThreads}. */

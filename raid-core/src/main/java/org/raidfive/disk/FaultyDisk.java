@@ -56,10 +56,12 @@ public final class FaultyDisk implements AsyncDisk {
         }
     }
 
+    /** Wraps {@code inner} with no fault set. */
     public FaultyDisk(MemberDisk inner) {
         this.inner = inner;
     }
 
+    /** The wrapped disk. */
     public MemberDisk inner() {
         return inner;
     }
@@ -81,6 +83,7 @@ public final class FaultyDisk implements AsyncDisk {
         return this;
     }
 
+    /** Writes touching [from, to) fail, always. */
     public FaultyDisk failWrites(long from, long to) {
         writeFaults = new Range(from, to, Long.MAX_VALUE);
         return this;
@@ -136,14 +139,17 @@ public final class FaultyDisk implements AsyncDisk {
         return this;
     }
 
+    /** Calls made so far (reads, writes and flushes). */
     public long operations() {
         return operations.get();
     }
 
+    /** Reads made so far. */
     public long reads() {
         return reads.get();
     }
 
+    /** Writes made so far. */
     public long writes() {
         return writes.get();
     }

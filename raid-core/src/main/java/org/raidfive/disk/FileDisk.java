@@ -38,6 +38,7 @@ import java.util.List;
  * open of a claimed file cannot drop the first one's lock.
  */
 public final class FileDisk implements AsyncDisk {
+    /** Offsets, lengths and buffer addresses of O_DIRECT I/O are multiples of this. */
     public static final int DIRECT_ALIGNMENT = 4096;
     private static final int S_IFMT = 0170000;
     private static final int S_IFBLK = 0060000;
@@ -72,6 +73,7 @@ public final class FileDisk implements AsyncDisk {
         return open(path, false);
     }
 
+    /** Opens an existing file or block device read-write, with O_DIRECT when {@code direct}. */
     public static FileDisk open(Path path, boolean direct) throws IOException {
         boolean regular = checkStorage(path);
         return opened(path, OpenFiles.open(path, mode(direct, false), options(direct, false)), direct, false, regular);
@@ -218,14 +220,17 @@ public final class FileDisk implements AsyncDisk {
         return other == null || other.pid() == ProcessHandle.current().pid() ? -1 : other.pid();
     }
 
+    /** The file. */
     public Path path() {
         return path;
     }
 
+    /** True when opened read-only (writes fail). */
     public boolean isReadOnly() {
         return readOnly;
     }
 
+    /** True when opened with O_DIRECT. */
     public boolean isDirect() {
         return direct;
     }

@@ -15,5 +15,6 @@ import java.io.IOException;
  */
 @FunctionalInterface
 public interface IoCallback {
+    /** The I/O given {@code tag} ended: {@code error} is null when every byte moved. */
     void ioDone(int tag, IOException error);
 }

@@ -9,9 +9,12 @@ import java.io.IOException;
 public final class MemberInUseException extends IOException {
     private static final long serialVersionUID = 1L;
 
+    /** The member's name. */
     private final String member;
+    /** The holding process, or -1 when it is this one or unknown. */
     private final long holderPid;
 
+    /** {@code member} is held; {@code message} names the holder. */
     public MemberInUseException(String member, String message, long holderPid) {
         super(message);
         this.member = member;

@@ -23,10 +23,12 @@ public final class MemoryDisk implements DirectAccessDisk, AsyncDisk {
     private final String name;
     private volatile ByteBuffer[] segments;
 
+    /** A zero-filled disk of {@code size} bytes off the heap, named {@code memory#N}. */
     public MemoryDisk(long size) {
         this(size, "memory#" + NEXT_ID.incrementAndGet());
     }
 
+    /** A zero-filled disk of {@code size} bytes off the heap, named {@code name}. */
     public MemoryDisk(long size, String name) {
         if (size < 0) {
             throw new IllegalArgumentException("memory disk size must not be negative: " + size);

@@ -7,11 +7,17 @@ import java.util.Locale;
  * field ({@code ALGORITHM_*} in Linux {@code drivers/md/raid5.h}), named as mdadm names them.
  */
 public enum Raid5Algorithm {
+    /** md layout 0: parity moves left from the last member; data starts after it on the first member. */
     LEFT_ASYMMETRIC(0, "left-asymmetric", "la"),
+    /** md layout 1: parity moves right from the first member; data starts on the first member. */
     RIGHT_ASYMMETRIC(1, "right-asymmetric", "ra"),
+    /** md layout 2 (mdadm's default): parity moves left; data starts just after the parity member. */
     LEFT_SYMMETRIC(2, "left-symmetric", "ls"),
+    /** md layout 3: parity moves right; data starts just after the parity member. */
     RIGHT_SYMMETRIC(3, "right-symmetric", "rs"),
+    /** md layout 4: parity always on the first member (RAID-4 style). */
     PARITY_FIRST(4, "parity-first", "parity-first"),
+    /** md layout 5: parity always on the last member (RAID-4 style). */
     PARITY_LAST(5, "parity-last", "parity-last");
 
     /** mdadm's default layout for RAID-5. */
@@ -37,10 +43,16 @@ public enum Raid5Algorithm {
         return mdadmName;
     }
 
+    /** mdadm's short name ({@code ls}, {@code ra}, ...). */
     public String shortName() {
         return shortName;
     }
 
+    /**
+     * The layout with md's number {@code number}.
+    *
+    * @throws IllegalArgumentException for a number md does not have for RAID-5
+     */
     public static Raid5Algorithm fromMdNumber(int number) {
         for (Raid5Algorithm a : values()) {
             if (a.mdNumber == number) {

@@ -9,8 +9,11 @@ package org.raidfive.layout;
  * member slot holds parity and how data indices map to slots. Immutable and allocation free.
  */
 public final class Raid5Layout {
+    /** The smallest chunk md allows (a page). */
     public static final int MIN_CHUNK = 4096;
+    /** The largest chunk accepted. */
     public static final int MAX_CHUNK = 1 << 30;
+    /** The fewest members of a RAID-5. */
     public static final int MIN_DISKS = 3;
     /** md's limit for v1 metadata (MD_SB_1_MAX... raid5 allows up to 1920 members; mdadm caps lower). */
     public static final int MAX_DISKS = 384;
@@ -53,22 +56,27 @@ public final class Raid5Layout {
         }
     }
 
+    /** md's parity placement. */
     public Raid5Algorithm algorithm() {
         return algorithm;
     }
 
+    /** Members, parity included. */
     public int disks() {
         return disks;
     }
 
+    /** Members' worth of data per stripe: {@code disks() - 1}. */
     public int dataDisks() {
         return dataDisks;
     }
 
+    /** Bytes per chunk. */
     public int chunkSize() {
         return chunkSize;
     }
 
+    /** log2 of the chunk size. */
     public int chunkShift() {
         return chunkShift;
     }

@@ -36,6 +36,7 @@ public final class BadBlockLog
         this.ends = ends;
     }
 
+    /** True when no sector is listed. */
     public boolean isEmpty()
     {
         return starts.length == 0;

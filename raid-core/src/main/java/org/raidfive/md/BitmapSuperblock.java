@@ -24,6 +24,7 @@ public final class BitmapSuperblock
     public static final int BYTES = 256;
     /** {@code BITMAP_MAJOR_LO}..{@code BITMAP_MAJOR_HI}: the versions md reads (3 host-endian, 4 little-endian). */
     public static final int VERSION_LO = 3;
+    /** The bitmap superblock version md writes (BITMAP_MAJOR_HI). */
     public static final int VERSION_HI = 4;
     /** {@code BITMAP_MAJOR_CLUSTERED}. */
     public static final int VERSION_CLUSTERED = 5;
@@ -171,23 +172,27 @@ public final class BitmapSuperblock
         b.putInt(at + 68, nodes);
     }
 
+    /** Sets {@link #events()}; returns this. */
     public BitmapSuperblock events(final long e)
     {
         events = e;
         return this;
     }
 
+    /** Sets {@link #eventsCleared()}; returns this. */
     public BitmapSuperblock eventsCleared(final long e)
     {
         eventsCleared = e;
         return this;
     }
 
+    /** The array's UUID (16 bytes), as in the md superblock. */
     public byte[] uuid()
     {
         return uuid.clone();
     }
 
+    /** md's bitmap magic, {@code 0x6d746962} ("bitm") in a valid bitmap superblock. */
     public int magic()
     {
         return magic;
@@ -206,16 +211,19 @@ public final class BitmapSuperblock
         return (bits() + 7) / 8;
     }
 
+    /** The bitmap superblock's version (3 or 4). */
     public int version()
     {
         return version;
     }
 
+    /** The array events at the last bitmap update. */
     public long events()
     {
         return events;
     }
 
+    /** The array events when bits were last cleared: a member back from before then needs a full rebuild. */
     public long eventsCleared()
     {
         return eventsCleared;
@@ -227,6 +235,7 @@ public final class BitmapSuperblock
         return syncSize;
     }
 
+    /** md's bitmap state bits (BITMAP_STALE and others). */
     public int state()
     {
         return state;
@@ -238,21 +247,25 @@ public final class BitmapSuperblock
         return chunksize;
     }
 
+    /** Seconds between the bitmap daemon's passes (md's daemon_sleep). */
     public int daemonSleep()
     {
         return daemonSleep;
     }
 
+    /** md's write_behind (for write-mostly members; 0 here). */
     public int writeBehind()
     {
         return writeBehind;
     }
 
+    /** Sectors reserved for the bitmap on each member. */
     public int sectorsReserved()
     {
         return sectorsReserved;
     }
 
+    /** Cluster nodes (clustered md; 0 for a local array). */
     public int nodes()
     {
         return nodes;

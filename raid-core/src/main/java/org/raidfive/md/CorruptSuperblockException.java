@@ -10,6 +10,7 @@ public class CorruptSuperblockException extends SuperblockException
 {
     private static final long serialVersionUID = 1L;
 
+    /** {@code memberName}'s superblock is damaged in the way {@code problem} says. */
     public CorruptSuperblockException(final String memberName, final String problem)
     {
         super(memberName, problem);

@@ -30,6 +30,7 @@ public final class PplHeader
     public static final int SIZE = 4096;
     /** {@code PPL_HDR_RESERVED}. */
     public static final int RESERVED = 512;
+    /** Bytes per ppl_header_entry. */
     public static final int ENTRY_SIZE = 24;
     private static final int ENTRIES_AT = RESERVED + 24;
     /** {@code PPL_HDR_MAX_ENTRIES}. */
@@ -135,41 +136,49 @@ public final class PplHeader
         return stored == computed && entries(h) <= MAX_ENTRIES;
     }
 
+    /** The header's signature (CRC-32C of the array UUID). */
     public static int signatureOf(final ByteBuffer h)
     {
         return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(RESERVED);
     }
 
+    /** The header's generation (a log's io_units count up). */
     public static long generation(final ByteBuffer h)
     {
         return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getLong(RESERVED + 8);
     }
 
+    /** The number of entries in the header. */
     public static int entries(final ByteBuffer h)
     {
         return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(RESERVED + 16);
     }
 
+    /** Entry {@code i}'s first data sector (member sector of the stripe). */
     public static long dataSector(final ByteBuffer h, final int i)
     {
         return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getLong(ENTRIES_AT + i * ENTRY_SIZE);
     }
 
+    /** Bytes of partial parity entry {@code i} has after the header. */
     public static int ppSize(final ByteBuffer h, final int i)
     {
         return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(ENTRIES_AT + i * ENTRY_SIZE + 8);
     }
 
+    /** Bytes of data entry {@code i} covers. */
     public static int dataSize(final ByteBuffer h, final int i)
     {
         return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(ENTRIES_AT + i * ENTRY_SIZE + 12);
     }
 
+    /** The parity member's slot of entry {@code i}. */
     public static int parityDisk(final ByteBuffer h, final int i)
     {
         return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(ENTRIES_AT + i * ENTRY_SIZE + 16);
     }
 
+    /** The CRC-32C of entry {@code i}'s partial parity. */
     public static int entryChecksum(final ByteBuffer h, final int i)
     {
         return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(ENTRIES_AT + i * ENTRY_SIZE + 20);

@@ -267,21 +267,25 @@ public final class Superblock
 
     // ------------------------------------------------------------------ fields
 
+    /** md's superblock magic, {@code 0xa92b4efc} in a valid v1.x superblock. */
     public int magic()
     {
         return MD_SB_MAGIC;
     }
 
+    /** The superblock's major version: 1 for the v1.x formats. */
     public int majorVersion()
     {
         return MAJOR_VERSION_1;
     }
 
+    /** md's feature_map: the MD_FEATURE_* bits of this superblock (bitmap offset, recovery offset, reshape, bad block log, PPL and others). */
     public int featureMap()
     {
         return featureMap;
     }
 
+    /** Sets {@link #featureMap()}; returns this. */
     public Superblock featureMap(final int featureMap)
     {
         this.featureMap = featureMap;
@@ -294,6 +298,7 @@ public final class Superblock
         return (featureMap & feature) == feature;
     }
 
+    /** Sets ({@code on}) or clears one MD_FEATURE_* bit of {@link #featureMap()}; returns this. */
     public Superblock setFeature(final int feature, final boolean on)
     {
         featureMap = on ? featureMap | feature : featureMap & ~feature;
@@ -306,6 +311,7 @@ public final class Superblock
         return setUuid.clone();
     }
 
+    /** Sets {@link #setUuid()}; returns this. */
     public Superblock setUuid(final byte[] uuid)
     {
         MdUuid.checkLength(uuid);
@@ -368,17 +374,20 @@ public final class Superblock
         return ctime;
     }
 
+    /** Sets {@link #ctime()}; returns this. */
     public Superblock ctime(final long mdTime)
     {
         this.ctime = mdTime;
         return this;
     }
 
+    /** The RAID level (5 for arrays raidfive runs). */
     public int level()
     {
         return level;
     }
 
+    /** Sets {@link #level()}; returns this. */
     public Superblock level(final int level)
     {
         this.level = level;
@@ -391,12 +400,14 @@ public final class Superblock
         return layout;
     }
 
+    /** Sets {@link #layout()}; returns this. */
     public Superblock layout(final int layout)
     {
         this.layout = layout;
         return this;
     }
 
+    /** Sets {@link #layout()} from an md layout; returns this. */
     public Superblock layout(final MdLayout layout)
     {
         this.layout = layout.number();
@@ -409,6 +420,7 @@ public final class Superblock
         return size;
     }
 
+    /** Sets {@link #size()}; returns this. */
     public Superblock size(final long sectors)
     {
         this.size = sectors;
@@ -421,17 +433,20 @@ public final class Superblock
         return chunkSectors;
     }
 
+    /** Sets {@link #chunkSectors()}; returns this. */
     public Superblock chunkSectors(final int sectors)
     {
         this.chunkSectors = sectors;
         return this;
     }
 
+    /** The number of member slots (raid_disks). */
     public int raidDisks()
     {
         return raidDisks;
     }
 
+    /** Sets {@link #raidDisks()}; returns this. */
     public Superblock raidDisks(final int raidDisks)
     {
         this.raidDisks = raidDisks;
@@ -444,6 +459,7 @@ public final class Superblock
         return bitmapOffset;
     }
 
+    /** Sets {@link #bitmapOffset()}; returns this. */
     public Superblock bitmapOffset(final int sectors)
     {
         this.bitmapOffset = sectors;
@@ -475,44 +491,52 @@ public final class Superblock
         return this;
     }
 
+    /** The level a reshape in progress converts to (new_level); equal to level otherwise. */
     public int newLevel()
     {
         return newLevel;
     }
 
+    /** Sets {@link #newLevel()}; returns this. */
     public Superblock newLevel(final int newLevel)
     {
         this.newLevel = newLevel;
         return this;
     }
 
+    /** How far a reshape in progress has got, in array sectors (reshape_position). */
     public long reshapePosition()
     {
         return reshapePosition;
     }
 
+    /** Sets {@link #reshapePosition()}; returns this. */
     public Superblock reshapePosition(final long reshapePosition)
     {
         this.reshapePosition = reshapePosition;
         return this;
     }
 
+    /** The change in member slots of a reshape in progress (delta_disks). */
     public int deltaDisks()
     {
         return deltaDisks;
     }
 
+    /** Sets {@link #deltaDisks()}; returns this. */
     public Superblock deltaDisks(final int deltaDisks)
     {
         this.deltaDisks = deltaDisks;
         return this;
     }
 
+    /** The layout a reshape in progress converts to (new_layout). */
     public int newLayout()
     {
         return newLayout;
     }
 
+    /** Sets {@link #newLayout()}; returns this. */
     public Superblock newLayout(final int newLayout)
     {
         this.newLayout = newLayout;
@@ -525,6 +549,7 @@ public final class Superblock
         return newChunk;
     }
 
+    /** Sets {@link #newChunk()}; returns this. */
     public Superblock newChunk(final int sectors)
     {
         this.newChunk = sectors;
@@ -537,6 +562,7 @@ public final class Superblock
         return newOffset;
     }
 
+    /** Sets {@link #newOffset()}; returns this. */
     public Superblock newOffset(final int sectors)
     {
         this.newOffset = sectors;
@@ -549,6 +575,7 @@ public final class Superblock
         return dataOffset;
     }
 
+    /** Sets {@link #dataOffset()}; returns this. */
     public Superblock dataOffset(final long sectors)
     {
         this.dataOffset = sectors;
@@ -561,6 +588,7 @@ public final class Superblock
         return dataSize;
     }
 
+    /** Sets {@link #dataSize()}; returns this. */
     public Superblock dataSize(final long sectors)
     {
         this.dataSize = sectors;
@@ -573,6 +601,7 @@ public final class Superblock
         return superOffset;
     }
 
+    /** Sets {@link #superOffset()}; returns this. */
     public Superblock superOffset(final long sectors)
     {
         this.superOffset = sectors;
@@ -585,6 +614,7 @@ public final class Superblock
         return recoveryOffset;
     }
 
+    /** Sets {@link #recoveryOffset()}; returns this. */
     public Superblock recoveryOffset(final long sectors)
     {
         this.recoveryOffset = sectors;
@@ -609,11 +639,13 @@ public final class Superblock
         return this;
     }
 
+    /** md's cnt_corrected_read: sectors whose read error was corrected by rewriting them. */
     public int cntCorrectedRead()
     {
         return cntCorrectedRead;
     }
 
+    /** Sets {@link #cntCorrectedRead()}; returns this. */
     public Superblock cntCorrectedRead(final int count)
     {
         this.cntCorrectedRead = count;
@@ -626,6 +658,7 @@ public final class Superblock
         return deviceUuid.clone();
     }
 
+    /** Sets {@link #deviceUuid()}; returns this. */
     public Superblock deviceUuid(final byte[] uuid)
     {
         MdUuid.checkLength(uuid);
@@ -639,6 +672,7 @@ public final class Superblock
         return devflags;
     }
 
+    /** Sets {@link #devflags()}; returns this. */
     public Superblock devflags(final int flags)
     {
         this.devflags = checkUnsigned(flags, 0xff, "devflags");
@@ -651,6 +685,7 @@ public final class Superblock
         return bblogShift;
     }
 
+    /** Sets {@link #bblogShift()}; returns this. */
     public Superblock bblogShift(final int shift)
     {
         this.bblogShift = checkUnsigned(shift, 0xff, "bblog_shift");
@@ -663,6 +698,7 @@ public final class Superblock
         return bblogSize;
     }
 
+    /** Sets {@link #bblogSize()}; returns this. */
     public Superblock bblogSize(final int sectors)
     {
         this.bblogSize = checkUnsigned(sectors, 0xffff, "bblog_size");
@@ -675,6 +711,7 @@ public final class Superblock
         return bblogOffset;
     }
 
+    /** Sets {@link #bblogOffset()}; returns this. */
     public Superblock bblogOffset(final int sectors)
     {
         this.bblogOffset = sectors;
@@ -687,6 +724,7 @@ public final class Superblock
         return utime;
     }
 
+    /** Sets {@link #utime()}; returns this. */
     public Superblock utime(final long mdTime)
     {
         this.utime = mdTime;
@@ -699,6 +737,7 @@ public final class Superblock
         return events;
     }
 
+    /** Sets {@link #events()}; returns this. */
     public Superblock events(final long events)
     {
         this.events = events;
@@ -711,6 +750,7 @@ public final class Superblock
         return resyncOffset;
     }
 
+    /** Sets {@link #resyncOffset()}; returns this. */
     public Superblock resyncOffset(final long sectors)
     {
         this.resyncOffset = sectors;

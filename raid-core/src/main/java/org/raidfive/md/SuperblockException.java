@@ -11,9 +11,12 @@ public class SuperblockException extends Exception
 {
     private static final long serialVersionUID = 1L;
 
+    /** The member whose superblock it is. */
     private final String memberName;
+    /** What is wrong with it. */
     private final String problem;
 
+    /** {@code memberName}'s superblock cannot be used because of {@code problem}. */
     public SuperblockException(final String memberName, final String problem)
     {
         super(memberName + ": " + problem);

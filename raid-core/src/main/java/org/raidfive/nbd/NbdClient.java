@@ -186,10 +186,12 @@ public final class NbdClient implements AutoCloseable {
         }
     }
 
+    /** What the server said about the export in the handshake. */
     public ExportInfo export() {
         return export;
     }
 
+    /** The export's size in bytes. */
     public long size() {
         return export.size();
     }
@@ -214,12 +216,14 @@ public final class NbdClient implements AutoCloseable {
         return failure;
     }
 
+    /** Reads {@code length} bytes at {@code offset} into {@code dst[dstOffset..)}, waiting for the reply. */
     public void read(long offset, ByteBuffer dst, int dstOffset, int length) throws IOException {
         checkBuffer(dst, dstOffset, length);
         checkRange("read", offset, length);
         submit(NbdProtocol.CMD_READ, 0, offset, length, dst, dstOffset);
     }
 
+    /** Writes {@code src[srcOffset, srcOffset+length)} at {@code offset}, waiting for the reply. */
     public void write(long offset, ByteBuffer src, int srcOffset, int length) throws IOException {
         write(offset, src, srcOffset, length, false);
     }

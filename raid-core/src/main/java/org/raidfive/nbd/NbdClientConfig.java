@@ -24,10 +24,12 @@ public final class NbdClientConfig {
         this.maxRequestBytes = b.maxRequestBytes;
     }
 
+    /** The defaults of {@link #builder()}. */
     public static NbdClientConfig defaults() {
         return DEFAULTS;
     }
 
+    /** A builder with the defaults: 10 s to connect, 30 s per request, 64 requests in flight, 32 MiB per request. */
     public static Builder builder() {
         return new Builder();
     }
@@ -45,10 +47,12 @@ public final class NbdClientConfig {
         return requestTimeout;
     }
 
+    /** Requests the client keeps in flight on the connection at most. */
     public int maxInFlight() {
         return maxInFlight;
     }
 
+    /** The largest request the client sends; larger I/O is split. */
     public int maxRequestBytes() {
         return maxRequestBytes;
     }
@@ -69,26 +73,31 @@ public final class NbdClientConfig {
         private Builder() {
         }
 
+        /** How long connecting and the handshake may take. */
         public Builder connectTimeout(Duration timeout) {
             this.connectTimeout = Objects.requireNonNull(timeout, "connectTimeout");
             return this;
         }
 
+        /** How long a request may wait for its reply before the connection is given up. */
         public Builder requestTimeout(Duration timeout) {
             this.requestTimeout = Objects.requireNonNull(timeout, "requestTimeout");
             return this;
         }
 
+        /** Requests in flight on the connection at most. */
         public Builder maxInFlight(int maxInFlight) {
             this.maxInFlight = maxInFlight;
             return this;
         }
 
+        /** The largest request sent; larger I/O is split. */
         public Builder maxRequestBytes(int maxRequestBytes) {
             this.maxRequestBytes = maxRequestBytes;
             return this;
         }
 
+        /** The configuration. */
         public NbdClientConfig build() {
             if (connectTimeout.isNegative() || connectTimeout.isZero() || connectTimeout.toMillis() > Integer.MAX_VALUE) {
                 throw new IllegalArgumentException("connectTimeout must be positive and under 24 days, got " + connectTimeout);

@@ -46,10 +46,12 @@ public final class NbdDisk implements AsyncDisk {
         return open(NbdUri.parse(uri), NbdClientConfig.defaults());
     }
 
+    /** Connects to the export an {@code nbd://} or {@code nbd+unix://} URI names. */
     public static NbdDisk open(String uri, NbdClientConfig config) throws IOException {
         return open(NbdUri.parse(uri), config);
     }
 
+    /** Connects to the export {@code uri} names. */
     public static NbdDisk open(NbdUri uri, NbdClientConfig config) throws IOException {
         return new NbdDisk(NbdClient.connect(uri, config));
     }
@@ -59,6 +61,7 @@ public final class NbdDisk implements AsyncDisk {
         return NbdUri.isNbdUri(text);
     }
 
+    /** The connection under this disk. */
     public NbdClient client() {
         return client;
     }

@@ -9,8 +9,10 @@ import java.io.IOException;
 public final class NbdErrorException extends IOException {
     private static final long serialVersionUID = 1L;
 
+    /** The NBD error number the server replied with. */
     private final int error;
 
+    /** The server answered a request with NBD error {@code error}. */
     public NbdErrorException(String message, int error) {
         super(message + ": server replied " + NbdProtocol.errorName(error));
         this.error = error;

@@ -91,6 +91,7 @@ public final class NbdServer implements AutoCloseable {
     private volatile boolean started;
     private volatile boolean closed;
 
+    /** A server for {@code disk}, not yet listening: see {@link #start}. */
     public NbdServer(MemberDisk disk, NbdServerConfig config) {
         this.disk = Objects.requireNonNull(disk, "disk");
         this.config = Objects.requireNonNull(config, "config");
@@ -406,10 +407,12 @@ public final class NbdServer implements AutoCloseable {
         return port;
     }
 
+    /** The server's configuration. */
     public NbdServerConfig config() {
         return config;
     }
 
+    /** The disk the server exports. */
     public MemberDisk disk() {
         return disk;
     }

@@ -20,16 +20,27 @@ import java.util.Objects;
  * supported, 30 s drain timeout, no TLS, every address allowed, exports listed.
  */
 public final class NbdServerConfig {
+    /** The export's name unless one is given. */
     public static final String DEFAULT_EXPORT_NAME = "raid";
+    /** Loopback: only this host reaches the server unless told otherwise. */
     public static final String DEFAULT_BIND_ADDRESS = "127.0.0.1";
+    /** NBD's port, 10809. */
     public static final int DEFAULT_PORT = NbdProtocol.DEFAULT_PORT;
+    /** The largest request accepted unless told otherwise, 32 MiB (nbdkit's limit). */
     public static final int DEFAULT_MAX_REQUEST_BYTES = 32 << 20;
+    /** The block size the server tells clients it prefers. */
     public static final int PREFERRED_BLOCK_SIZE = 4096;
+    /** How long a client may take over the handshake. */
     public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
+    /** How long a reply may wait for the client to take it. */
     public static final Duration DEFAULT_REPLY_TIMEOUT = Duration.ofSeconds(30);
+    /** Connections in the handshake at once at most. */
     public static final int DEFAULT_MAX_HANDSHAKING = 16;
+    /** Request and reply data all connections together may hold beyond their reserves. */
     public static final long DEFAULT_IN_FLIGHT_BUDGET_BYTES = 256L << 20;
+    /** Data each connection may always hold, budget or not. */
     public static final long DEFAULT_CONNECTION_RESERVE_BYTES = 4L << 20;
+    /** Data one connection may hold at most. */
     public static final long DEFAULT_MAX_IN_FLIGHT_BYTES_PER_CONNECTION = 64L << 20;
 
     private final String exportName;
@@ -90,6 +101,7 @@ public final class NbdServerConfig {
         this.listExports = b.listExports;
     }
 
+    /** A builder with the defaults above (loopback, port 10809, no TLS). */
     public static Builder builder() {
         return new Builder();
     }
@@ -127,6 +139,7 @@ public final class NbdServerConfig {
         return b;
     }
 
+    /** The export's name. */
     public String exportName() {
         return exportName;
     }
@@ -136,10 +149,12 @@ public final class NbdServerConfig {
         return description;
     }
 
+    /** True when writes are refused (NBD_FLAG_READ_ONLY). */
     public boolean readOnly() {
         return readOnly;
     }
 
+    /** The address the server listens on. */
     public String bindAddress() {
         return bindAddress;
     }
@@ -154,34 +169,42 @@ public final class NbdServerConfig {
         return unixSocket;
     }
 
+    /** Threads that run requests (pool execution). */
     public int workerThreads() {
         return workerThreads;
     }
 
+    /** Connections at once at most; more are refused. */
     public int maxConnections() {
         return maxConnections;
     }
 
+    /** Requests of one connection in flight at most; the server stops reading it beyond. */
     public int maxInFlightPerConnection() {
         return maxInFlightPerConnection;
     }
 
+    /** The largest request accepted (NBD_INFO_BLOCK_SIZE's maximum). */
     public int maxRequestBytes() {
         return maxRequestBytes;
     }
 
+    /** The smallest block size clients are told (512: the array's sector). */
     public int minimumBlockSize() {
         return minimumBlockSize;
     }
 
+    /** What NBD_CMD_TRIM does. */
     public TrimMode trimMode() {
         return trimMode;
     }
 
+    /** True when NBD_CMD_WRITE_ZEROES is offered. */
     public boolean writeZeroes() {
         return writeZeroes;
     }
 
+    /** How requests are run: on a pool, or on each connection's thread. */
     public RequestExecution requestExecution() {
         return requestExecution;
     }
@@ -301,36 +324,43 @@ public final class NbdServerConfig {
         private Builder() {
         }
 
+        /** How long a client may take over the handshake before it is dropped. */
         public Builder handshakeTimeout(Duration timeout) {
             this.handshakeTimeout = Objects.requireNonNull(timeout, "handshakeTimeout");
             return this;
         }
 
+        /** A connection with nothing in flight and no request for this long is closed; zero for never. */
         public Builder idleTimeout(Duration timeout) {
             this.idleTimeout = Objects.requireNonNull(timeout, "idleTimeout");
             return this;
         }
 
+        /** How long a reply may wait for the client to read it before the connection is closed. */
         public Builder replyTimeout(Duration timeout) {
             this.replyTimeout = Objects.requireNonNull(timeout, "replyTimeout");
             return this;
         }
 
+        /** Connections in the handshake at once at most. */
         public Builder maxHandshaking(int max) {
             this.maxHandshaking = max;
             return this;
         }
 
+        /** Request and reply data all connections together may hold beyond their reserves. */
         public Builder inFlightBudgetBytes(long bytes) {
             this.inFlightBudgetBytes = bytes;
             return this;
         }
 
+        /** Data each connection may always hold, whatever the budget. */
         public Builder connectionReserveBytes(long bytes) {
             this.connectionReserveBytes = bytes;
             return this;
         }
 
+        /** Data one connection may hold at most. */
         public Builder maxInFlightBytesPerConnection(long bytes) {
             this.maxInFlightBytesPerConnection = bytes;
             return this;
@@ -343,6 +373,7 @@ public final class NbdServerConfig {
             return this;
         }
 
+        /** Require a client certificate signed by the configured CA (with TLS). */
         public Builder verifyPeer(boolean verify) {
             this.verifyPeer = verify;
             return this;
@@ -354,21 +385,25 @@ public final class NbdServerConfig {
             return this;
         }
 
+        /** Whether NBD_OPT_LIST tells clients the export's name. */
         public Builder listExports(boolean list) {
             this.listExports = list;
             return this;
         }
 
+        /** The export's name. */
         public Builder exportName(String exportName) {
             this.exportName = Objects.requireNonNull(exportName, "exportName");
             return this;
         }
 
+        /** The export's description (NBD_INFO_DESCRIPTION). */
         public Builder description(String description) {
             this.description = Objects.requireNonNull(description, "description");
             return this;
         }
 
+        /** Refuse writes. */
         public Builder readOnly(boolean readOnly) {
             this.readOnly = readOnly;
             return this;
@@ -394,21 +429,25 @@ public final class NbdServerConfig {
             return this;
         }
 
+        /** Threads that run requests (pool execution). */
         public Builder workerThreads(int workerThreads) {
             this.workerThreads = workerThreads;
             return this;
         }
 
+        /** Connections at once at most. */
         public Builder maxConnections(int maxConnections) {
             this.maxConnections = maxConnections;
             return this;
         }
 
+        /** Requests of one connection in flight at most. */
         public Builder maxInFlightPerConnection(int maxInFlight) {
             this.maxInFlightPerConnection = maxInFlight;
             return this;
         }
 
+        /** The largest request accepted. */
         public Builder maxRequestBytes(int maxRequestBytes) {
             this.maxRequestBytes = maxRequestBytes;
             return this;
@@ -420,6 +459,7 @@ public final class NbdServerConfig {
             return this;
         }
 
+        /** What NBD_CMD_TRIM does. */
         public Builder trimMode(TrimMode trimMode) {
             this.trimMode = Objects.requireNonNull(trimMode, "trimMode");
             return this;
@@ -437,11 +477,17 @@ public final class NbdServerConfig {
             return this;
         }
 
+        /** How long stopping waits for requests in flight. */
         public Builder drainTimeout(Duration drainTimeout) {
             this.drainTimeout = Objects.requireNonNull(drainTimeout, "drainTimeout");
             return this;
         }
 
+        /**
+         * The configuration.
+        *
+        * @throws IllegalArgumentException if a value is out of range or the combination does not hold
+         */
         public NbdServerConfig build() {
             int nameBytes = exportName.getBytes(StandardCharsets.UTF_8).length;
             if (nameBytes > NbdProtocol.MAX_STRING_BYTES || exportName.indexOf('\0') >= 0) {

@@ -10,6 +10,7 @@ import java.io.IOException;
 public final class NbdTimeoutException extends IOException {
     private static final long serialVersionUID = 1L;
 
+    /** A request or the handshake took longer than allowed. */
     public NbdTimeoutException(String message) {
         super(message);
     }

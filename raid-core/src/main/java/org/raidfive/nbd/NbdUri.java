@@ -30,7 +30,13 @@ import java.util.Objects;
  */
 public final class NbdUri {
     /** How to reach the server. */
-    public enum Transport { TCP, UNIX }
+    /** How the URI reaches the server: TCP ({@code nbd://}) or a Unix socket ({@code nbd+unix://}). */
+    public enum Transport {
+        /** {@code nbd://host:port/export} */
+        TCP,
+        /** {@code nbd+unix:///export?socket=path} */
+        UNIX
+    }
 
     private final Transport transport;
     private final String host;
@@ -70,6 +76,7 @@ public final class NbdUri {
         return tlsCertificates;
     }
 
+    /** {@code nbd://host:port/exportName}. */
     public static NbdUri tcp(String host, int port, String exportName) {
         Objects.requireNonNull(host, "host");
         if (host.isEmpty()) {
@@ -81,6 +88,7 @@ public final class NbdUri {
         return new NbdUri(Transport.TCP, host, port, null, checkName(exportName));
     }
 
+    /** {@code nbd+unix:///exportName?socket=socket}. */
     public static NbdUri unix(String exportName, Path socket) {
         Objects.requireNonNull(socket, "socket");
         return new NbdUri(Transport.UNIX, null, -1, socket, checkName(exportName));
@@ -215,6 +223,7 @@ public final class NbdUri {
         return tls ? u.withTls(certificates) : u;
     }
 
+    /** TCP or Unix socket. */
     public Transport transport() {
         return transport;
     }
@@ -234,6 +243,7 @@ public final class NbdUri {
         return socket;
     }
 
+    /** The export's name (empty for the server's default export). */
     public String exportName() {
         return exportName;
     }

@@ -212,22 +212,27 @@ public final class CountersFile implements AutoCloseable {
         return receiver.broadcastReceiver().lappedCount();
     }
 
+    /** The file. */
     public Path path() {
         return path;
     }
 
+    /** The name of the array that publishes the file. */
     public String arrayName() {
         return arrayName;
     }
 
+    /** The UUID of the array that publishes the file. */
     public String arrayUuid() {
         return arrayUuid;
     }
 
+    /** The process that publishes the file. */
     public long pid() {
         return pid;
     }
 
+    /** When the file was made, in milliseconds since the epoch. */
     public long startMillis() {
         return startMillis;
     }

@@ -252,7 +252,7 @@ class FailureHandlingTest {
     void removingAnInSyncMemberIsRefused() throws Exception {
         List<FaultyDisk> members = faultyMembers(DISKS, MEMBER);
         try (Raid5Array array = create(members, Raid5Algorithm.LEFT_SYMMETRIC)) {
-            IllegalStateException e = assertThrows(IllegalStateException.class, () -> array.remove(members.get(1)));
+            ArrayStateException e = assertThrows(ArrayStateException.class, () -> array.remove(members.get(1)));
             assertTrue(e.getMessage().contains("fail it first"), e.getMessage());
         }
     }

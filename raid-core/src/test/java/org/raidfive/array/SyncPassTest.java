@@ -150,7 +150,7 @@ class SyncPassTest {
         try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(),
                 disks)) {
             array.fail(disks.get(0));
-            IllegalStateException e = assertThrows(IllegalStateException.class, () -> array.startCheck(false));
+            ArrayStateException e = assertThrows(ArrayStateException.class, () -> array.startCheck(false));
             assertTrue(e.getMessage().contains("degraded"), e.getMessage());
         }
     }

@@ -38,19 +38,19 @@ final class ArrayCore {
      * Request counts while live counters are published ({@link ArrayCounters}); null otherwise, so
      * that an array nobody watches pays one read of this field per request.
      */
-    volatile org.raidfive.counter.StripedStats stats;
+    volatile org.raidfive.counter.ThreadStats stats;
 
     void countRequest(boolean write, long bytes) {
-        org.raidfive.counter.StripedStats s = stats;
+        org.raidfive.counter.ThreadStats s = stats;
         if (s != null) {
-            int span = s.span();
-            s.add(span, write ? STAT_WRITES : STAT_READS, 1);
-            s.add(span, write ? STAT_WRITE_BYTES : STAT_READ_BYTES, bytes);
+            long[] own = s.mine();
+            org.raidfive.counter.ThreadStats.add(own, write ? STAT_WRITES : STAT_READS, 1);
+            org.raidfive.counter.ThreadStats.add(own, write ? STAT_WRITE_BYTES : STAT_READ_BYTES, bytes);
         }
     }
 
     void countRequestError() {
-        org.raidfive.counter.StripedStats s = stats;
+        org.raidfive.counter.ThreadStats s = stats;
         if (s != null) {
             s.add(STAT_ERRORS, 1);
         }

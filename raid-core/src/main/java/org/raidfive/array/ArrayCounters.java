@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.agrona.concurrent.status.AtomicCounter;
-import org.raidfive.counter.StripedStats;
+import org.raidfive.counter.ThreadStats;
 import org.raidfive.stats.CountersFile;
 import org.raidfive.stats.Stat;
 
@@ -15,7 +15,7 @@ import org.raidfive.stats.Stat;
  * Publishes an array's live counters and events to a {@link CountersFile} for other processes
  * ({@code raid stat}, {@code raid monitor}); made by {@link Raid5Array#publishCounters}.
  *
- * <p>The I/O path only adds to striped cells ({@link StripedStats}: the thread's own cache line, no
+ * <p>The I/O path only adds to per-thread cells ({@link ThreadStats}: the thread's own cache line, no
  * shared write); a daemon thread sums them every {@value #TICK_MILLIS} ms into the file's counters,
  * with the gauges (nr_pending, active_aligned_reads, states, the pass's position and rate). Events
  * are forwarded from the array's event thread into the file's broadcast buffer as they happen.
@@ -27,7 +27,7 @@ public final class ArrayCounters implements AutoCloseable {
     private final Raid5Array array;
     private final ArrayCore core;
     private final CountersFile file;
-    private final StripedStats arrayStats = new StripedStats(ArrayCore.STAT_WIDTH);
+    private final ThreadStats arrayStats = new ThreadStats(ArrayCore.STAT_WIDTH);
     private final AtomicCounter reads;
     private final AtomicCounter writes;
     private final AtomicCounter readBytes;
@@ -48,7 +48,7 @@ public final class ArrayCounters implements AutoCloseable {
 
     private final class MemberCounters {
         final Member member;
-        final StripedStats stats = new StripedStats(Member.STAT_WIDTH);
+        final ThreadStats stats = new ThreadStats(Member.STAT_WIDTH);
         final AtomicCounter reads;
         final AtomicCounter writes;
         final AtomicCounter readBytes;

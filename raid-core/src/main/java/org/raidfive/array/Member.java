@@ -185,20 +185,20 @@ final class Member {
     static final int STAT_ERRORS = 4;
     static final int STAT_WIDTH = 5;
     /** I/O counts while live counters are published; null otherwise (one field read per I/O). */
-    volatile org.raidfive.counter.StripedStats stats;
+    volatile org.raidfive.counter.ThreadStats stats;
 
     /** Counts one member I/O of {@code bytes} (done, or handed to the member's own completion-based I/O). */
     void countIo(boolean write, long bytes) {
-        org.raidfive.counter.StripedStats s = stats;
+        org.raidfive.counter.ThreadStats s = stats;
         if (s != null) {
-            int span = s.span();
-            s.add(span, write ? STAT_WRITES : STAT_READS, 1);
-            s.add(span, write ? STAT_WRITE_BYTES : STAT_READ_BYTES, bytes);
+            long[] own = s.mine();
+            org.raidfive.counter.ThreadStats.add(own, write ? STAT_WRITES : STAT_READS, 1);
+            org.raidfive.counter.ThreadStats.add(own, write ? STAT_WRITE_BYTES : STAT_READ_BYTES, bytes);
         }
     }
 
     void countError() {
-        org.raidfive.counter.StripedStats s = stats;
+        org.raidfive.counter.ThreadStats s = stats;
         if (s != null) {
             s.add(STAT_ERRORS, 1);
         }

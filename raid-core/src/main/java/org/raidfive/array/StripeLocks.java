@@ -40,14 +40,14 @@ final class StripeLocks {
     }
 
     /** The array's I/O statistics while live counters are published (else null): counts lock waits. */
-    volatile org.raidfive.counter.StripedStats stats;
+    volatile org.raidfive.counter.ThreadStats stats;
 
     void lock(long stripe) {
         int i = index(stripe);
         if (WORDS.compareAndSet(words, i, 0L, 1L)) {
             return;
         }
-        org.raidfive.counter.StripedStats s = stats;
+        org.raidfive.counter.ThreadStats s = stats;
         if (s != null) {
             s.add(ArrayCore.STAT_LOCK_WAITS, 1);
         }

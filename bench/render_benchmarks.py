@@ -8,6 +8,7 @@
 import glob
 import json
 import os
+import time
 import statistics
 import sys
 from collections import Counter
@@ -702,7 +703,7 @@ def ppl_section(R):
     return L
 
 
-def live_counters_section(R):
+def live_counters_section(R, out):
     """The library issue's counters-on vs off target, from the counters_* runs (off and on interleaved per round)."""
     L = []
     w = L.append
@@ -725,6 +726,16 @@ def live_counters_section(R):
       "memory-mapped file) and not, in turn in every round; ratio on / off per round, median (min-max). "
       "Goal: >= 0.97x.")
     w("")
+    try:
+        with open(os.path.join(out, "counters_randread.txt")) as f:
+            for line in f:
+                if line.startswith("machine:"):
+                    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(f.name)))
+                    w("Measured %s; %s" % (stamp, line.strip()[len("machine:"):].strip()) + ".")
+                    w("")
+                    break
+    except OSError:
+        pass
     w("| job | off IOPS (CV) | on IOPS (CV) | on / off | goal |")
     w("|---|---|---|---|---|")
     for name, what, on, off, r in rows:
@@ -1089,7 +1100,7 @@ def render(out):
     L.extend(engine_ab_section(out))
     L.extend(ppl_section(R))
     L.extend(bitmap_section(out))
-    L.extend(live_counters_section(R))
+    L.extend(live_counters_section(R, out))
     L.extend(startup_section(out))
     w("## Running the suites by hand")
     w("")

@@ -174,9 +174,6 @@ public final class Raid5Array implements AsyncDisk {
                     core.foregroundOps.increment();
                 }
                 handedOver = reads.tryBypassAsync(offset, dst, dstOffset, length, callback, tag);
-                if (handedOver) {
-                    core.countRequest(false, length); // counted when handed to the member (no callback wrapper)
-                }
             }
         } finally {
             if (!handedOver) {

@@ -54,6 +54,7 @@ final class ReadPath {
             core.activeAlignedReads.put();
             if (error == null) {
                 m.countIo(false, length);
+                core.countRequest(false, length); // a failed one is counted by the blocking read that retries it
                 m.readDataOk();
             } else {
                 m.countError();

@@ -26,14 +26,6 @@ final class ArrayCore {
     final StripeLocks locks;
     final StripeOp.Pool ops;
     final PercpuRwSemaphore config = new PercpuRwSemaphore();
-    /** Array statistics, indexes into {@link #stats}. */
-    static final int STAT_READS = 0;
-    static final int STAT_WRITES = 1;
-    static final int STAT_READ_BYTES = 2;
-    static final int STAT_WRITE_BYTES = 3;
-    static final int STAT_ERRORS = 4;
-    static final int STAT_LOCK_WAITS = 5;
-    static final int STAT_WIDTH = 6;
     /**
      * Request counts while live counters are published ({@link ArrayCounters}); null otherwise, so
      * that an array nobody watches pays one read of this field per request.
@@ -41,19 +33,11 @@ final class ArrayCore {
     volatile org.raidfive.counter.ThreadStats stats;
 
     void countRequest(boolean write, long bytes) {
-        org.raidfive.counter.ThreadStats s = stats;
-        if (s != null) {
-            long[] own = s.mine();
-            org.raidfive.counter.ThreadStats.add(own, write ? STAT_WRITES : STAT_READS, 1);
-            org.raidfive.counter.ThreadStats.add(own, write ? STAT_WRITE_BYTES : STAT_READ_BYTES, bytes);
-        }
+        IoStats.io(stats, write, bytes);
     }
 
     void countRequestError() {
-        org.raidfive.counter.ThreadStats s = stats;
-        if (s != null) {
-            s.add(STAT_ERRORS, 1);
-        }
+        IoStats.one(stats, IoStats.ERRORS);
     }
 
     /** What happened, for the array's listeners (delivered on their own thread). */

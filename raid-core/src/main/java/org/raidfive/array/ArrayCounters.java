@@ -27,7 +27,7 @@ public final class ArrayCounters implements AutoCloseable {
     private final Raid5Array array;
     private final ArrayCore core;
     private final CountersFile file;
-    private final ThreadStats arrayStats = new ThreadStats(ArrayCore.STAT_WIDTH);
+    private final ThreadStats arrayStats = new ThreadStats(IoStats.ARRAY_WIDTH);
     private final AtomicCounter reads;
     private final AtomicCounter writes;
     private final AtomicCounter readBytes;
@@ -48,7 +48,7 @@ public final class ArrayCounters implements AutoCloseable {
 
     private final class MemberCounters {
         final Member member;
-        final ThreadStats stats = new ThreadStats(Member.STAT_WIDTH);
+        final ThreadStats stats = new ThreadStats(IoStats.MEMBER_WIDTH);
         final AtomicCounter reads;
         final AtomicCounter writes;
         final AtomicCounter readBytes;
@@ -75,11 +75,11 @@ public final class ArrayCounters implements AutoCloseable {
         }
 
         void update(boolean present) {
-            reads.setRelease(stats.sum(Member.STAT_READS));
-            writes.setRelease(stats.sum(Member.STAT_WRITES));
-            readBytes.setRelease(stats.sum(Member.STAT_READ_BYTES));
-            writeBytes.setRelease(stats.sum(Member.STAT_WRITE_BYTES));
-            errors.setRelease(stats.sum(Member.STAT_ERRORS));
+            reads.setRelease(stats.sum(IoStats.READS));
+            writes.setRelease(stats.sum(IoStats.WRITES));
+            readBytes.setRelease(stats.sum(IoStats.READ_BYTES));
+            writeBytes.setRelease(stats.sum(IoStats.WRITE_BYTES));
+            errors.setRelease(stats.sum(IoStats.ERRORS));
             corrected.setRelease(member.correctedSectors.get());
             nrPending.setRelease(Math.max(0, member.nrPending.count()));
             state.setRelease(present ? stateCode(member.state) : 4);
@@ -147,12 +147,12 @@ public final class ArrayCounters implements AutoCloseable {
 
     /** One publication of every counter; under this object's lock. */
     private void update() {
-        reads.setRelease(arrayStats.sum(ArrayCore.STAT_READS));
-        writes.setRelease(arrayStats.sum(ArrayCore.STAT_WRITES));
-        readBytes.setRelease(arrayStats.sum(ArrayCore.STAT_READ_BYTES));
-        writeBytes.setRelease(arrayStats.sum(ArrayCore.STAT_WRITE_BYTES));
-        errors.setRelease(arrayStats.sum(ArrayCore.STAT_ERRORS));
-        lockWaits.setRelease(arrayStats.sum(ArrayCore.STAT_LOCK_WAITS));
+        reads.setRelease(arrayStats.sum(IoStats.READS));
+        writes.setRelease(arrayStats.sum(IoStats.WRITES));
+        readBytes.setRelease(arrayStats.sum(IoStats.READ_BYTES));
+        writeBytes.setRelease(arrayStats.sum(IoStats.WRITE_BYTES));
+        errors.setRelease(arrayStats.sum(IoStats.ERRORS));
+        lockWaits.setRelease(arrayStats.sum(IoStats.LOCK_WAITS));
         activeAlignedReads.setRelease(Math.max(0, core.activeAlignedReads.count()));
         SyncProgress p = array.syncProgress();
         boolean running = p != null && p.running();

@@ -196,17 +196,22 @@ public final class AsyncIo implements AutoCloseable {
      * @return true when drained, false if requests were still in flight at the timeout
      */
     public boolean awaitDrained(Duration timeout) throws InterruptedException {
+        return awaitZero(accepted, timeout, "AsyncIo over " + disk.name());
+    }
+
+    /** Parks with a growing backoff until {@code count} is zero; false at the timeout. */
+    private static boolean awaitZero(AtomicInteger count, Duration timeout, String what) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         long park = 1_000;
-        while (accepted.get() > 0) {
+        while (count.get() > 0) {
             if (Thread.interrupted()) {
-                throw new InterruptedException("interrupted while waiting for AsyncIo over " + disk.name() + " to drain");
+                throw new InterruptedException("interrupted while waiting for " + what + " to drain");
             }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 return false;
             }
-            LockSupport.parkNanos(this, Math.min(left, park));
+            LockSupport.parkNanos(Math.min(left, park));
             park = Math.min(MAX_PARK_NANOS * 10, park << 1);
         }
         return true;
@@ -531,20 +536,7 @@ public final class AsyncIo implements AutoCloseable {
          * to wait for the completions too, use {@link AsyncIo#awaitDrained}.
          */
         public boolean awaitDrained(Duration timeout) throws InterruptedException {
-            long deadline = System.nanoTime() + timeout.toNanos();
-            long park = 1_000;
-            while (inFlight.get() > 0) {
-                if (Thread.interrupted()) {
-                    throw new InterruptedException("interrupted while waiting for a submitter to drain");
-                }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return false;
-                }
-                LockSupport.parkNanos(this, Math.min(left, park));
-                park = Math.min(MAX_PARK_NANOS * 10, park << 1);
-            }
-            return true;
+            return awaitZero(inFlight, timeout, "a submitter of AsyncIo over " + disk.name());
         }
 
         private void submitOwned(int op, long offset, ByteBuffer buffer, int bufferOffset, int length,

@@ -177,31 +177,16 @@ final class Member {
         readDataOk();
     }
 
-    /** Member statistics, indexes into {@link #stats}. */
-    static final int STAT_READS = 0;
-    static final int STAT_WRITES = 1;
-    static final int STAT_READ_BYTES = 2;
-    static final int STAT_WRITE_BYTES = 3;
-    static final int STAT_ERRORS = 4;
-    static final int STAT_WIDTH = 5;
     /** I/O counts while live counters are published; null otherwise (one field read per I/O). */
     volatile org.raidfive.counter.ThreadStats stats;
 
     /** Counts one member I/O of {@code bytes} (done, or handed to the member's own completion-based I/O). */
     void countIo(boolean write, long bytes) {
-        org.raidfive.counter.ThreadStats s = stats;
-        if (s != null) {
-            long[] own = s.mine();
-            org.raidfive.counter.ThreadStats.add(own, write ? STAT_WRITES : STAT_READS, 1);
-            org.raidfive.counter.ThreadStats.add(own, write ? STAT_WRITE_BYTES : STAT_READ_BYTES, bytes);
-        }
+        IoStats.io(stats, write, bytes);
     }
 
     void countError() {
-        org.raidfive.counter.ThreadStats s = stats;
-        if (s != null) {
-            s.add(STAT_ERRORS, 1);
-        }
+        IoStats.one(stats, IoStats.ERRORS);
     }
 
     /** A read of this member succeeded: md resets read_errors on every good read (a plain read otherwise). */

@@ -47,10 +47,7 @@ final class StripeLocks {
         if (WORDS.compareAndSet(words, i, 0L, 1L)) {
             return;
         }
-        org.raidfive.counter.ThreadStats s = stats;
-        if (s != null) {
-            s.add(ArrayCore.STAT_LOCK_WAITS, 1);
-        }
+        IoStats.one(stats, IoStats.LOCK_WAITS);
         long park = 1_000;
         for (int attempt = 0; ; attempt++) {
             if ((long) WORDS.getOpaque(words, i) == 0L && WORDS.compareAndSet(words, i, 0L, 1L)) {

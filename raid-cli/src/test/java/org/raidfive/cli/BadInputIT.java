@@ -90,6 +90,17 @@ class BadInputIT {
         refused(exit, phrase, files, null, args);
     }
 
+    /** raid stat and raid monitor: bad options and an array that does not run, each said in one line. */
+    @Test
+    void statAndMonitorRefusals() {
+        refused(2, "--watch takes a positive number of seconds", ARRAY, with(List.of("stat", "--watch", "0"), ARRAY));
+        refused(2, "--count goes with --watch", ARRAY, with(List.of("stat", "--count", "3"), ARRAY));
+        refused(2, "--delay must be at least 1 ms", ARRAY, with(List.of("monitor", "--delay", "0"), ARRAY));
+        refused(1, "is not running with live counters", ARRAY, with(List.of("stat"), ARRAY));
+        refused(1, "is not running with live counters", ARRAY, with(List.of("monitor"), ARRAY));
+        refused(2, "no-such.counters: no such counters file", ARRAY, "stat", "--file", "no-such.counters");
+    }
+
     @Test
     void missingMemberFile() {
         List<String> m = swap("d.img", "missing.img");

@@ -28,7 +28,8 @@ final class StatCommand extends Verb {
     @Mixin
     LiveArrays arrays;
 
-    @Option(names = "--json", description = "Print JSON (with --watch, one object per line).")
+    @Option(names = "--json", description = "Print JSON: one document for one array; with several arrays or "
+            + "--watch, one object per line.")
     boolean json;
 
     @Option(names = "--watch", paramLabel = "SECONDS", arity = "0..1", fallbackValue = "1",
@@ -37,6 +38,8 @@ final class StatCommand extends Verb {
 
     @Option(names = "--count", paramLabel = "N", description = "With --watch: stop after N reports.")
     Integer count;
+
+    private boolean severalArrays;
 
     @Override
     public Integer call() throws Exception {
@@ -65,6 +68,7 @@ final class StatCommand extends Verb {
             if (open.isEmpty()) {
                 return ExitCode.PROBLEM;
             }
+            severalArrays = open.size() > 1;
             if (watch == null) {
                 for (CountersFile f : open) {
                     print(f, snapshot(f), null, 0);
@@ -138,7 +142,8 @@ final class StatCommand extends Verb {
                 scopes.put(e.getKey(), v);
             }
             o.put("counters", scopes);
-            out().print(before == null ? Json.write(o) : Json.line(o));
+            // One array: one JSON document. Several, or --watch: one object per line (JSON Lines).
+            out().print(before == null && !severalArrays ? Json.write(o) : Json.line(o));
             return;
         }
         StringBuilder head = new StringBuilder(f.arrayName() + " (" + f.arrayUuid() + ", raid serve pid " + f.pid()

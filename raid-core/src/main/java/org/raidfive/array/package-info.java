@@ -22,7 +22,10 @@
  *   `-- ArrayMetadata md's superblock state (events, clean/dirty, roles), written to every live member
  *                     before a state change acts; the one place a member becomes faulty
  * Assembler     create and assemble: claims, md's rules for stale and forced members
- * AsyncIo       queue depth over any disk, the array included
+ * AsyncIo       queue depth over any disk, the array included; callbacks or CompletableFutures
+ * ArrayEvents   what happened (ArrayEvent), handed to ArrayListeners in order on one event thread
+ * ArrayCounters live counters and events in a memory-mapped file for other processes (IoStats:
+ *               the I/O path's per-thread cells, counted only while published)
  * </pre>
  *
  * <p>Locks, outermost first: the conductor's lock (which pass runs), the configuration write side

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,11 +16,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.MemoryDisk;
 
 /**
@@ -34,57 +31,6 @@ class ArrayCountersTest {
     private static final int CHUNK = 16384;
     private static final long MEMBER = (2 << 20) + 64L * CHUNK;
 
-    /** Counts reads and writes at or beyond the data offset: the member I/O the engine counts. */
-    static final class DataAreaTally implements MemberDisk {
-        final MemoryDisk inner;
-        volatile long dataOffset = Long.MAX_VALUE;
-        final AtomicLong reads = new AtomicLong();
-        final AtomicLong writes = new AtomicLong();
-        final AtomicLong readBytes = new AtomicLong();
-        final AtomicLong writeBytes = new AtomicLong();
-
-        DataAreaTally(String name) {
-            inner = new MemoryDisk(MEMBER, name);
-        }
-
-        @Override
-        public long size() {
-            return inner.size();
-        }
-
-        @Override
-        public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
-            inner.read(position, dst, dstOffset, length);
-            if (position >= dataOffset) {
-                reads.incrementAndGet();
-                readBytes.addAndGet(length);
-            }
-        }
-
-        @Override
-        public void write(long position, ByteBuffer src, int srcOffset, int length) throws IOException {
-            inner.write(position, src, srcOffset, length);
-            if (position >= dataOffset) {
-                writes.incrementAndGet();
-                writeBytes.addAndGet(length);
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public String name() {
-            return inner.name();
-        }
-
-        @Override
-        public void close() throws IOException {
-            inner.close();
-        }
-    }
-
     @Test
     void anotherProcessReadsCountersThatMatchTheIoDone(@TempDir Path dir) throws Exception {
         long seed = System.nanoTime();
@@ -92,13 +38,13 @@ class ArrayCountersTest {
         Random random = new Random(seed);
         List<DataAreaTally> members = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            members.add(new DataAreaTally("t" + i));
+            members.add(new DataAreaTally(new MemoryDisk(MEMBER, "t" + i), Long.MAX_VALUE));
         }
         Path file = dir.resolve("array.counters");
         try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true)
                 .name("counted").build(), members)) {
             for (DataAreaTally m : members) {
-                m.dataOffset = array.core.table.slots[0].dataOffsetBytes;
+                m.dataOffset(array.core.table.slots[0].dataOffsetBytes);
             }
             ArrayCounters counters = array.publishCounters(file);
             assertEquals(file, counters.path());

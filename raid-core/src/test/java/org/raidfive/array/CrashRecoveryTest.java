@@ -2,16 +2,12 @@ package org.raidfive.array;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.Timeout;
@@ -53,31 +49,27 @@ class CrashRecoveryTest {
                     .redirectError(ProcessBuilder.Redirect.INHERIT).start();
             int killAfter = 3 + random.nextInt(25);
             long lastFlushed = -1;
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(child.getInputStream(),
-                    StandardCharsets.US_ASCII))) {
-                String line;
-                int flushes = 0;
-                while ((line = in.readLine()) != null) {
-                    if (line.startsWith("READY ")) {
-                        blockCount = Integer.parseInt(line.substring(6));
-                        if (flushedGen == null) {
-                            flushedGen = new long[blockCount];
-                            Arrays.fill(flushedGen, -1);
-                        }
-                    } else if (line.startsWith("FLUSHED ")) {
-                        long gen = Long.parseLong(line.substring(8));
-                        for (int b : CrashWriter.blocksOf(gen, blockCount)) {
-                            flushedGen[b] = Math.max(flushedGen[b], gen);
-                        }
-                        lastFlushed = gen;
-                        if (++flushes == killAfter) {
-                            child.destroyForcibly(); // SIGKILL on Linux
-                            break;
-                        }
+            long[][] gens = {flushedGen};
+            int[] blocks = {blockCount};
+            long[] last = {lastFlushed};
+            CrashWriter.killAfterFlushes(child, killAfter, 0, line -> {
+                if (line.startsWith("READY ")) {
+                    blocks[0] = Integer.parseInt(line.substring(6));
+                    if (gens[0] == null) {
+                        gens[0] = new long[blocks[0]];
+                        Arrays.fill(gens[0], -1);
                     }
+                } else if (line.startsWith("FLUSHED ")) {
+                    long gen = Long.parseLong(line.substring(8));
+                    for (int b : CrashWriter.blocksOf(gen, blocks[0])) {
+                        gens[0][b] = Math.max(gens[0][b], gen);
+                    }
+                    last[0] = gen;
                 }
-            }
-            assertTrue(child.waitFor(30, TimeUnit.SECONDS), "child died");
+            });
+            flushedGen = gens[0];
+            blockCount = blocks[0];
+            lastFlushed = last[0];
             assertTrue(lastFlushed >= 0, "the child flushed at least once in round " + round);
             // Unflushed generations after the last acknowledged one may have reached the disk too;
             // the next round starts numbering well past them.

@@ -103,4 +103,34 @@ public final class CrashWriter {
             gen++;
         }
     }
+
+    /**
+     * The test side of a writer child's protocol ({@code FLUSHED <gen>} after each flushed
+     * generation, as CrashWriter and WriteHoleWriter print): hands every line of the child's output to
+     * {@code onLine}, SIGKILLs the child once it has printed {@code killAfter} FLUSHED lines (after
+     * {@code pauseNanos}, to land the kill inside the next generation's writes), and waits for it to die.
+     *
+     * @throws AssertionError if the child does not end within 30 s
+     */
+    public static void killAfterFlushes(Process child, int killAfter, long pauseNanos,
+                                        java.util.function.Consumer<String> onLine) throws Exception {
+        try (java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(
+                child.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII))) {
+            String line;
+            int flushes = 0;
+            while ((line = in.readLine()) != null) {
+                onLine.accept(line);
+                if (line.startsWith("FLUSHED ") && ++flushes == killAfter) {
+                    if (pauseNanos > 0) {
+                        java.util.concurrent.locks.LockSupport.parkNanos(pauseNanos);
+                    }
+                    child.destroyForcibly(); // SIGKILL on Linux
+                    break;
+                }
+            }
+        }
+        if (!child.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+            throw new AssertionError("the writer child did not die within 30 s of SIGKILL");
+        }
+    }
 }

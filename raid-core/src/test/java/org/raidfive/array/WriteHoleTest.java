@@ -3,16 +3,12 @@ package org.raidfive.array;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -101,28 +97,19 @@ class WriteHoleTest {
                     .redirectError(ProcessBuilder.Redirect.INHERIT).start();
             int killAfter = 2 + random.nextInt(12);
             long lastFlushed = -1;
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(child.getInputStream(),
-                    StandardCharsets.US_ASCII))) {
-                String line;
-                int flushes = 0;
-                while ((line = in.readLine()) != null) {
-                    if (line.startsWith("FLUSHED ")) {
-                        long gen = Long.parseLong(line.substring(8));
-                        for (int b : CrashWriter.blocksOf(gen, blocks.length)) {
-                            flushedGen[blocks[b]] = Math.max(flushedGen[blocks[b]], gen);
-                        }
-                        lastFlushed = gen;
-                        if (++flushes == killAfter) {
-                            // SIGKILL somewhere in the next generation's writes (reads, then data and
-                            // parity landing on members at different moments)
-                            java.util.concurrent.locks.LockSupport.parkNanos(random.nextInt(8_000_000));
-                            child.destroyForcibly();
-                            break;
-                        }
+            long[] last = {lastFlushed};
+            // SIGKILL somewhere in the next generation's writes (reads, then data and parity landing on
+            // members at different moments)
+            CrashWriter.killAfterFlushes(child, killAfter, random.nextInt(8_000_000), line -> {
+                if (line.startsWith("FLUSHED ")) {
+                    long gen = Long.parseLong(line.substring(8));
+                    for (int b : CrashWriter.blocksOf(gen, blocks.length)) {
+                        flushedGen[blocks[b]] = Math.max(flushedGen[blocks[b]], gen);
                     }
+                    last[0] = gen;
                 }
-            }
-            assertTrue(child.waitFor(30, TimeUnit.SECONDS), "the writer died");
+            });
+            lastFlushed = last[0];
             assertTrue(lastFlushed >= 0, "the writer flushed at least once in round " + round);
             nextGen = lastFlushed + 1000;
             tornAtKill += tornStripes(layout, dataOffset, missingData);

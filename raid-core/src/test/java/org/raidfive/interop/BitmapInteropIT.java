@@ -4,13 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -30,6 +26,7 @@ import org.junit.jupiter.api.Timeout;
 import org.raidfive.array.ArraySpec;
 import org.raidfive.array.AssembleOptions;
 import org.raidfive.array.ConsistencyPolicy;
+import org.raidfive.array.DataAreaTally;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncAction;
 import org.raidfive.array.SyncLimits;
@@ -163,18 +160,7 @@ class BitmapInteropIT {
                 "-cp", System.getProperty("java.class.path"), "org.raidfive.array.CrashWriter", link.toString(),
                 Integer.toString(DISKS), Long.toString(MEMBER_BYTES), "0", "bitmap")
                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(child.getInputStream(),
-                StandardCharsets.US_ASCII))) {
-            String line;
-            int flushes = 0;
-            while ((line = in.readLine()) != null) {
-                if (line.startsWith("FLUSHED ") && ++flushes == 20) {
-                    child.destroyForcibly();
-                    break;
-                }
-            }
-        }
-        assertTrue(child.waitFor(30, TimeUnit.SECONDS));
+        org.raidfive.array.CrashWriter.killAfterFlushes(child, 20, 0, line -> { });
         for (Path p : Files.list(link).toList()) {
             Files.delete(p);
         }
@@ -292,19 +278,16 @@ class BitmapInteropIT {
         for (Path p : mdDirty) {
             markDirty(p);
         }
-        List<AtomicLong> reads = new ArrayList<>();
-        List<MemberDisk> disks = new ArrayList<>();
+        List<DataAreaTally> disks = new ArrayList<>();
         for (Path p : mdDirty) {
-            AtomicLong n = new AtomicLong();
-            reads.add(n);
-            disks.add(new Counting(FileDisk.open(p), n, ExamineCheck.decode(p).dataOffset() * 512));
+            disks.add(new DataAreaTally(FileDisk.open(p), ExamineCheck.decode(p).dataOffset() * 512));
         }
         long total;
         try (Raid5Array array = Raid5Array.assemble(disks, AssembleOptions.DEFAULT
                 .withSyncLimits(SyncLimits.UNLIMITED))) {
             assertTrue(array.awaitSync(Duration.ofSeconds(120)).ended());
             assertEquals(SyncAction.RESYNC, array.syncProgress().action());
-            long resyncReads = reads.stream().mapToLong(AtomicLong::get).sum();
+            long resyncReads = disks.stream().mapToLong(d -> d.reads.get()).sum();
             long stripesPerBit = BITMAP_CHUNK / CHUNK;
             assertTrue(resyncReads > 0 && resyncReads <= dirty * stripesPerBit * DISKS, "the resync read "
                     + resyncReads + " member pieces: only the " + dirty + " chunks with bits set");
@@ -332,52 +315,6 @@ class BitmapInteropIT {
             sb.encode(b.clear());
             f.seek(sb.superOffset() * 512);
             f.write(b.array());
-        }
-    }
-
-    /** Counts reads of the data area. */
-    private static final class Counting implements MemberDisk {
-        private final MemberDisk inner;
-        private final AtomicLong reads;
-        private final long dataOffset;
-
-        Counting(MemberDisk inner, AtomicLong reads, long dataOffset) {
-            this.inner = inner;
-            this.reads = reads;
-            this.dataOffset = dataOffset;
-        }
-
-        @Override
-        public long size() {
-            return inner.size();
-        }
-
-        @Override
-        public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
-            if (position >= dataOffset) {
-                reads.incrementAndGet();
-            }
-            inner.read(position, dst, dstOffset, length);
-        }
-
-        @Override
-        public void write(long position, ByteBuffer src, int srcOffset, int length) throws IOException {
-            inner.write(position, src, srcOffset, length);
-        }
-
-        @Override
-        public void flush() throws IOException {
-            inner.flush();
-        }
-
-        @Override
-        public String name() {
-            return inner.name();
-        }
-
-        @Override
-        public void close() throws IOException {
-            inner.close();
         }
     }
 }

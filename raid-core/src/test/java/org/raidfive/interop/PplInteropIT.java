@@ -4,12 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -173,18 +170,7 @@ class PplInteropIT {
         Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"), "org.raidfive.array.WriteHoleWriter", link.toString(),
                 Integer.toString(DISKS), "0", "4", "false").redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(child.getInputStream(),
-                StandardCharsets.US_ASCII))) {
-            String line;
-            int flushes = 0;
-            while ((line = in.readLine()) != null) {
-                if (line.startsWith("FLUSHED ") && ++flushes == 12) {
-                    child.destroyForcibly();
-                    break;
-                }
-            }
-        }
-        assertTrue(child.waitFor(30, TimeUnit.SECONDS));
+        org.raidfive.array.CrashWriter.killAfterFlushes(child, 12, 0, line -> { });
         for (Path p : Files.list(link).toList()) {
             Files.delete(p);
         }

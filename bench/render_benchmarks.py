@@ -8,7 +8,6 @@
 import glob
 import json
 import os
-import time
 import statistics
 import sys
 from collections import Counter
@@ -499,16 +498,21 @@ def kv_file(path):
     return m
 
 
+def section_start(out, title, machine_file, how):
+    """A script-made section's heading and its machine file: (lines so far, machine), machine None when the
+    script did not run in this set of results (the lines then say which command measures it)."""
+    L = ["## " + title, ""]
+    m = kv_file(os.path.join(out, machine_file))
+    if not m:
+        L += ["Not measured in this run (`%s` measures it)." % how, ""]
+    return L, m
+
+
 def hardening_section(out):
     """Issue 13's figures, from bench/nbd-hardening's hard_* files."""
-    L = []
+    L, m = section_start(out, "NBD hardening: before and after, TLS, a good client beside hostile ones", "hard_machine.txt", "bench/nbd-hardening")
     w = L.append
-    m = kv_file(os.path.join(out, "hard_machine.txt"))
-    w("## NBD hardening: before and after, TLS, a good client beside hostile ones")
-    w("")
     if not m:
-        w("Not measured in this run (`bench/nbd-hardening` measures it).")
-        w("")
         return L
     rows = {}
     for name in ("nbdkit", "before", "after", "nbdkit_tls", "raidfive_tls", "good_alone", "good_beside_hostile"):
@@ -574,14 +578,9 @@ def hardening_section(out):
 
 def real_section(out):
     """The parallel stripe engine issue's figures on members that are not memory, from bench/real-members."""
-    L = []
+    L, m = section_start(out, "Real members: files with O_DIRECT, members with 2 ms of latency", "real_machine.txt", "bench/real-members")
     w = L.append
-    m = kv_file(os.path.join(out, "real_machine.txt"))
-    w("## Real members: files with O_DIRECT, members with 2 ms of latency")
-    w("")
     if not m:
-        w("Not measured in this run (`bench/real-members` measures it).")
-        w("")
         return L
     w("Measured %s, commit %s, %s, %s cores, load average %s at the start and %s at the end, %s rounds x %s s; "
       "file members on %s. Ours and the peer run back to back in each round; ratios per round, median (min-max)."
@@ -727,15 +726,16 @@ def live_counters_section(R, out):
       "Goal: >= 0.97x.")
     w("")
     try:
-        with open(os.path.join(out, "counters_randread.txt")) as f:
-            for line in f:
-                if line.startswith("machine:"):
-                    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(f.name)))
-                    w("Measured %s; %s" % (stamp, line.strip()[len("machine:"):].strip()) + ".")
-                    w("")
-                    break
+        with open(os.path.join(out, "counters_date.txt")) as f:
+            stamp = f.read().strip()
     except OSError:
-        pass
+        stamp = "at an unrecorded time"
+    machine = (R.reports.get("counters_randread") or {}).get("machine", {})
+    if machine:
+        w("Measured %s (start of the run); %s, %s cores, %s, load average %s." % (
+            stamp, machine.get("cpu", "?"), machine.get("cores", "?"), machine.get("jdk", "?"),
+            machine.get("loadavg", "?")))
+        w("")
     w("| job | off IOPS (CV) | on IOPS (CV) | on / off | goal |")
     w("|---|---|---|---|---|")
     for name, what, on, off, r in rows:
@@ -807,14 +807,9 @@ def rwsem_section(R, out):
 
 def engine_ab_section(out):
     """The stripe engine before and after, from bench/engine-ab (same machine, one run)."""
-    L = []
+    L, m = section_start(out, "The stripe engine before and after (A/B)", "ab_engine_machine.txt", "BEFORE_JAR=... bench/engine-ab")
     w = L.append
-    m = kv_file(os.path.join(out, "ab_engine_machine.txt"))
-    w("## The stripe engine before and after (A/B)")
-    w("")
     if not m:
-        w("Not measured in this run (`BEFORE_JAR=... bench/engine-ab` measures it).")
-        w("")
         return L
     rows = load_lines(os.path.join(out, "ab_engine.jsonl"))
     w("Each round runs the same jobs with the jar built at %s (before) and at %s (after), back to back; each "
@@ -844,14 +839,9 @@ def engine_ab_section(out):
 
 def bitmap_section(out):
     """The write-intent bitmap issue's resync and re-add figures, from bench/bitmap-resync."""
-    L = []
+    L, m = section_start(out, "Write-intent bitmap: resync and re-add after 1% of writes", "bitmap_machine.txt", "bench/bitmap-resync")
     w = L.append
-    m = kv_file(os.path.join(out, "bitmap_machine.txt"))
-    w("## Write-intent bitmap: resync and re-add after 1% of writes")
-    w("")
     if not m:
-        w("Not measured in this run (`bench/bitmap-resync` measures it).")
-        w("")
         return L
     rows = load_lines(os.path.join(out, "bitmap_rounds.jsonl"))
     w("4 file members of %s (page cache, %s), %s%% of the array written as one region; each time is the pass's "
@@ -896,14 +886,9 @@ def bitmap_section(out):
 
 def startup_section(out):
     """The operator CLI issue's start-up row, from bench/startup."""
-    L = []
+    L, m = section_start(out, "Start-up of the short commands", "startup_machine.txt", "bench/startup")
     w = L.append
-    m = kv_file(os.path.join(out, "startup_machine.txt"))
-    w("## Start-up of the short commands")
-    w("")
     if not m:
-        w("Not measured in this run (`bench/startup` measures it).")
-        w("")
         return L
     rows = load_lines(os.path.join(out, "startup_rounds.jsonl"))
     w("Whole-process wall and CPU (user + system) seconds from `/usr/bin/time`, one run of each command per round, in "

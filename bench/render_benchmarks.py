@@ -326,8 +326,8 @@ class Results:
             got = impls(name)
             pairs = [("PercpuRefAtomic", "AtomicLong", "atomic_vs_atomiclong", "atomic mode")]
             if threads == 2:
-                pairs = [("PercpuRefStriped", "AtomicLong", "striped_vs_atomiclong", "striped"),
-                         ("PercpuRefStriped", "LongAdder", "striped_vs_longadder", "striped")] + pairs
+                pairs = [("PercpuRefOwned", "AtomicLong", "striped_vs_atomiclong", "striped (owned cells)"),
+                         ("PercpuRefOwned", "LongAdder", "striped_vs_longadder", "striped (owned cells)")] + pairs
             for ours, theirs, goal, what in pairs:
                 a, b = got.get(ours), got.get(theirs)
                 if not a or not b:

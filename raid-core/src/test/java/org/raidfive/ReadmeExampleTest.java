@@ -62,7 +62,7 @@ class ReadmeExampleTest {
         StringBuilder cp = new StringBuilder();
         for (String entry : full.split(File.pathSeparator)) {
             boolean library = entry.endsWith(File.separator + "classes") && !entry.endsWith("test-classes")
-                    || entry.contains("jctools-core") || entry.contains("slf4j-api");
+                    || entry.contains("jctools-core") || entry.contains("slf4j-api") || entry.contains("jna-");
             if (library) {
                 cp.append(cp.length() == 0 ? "" : File.pathSeparator).append(entry);
             }

@@ -68,11 +68,16 @@ public final class BenchConfig {
         }
     }
 
-    /** Which counter implementations to run; {@code BOTH} interleaves atomic and percpu runs. */
+    /**
+     * Which counter implementations to run; {@code BOTH} interleaves atomic and percpu runs,
+     * {@code FASTPATH} percpu with shared cells (atomic adds) and percpu with owned cells.
+     */
     public enum Counters {
         ATOMIC("atomic", List.of(CounterMode.ATOMIC)),
         PERCPU("percpu", List.of(CounterMode.PERCPU)),
-        BOTH("both", List.of(CounterMode.ATOMIC, CounterMode.PERCPU));
+        PERCPU_SHARED("percpu-shared", List.of(CounterMode.PERCPU_SHARED)),
+        BOTH("both", List.of(CounterMode.ATOMIC, CounterMode.PERCPU)),
+        FASTPATH("fastpath", List.of(CounterMode.PERCPU_SHARED, CounterMode.PERCPU));
 
         private final String cliName;
         private final List<CounterMode> modes;

@@ -100,7 +100,9 @@ public final class BenchCommand implements Callable<Integer> {
     String layout;
 
     @Option(names = "--counters", paramLabel = "MODE",
-            description = "array hot-path counters: atomic, percpu, or both (interleaved A B A B, with the ratio) (default: ${DEFAULT-VALUE})",
+            description = "array hot-path counters: atomic, percpu, percpu-shared (cells with atomic adds, the fallback "
+                    + "without membarrier), both (atomic vs percpu) or fastpath (percpu-shared vs percpu), interleaved "
+                    + "A B A B with the ratio (default: ${DEFAULT-VALUE})",
             defaultValue = "percpu")
     String counters;
 

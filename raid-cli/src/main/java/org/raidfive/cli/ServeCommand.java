@@ -142,7 +142,8 @@ final class ServeCommand extends Verb {
     long inFlightBudget;
 
     @Option(names = "--counters", paramLabel = "MODE",
-            description = "The array's hot-path counters: percpu or atomic (default: percpu).")
+            description = "The array's hot-path counters: percpu, percpu-shared (cells with atomic adds, the "
+                    + "fallback without membarrier) or atomic (default: percpu).")
     String counters;
 
     @Option(names = "--backend", paramLabel = "KIND",
@@ -424,10 +425,12 @@ final class ServeCommand extends Verb {
         switch (counters.toLowerCase(Locale.ROOT)) {
             case "percpu":
                 return CounterMode.PERCPU;
+            case "percpu-shared":
+                return CounterMode.PERCPU_SHARED;
             case "atomic":
                 return CounterMode.ATOMIC;
             default:
-                throw CliException.usage("unknown --counters '" + counters + "'; valid: percpu, atomic");
+                throw CliException.usage("unknown --counters '" + counters + "'; valid: percpu, percpu-shared, atomic");
         }
     }
 

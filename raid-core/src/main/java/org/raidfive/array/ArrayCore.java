@@ -25,7 +25,7 @@ final class ArrayCore {
     final CounterMode counterMode;
     final StripeLocks locks;
     final StripeOp.Pool ops;
-    final PercpuRwSemaphore config = new PercpuRwSemaphore();
+    final PercpuRwSemaphore config;
     /**
      * Request counts while live counters are published ({@link ArrayCounters}); null otherwise, so
      * that an array nobody watches pays one read of this field per request.
@@ -110,6 +110,7 @@ final class ArrayCore {
         this.locks = new StripeLocks(4096);
         this.ops = new StripeOp.Pool(this, Math.min(layout.chunkSize(), MAX_PIECE), 256);
         this.activeAlignedReads = PercpuRef.inflightCounter(counterMode);
+        this.config = new PercpuRwSemaphore(counterMode != CounterMode.PERCPU_SHARED);
         this.events = new ArrayEvents(name);
     }
 

@@ -54,7 +54,7 @@ final class Membership {
                 Thread.currentThread().interrupt();
                 throw new InterruptedIOException("interrupted while quiescing " + core.name);
             } finally {
-                if (core.counterMode == CounterMode.PERCPU) {
+                if (core.counterMode != CounterMode.ATOMIC) {
                     core.activeAlignedReads.switchToPercpu();
                 }
             }

@@ -17,7 +17,16 @@ public enum CounterMode {
     /**
      * Striped per-thread cells while running; switched to one exact counter
      * only while somebody needs to see zero (quiesce, member removal), then
-     * switched back.
+     * switched back. Each thread has a cell of its own, updated with plain
+     * stores, where Linux's {@code membarrier(2)} is available (decided once
+     * per JVM and logged); elsewhere this is {@link #PERCPU_SHARED}.
      */
-    PERCPU
+    PERCPU,
+
+    /**
+     * {@link #PERCPU} with cells shared by a hash of the thread id and updated
+     * with one atomic add each (what {@code PERCPU} falls back to without
+     * {@code membarrier(2)}); for A/B measurements of the owned cells.
+     */
+    PERCPU_SHARED
 }

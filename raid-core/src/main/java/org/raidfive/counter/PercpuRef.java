@@ -48,8 +48,11 @@ import java.util.function.Consumer;
  * <h2>Contract</h2>
  * <ul>
  * <li>{@code get()}, {@code put()}: no lock, no allocation; in striped mode
- *     no write to any word shared with another running thread (unless two
- *     threads hash to one cell). Never block.</li>
+ *     no write to any word shared with another running thread. Never block.
+ *     Where Linux's {@code membarrier(2)} is available (probed once at start
+ *     and logged) each thread has a cell of its own, written with plain
+ *     stores and no atomic instruction; elsewhere cells are shared by a hash
+ *     of the thread id and updated with one atomic add.</li>
  * <li>{@code put()} on the atomic path that takes the count to zero runs the
  *     release callback (references) and wakes an {@link #awaitZero} waiter.
  *     A put in striped mode cannot see zero; a ref that went to zero there
@@ -203,6 +206,68 @@ public final class PercpuRef {
      * release store only to state the intended order (reset, then publish);
      * the opaque readers do not pair with it and need not.
      *
+     * Owned cells (the default where membarrier(2) works; the shared,
+     * tombstoned cells above are the fallback, chosen once at start by
+     * Membarrier and logged there). The kernel's this_cpu_inc is a plain add
+     * because preemption is off and the CPU's own area is written by that CPU
+     * only. Here a thread holds a slot (ThreadSlots: one per thread, not a
+     * hash) and only it writes cell[slot]: a count and, in the same
+     * 128-byte span, a section sequence (odd while a section is open).
+     * get/put (addOwned), on the own, L1-resident line plus one read of MODE:
+     *   s = seq (opaque; our own last store, even)
+     *   S1: seq := s + 1 (release)
+     *   L1: m = MODE (opaque)
+     *   S2: if m == STRIPED: count := count + n (opaque)
+     *   S3: seq := s + 2 (release)
+     * and, if m was ATOMIC, the caller adds to COUNT as before. The fold
+     * (switcher, under switchLock):
+     *   W: MODE := ATOMIC (volatile);  membarrier(PRIVATE_EXPEDITED)
+     *   for each cell of a slot ever taken (ThreadSlots.usedWord):
+     *      R: seq (acquire); if odd, wait until it moves on; then sum the count
+     * then COUNT += (sum - foldedSum) - BIAS. The cells are never reset (a
+     * switcher never writes them, so they keep one writer): foldedSum
+     * remembers what the last fold took, and the next fold moves only the
+     * difference. Switching back to percpu is COUNT += BIAS, MODE := STRIPED.
+     * The sequence rather than a busy bit in the count: with a bit, a thread
+     * that opens section after section (each reading ATOMIC) could show the
+     * same busy value to every poll and hold the fold indefinitely; a moving
+     * sequence ends the wait at the first close.
+     *
+     * Why no add is lost or counted twice. This is Dekker's pattern (S1
+     * then L1 against W then R) with an asymmetric fence, the membarrier
+     * flavour of userspace RCU. membarrier returns only after every CPU
+     * running one of our threads has executed a full barrier (a thread not
+     * running has passed one: a context switch is one), and the call itself
+     * is a full barrier for the switcher. Take a section whose L1 read
+     * STRIPED. If the barrier on its CPU came before S1, then L1 came after
+     * the barrier, which is after W became visible: L1 would have read
+     * ATOMIC. So S1 came before the barrier and is visible when membarrier
+     * returns: R reads S1's odd value (and waits for the next) or a later
+     * one, S3's or a later section's S1; each is a release store after S2
+     * in program order and R an acquire load, so the add is in the count
+     * read next. A section whose L1 read ATOMIC leaves the count alone and
+     * counts on COUNT. Every section that starts after
+     * the barrier reads ATOMIC. So the fold's sum holds exactly the adds of
+     * the sections that read STRIPED, and every other operation went to
+     * COUNT: each counted once. A thread descheduled between S1 and S2
+     * holds the fold (it waits, then parks 20 us at a time) as it would hold
+     * a kernel grace period; sections are straight-line code and never wait.
+     *
+     * What the JMM does not promise, and what supplies it. The JMM gives no
+     * order between an opaque store and a later opaque load of another
+     * variable (only volatile accesses are in the synchronization order), and
+     * it knows nothing of membarrier. Two things stand in for it. The
+     * compiler: HotSpot's C2 wraps every VarHandle/Unsafe access with an
+     * ordering mode (opaque, acquire, release) in MemBarCPUOrder nodes
+     * (C2Access::needs_cpu_membar in barrierSetC2.cpp), which keep memory
+     * accesses on both sides where they are; C1 and the interpreter do not
+     * reorder them. The hardware: x86-TSO may let L1 pass S1 (the store
+     * buffer) and nothing else, and ARMv8 may reorder both; that is exactly
+     * the reordering the membarrier IPI's full barrier (MFENCE / DMB ISH)
+     * closes. What stays on the JMM's side: the release stores S1 and S3 and the
+     * acquire loads R make "before put() happens-before the observer of zero"
+     * hold, as the volatile RMWs do for shared cells.
+     *
      * Bounds. |cell| < 2^61 and |x| < 2^59: at 10^9 unbalanced operations
      * per second that is 18 years. n in get(n)/put(n) is at most 2^32.
      *
@@ -240,6 +305,8 @@ public final class PercpuRef {
     /** An unbiased COUNT at or above this carries DEAD. */
     private static final long DEAD_LIMIT = 1L << 59;
     private static final long MAX_DELTA = 1L << 32;
+    /** Owned cells: offset of the section sequence word from the count, in the cell's own span. */
+    private static final int SEQ = 1;
 
     private static final int MODE = PaddedWords.controlIndex(0);
     private static final int COUNT = PaddedWords.controlIndex(1);
@@ -262,6 +329,8 @@ public final class PercpuRef {
     private final long[] words;
     private final int slotShift;
     private final int slots;
+    /** Owned cells (one writer each, plain stores, membarrier on switch) rather than shared tombstoned ones. */
+    private final boolean owned;
 
     // Cold path.
     private final Consumer<PercpuRef> release;
@@ -283,23 +352,30 @@ public final class PercpuRef {
     private static final int RELEASING = 1;
     private static final int DONE = 2;
     private volatile Thread zeroWaiter;
+    /**
+     * Owned cells: the sum of the cells' counts at the last fold (written under switchLock). The
+     * cells are never reset (only their owners write them); the next fold moves what they gained
+     * since into COUNT.
+     */
+    private volatile long foldedSum;
 
     private PercpuRef(Consumer<PercpuRef> release, boolean initialRef, boolean allowReinit, boolean atomicOnly,
-                      boolean startAtomic, boolean forceAtomic, boolean startDead, int slots) {
+                      boolean startAtomic, boolean forceAtomic, boolean startDead, int slots, boolean owned) {
         this.release = release;
         this.initialRef = initialRef;
         this.allowReinit = allowReinit;
         this.atomicOnly = atomicOnly;
-        this.slots = slots;
-        this.slotShift = atomicOnly ? 0 : PaddedWords.slotShift(slots);
-        this.words = PaddedWords.allocate(2, slots);
+        this.owned = owned && !atomicOnly;
+        this.slots = this.owned ? ThreadSlots.CAPACITY : slots;
+        this.slotShift = atomicOnly ? 0 : PaddedWords.slotShift(this.slots);
+        this.words = PaddedWords.allocate(2, this.slots);
         this.forceAtomic = forceAtomic; // kernel: force_atomic = flags & PERCPU_REF_INIT_ATOMIC
         this.releaseState = startDead ? DONE : LIVE;
         long start = (initialRef && !startDead ? 1 : 0) + (startDead ? DEAD : 0);
         if (startAtomic) {
             words[MODE] = ATOMIC;
             words[COUNT] = start;
-            for (int i = 0; i < slots; i++) {
+            for (int i = 0; i < slots && !this.owned; i++) {
                 words[cell(i)] = TOMBSTONE;
             }
         } else {
@@ -318,10 +394,21 @@ public final class PercpuRef {
      *                reference (or switches the ref to atomic mode and finds it at zero)
      */
     public static PercpuRef create(Consumer<PercpuRef> release, Flag... flags) {
-        return create(release, PaddedWords.defaultSlots(), flags);
+        return create(release, Membarrier.available(), PaddedWords.defaultSlots(), flags);
     }
 
+    /** A reference with shared (tombstoned) cells, {@code slots} of them. */
     static PercpuRef create(Consumer<PercpuRef> release, int slots, Flag... flags) {
+        return create(release, false, slots, flags);
+    }
+
+    /** A reference with owned cells; needs {@link Membarrier#available()}. */
+    static PercpuRef createOwned(Consumer<PercpuRef> release, Flag... flags) {
+        requireMembarrier();
+        return create(release, true, 2, flags);
+    }
+
+    private static PercpuRef create(Consumer<PercpuRef> release, boolean owned, int slots, Flag... flags) {
         Objects.requireNonNull(release, "release");
         boolean atomic = false;
         boolean startDead = false;
@@ -335,23 +422,48 @@ public final class PercpuRef {
             }
         }
         return new PercpuRef(release, true, reinit, false, atomic || startDead, atomic, startDead,
-                PaddedWords.checkSlots(slots));
+                PaddedWords.checkSlots(slots), owned);
     }
 
     /**
      * An in-flight counter starting at zero, with no initial reference and no
      * release callback (see the class comment). {@link CounterMode#ATOMIC}
      * gives one exact counter that never stripes; {@link CounterMode#PERCPU}
-     * starts striped.
+     * starts striped, in owned cells where {@code membarrier(2)} is available
+     * (else shared cells); {@link CounterMode#PERCPU_SHARED} starts striped in
+     * shared cells.
      */
     public static PercpuRef inflightCounter(CounterMode mode) {
-        return inflightCounter(mode, PaddedWords.defaultSlots());
+        boolean owned = Objects.requireNonNull(mode, "mode") == CounterMode.PERCPU && Membarrier.available();
+        return inflightCounter(mode, PaddedWords.defaultSlots(), owned);
     }
 
+    /** An in-flight counter; striped ones get {@code slots} shared cells. */
     static PercpuRef inflightCounter(CounterMode mode, int slots) {
+        return inflightCounter(mode, slots, false);
+    }
+
+    /** A striped in-flight counter with owned cells; needs {@link Membarrier#available()}. */
+    static PercpuRef inflightOwned() {
+        requireMembarrier();
+        return inflightCounter(CounterMode.PERCPU, 2, true);
+    }
+
+    private static PercpuRef inflightCounter(CounterMode mode, int slots, boolean owned) {
         boolean atomicOnly = Objects.requireNonNull(mode, "mode") == CounterMode.ATOMIC;
         return new PercpuRef(null, false, true, atomicOnly, atomicOnly, atomicOnly, false,
-                atomicOnly ? 0 : PaddedWords.checkSlots(slots));
+                atomicOnly ? 0 : PaddedWords.checkSlots(slots), owned);
+    }
+
+    private static void requireMembarrier() {
+        if (!Membarrier.available()) {
+            throw new IllegalStateException("owned cells need membarrier(2): " + Membarrier.unavailableReason());
+        }
+    }
+
+    /** True if this ref counts in owned cells (plain stores; membarrier on a switch). */
+    boolean ownedCells() {
+        return owned;
     }
 
     // ---------------------------------------------------------------- hot path
@@ -359,8 +471,7 @@ public final class PercpuRef {
     /** Takes one reference (counts one in-flight operation). */
     public void get() {
         final long[] w = words;
-        if ((long) WORD.getOpaque(w, MODE) != STRIPED
-                || (long) WORD.getAndAdd(w, cellIndex(), 1L) >= LIVE_LIMIT) {
+        if (!countedInCell(w, 1L)) {
             long unused = (long) WORD.getAndAdd(w, COUNT, 1L);
         }
     }
@@ -368,11 +479,8 @@ public final class PercpuRef {
     /** Drops one reference; may run the release callback if it was the last one. */
     public void put() {
         final long[] w = words;
-        if ((long) WORD.getOpaque(w, MODE) != STRIPED
-                || (long) WORD.getAndAdd(w, cellIndex(), -1L) >= LIVE_LIMIT) {
-            if ((((long) WORD.getAndAdd(w, COUNT, -1L) - 1L) & ~DEAD) == 0L) {
-                onZero();
-            }
+        if (!countedInCell(w, -1L) && (((long) WORD.getAndAdd(w, COUNT, -1L) - 1L) & ~DEAD) == 0L) {
+            onZero();
         }
     }
 
@@ -380,8 +488,7 @@ public final class PercpuRef {
     public void get(long n) {
         checkDelta(n);
         final long[] w = words;
-        if ((long) WORD.getOpaque(w, MODE) != STRIPED
-                || (long) WORD.getAndAdd(w, cellIndex(), n) >= LIVE_LIMIT) {
+        if (!countedInCell(w, n)) {
             long unused = (long) WORD.getAndAdd(w, COUNT, n);
         }
     }
@@ -390,11 +497,8 @@ public final class PercpuRef {
     public void put(long n) {
         checkDelta(n);
         final long[] w = words;
-        if ((long) WORD.getOpaque(w, MODE) != STRIPED
-                || (long) WORD.getAndAdd(w, cellIndex(), -n) >= LIVE_LIMIT) {
-            if (n != 0 && (((long) WORD.getAndAdd(w, COUNT, -n) - n) & ~DEAD) == 0L) {
-                onZero();
-            }
+        if (!countedInCell(w, -n) && n != 0 && (((long) WORD.getAndAdd(w, COUNT, -n) - n) & ~DEAD) == 0L) {
+            onZero();
         }
     }
 
@@ -405,11 +509,7 @@ public final class PercpuRef {
      */
     public boolean tryGet() {
         final long[] w = words;
-        if ((long) WORD.getOpaque(w, MODE) == STRIPED
-                && (long) WORD.getAndAdd(w, cellIndex(), 1L) < LIVE_LIMIT) {
-            return true;
-        }
-        return tryGetAtomic(w, false);
+        return countedInCell(w, 1L) || tryGetAtomic(w, false);
     }
 
     /**
@@ -419,11 +519,62 @@ public final class PercpuRef {
      */
     public boolean tryGetLive() {
         final long[] w = words;
-        if ((long) WORD.getOpaque(w, MODE) == STRIPED
-                && (long) WORD.getAndAdd(w, cellIndex(), 1L) < LIVE_LIMIT) {
-            return true; // live cell: ordered before any kill's sweep of it, so counted by that fold
+        // Counted in a cell: ordered before any kill's fold (which waits for or sweeps that cell), so counted by it.
+        return countedInCell(w, 1L) || tryGetAtomic(w, true);
+    }
+
+    /**
+     * The striped path: adds {@code n} to the calling thread's cell and returns true, or returns
+     * false (the ref is atomic, or the thread has no cell) and the caller counts on COUNT.
+     */
+    private boolean countedInCell(long[] w, long n) {
+        if (owned) {
+            return addOwned(w, n, null);
         }
-        return tryGetAtomic(w, true);
+        return (long) WORD.getOpaque(w, MODE) == STRIPED && (long) WORD.getAndAdd(w, cellIndex(), n) < LIVE_LIMIT;
+    }
+
+    /**
+     * Owned cells (see "Owned cells" above): open the section (sequence odd), read MODE, add to
+     * the own count if striped, close the section (sequence even). Loads and stores only: no LOCK
+     * prefix, no fence. {@code midSection} (tests only; null on the I/O path, folded away by the
+     * JIT) runs between the read of MODE and the add, where a thread descheduled at the worst
+     * moment stands.
+     */
+    private boolean addOwned(long[] w, long n, Runnable midSection) {
+        int slot = ThreadSlots.slot();
+        if (slot < 0) {
+            return false;
+        }
+        int c = cell(slot);
+        long seq = (long) WORD.getOpaque(w, c + SEQ); // our own word: the last value is ours, even
+        WORD.setRelease(w, c + SEQ, seq + 1);
+        // StoreLoad between that store and this load: a compiler barrier only (see above); the
+        // switcher's membarrier supplies the hardware fence.
+        boolean striped = (long) WORD.getOpaque(w, MODE) == STRIPED;
+        if (midSection != null) {
+            midSection.run();
+        }
+        if (striped) {
+            WORD.setOpaque(w, c, (long) WORD.getOpaque(w, c) + n);
+        }
+        WORD.setRelease(w, c + SEQ, seq + 2);
+        return striped;
+    }
+
+    /** For tests: {@link #tryGetLive()} whose owned-cell section runs {@code midSection} after reading the mode. */
+    boolean tryGetLivePausing(Runnable midSection) {
+        final long[] w = words;
+        return (owned ? addOwned(w, 1L, midSection) : countedInCell(w, 1L)) || tryGetAtomic(w, true);
+    }
+
+    /** For tests: {@link #put()} whose owned-cell section runs {@code midSection} after reading the mode. */
+    void putPausing(Runnable midSection) {
+        final long[] w = words;
+        if (!(owned ? addOwned(w, -1L, midSection) : countedInCell(w, -1L))
+                && (((long) WORD.getAndAdd(w, COUNT, -1L) - 1L) & ~DEAD) == 0L) {
+            onZero();
+        }
     }
 
     /** The atomic path of tryGet/tryGetLive: one CAS decides and increments (see "Kill and tryGetLive"). */
@@ -621,9 +772,7 @@ public final class PercpuRef {
             }
             if ((long) WORD.compareAndExchange(w, COUNT, c, next) == c) {
                 if (striped) {
-                    for (int i = 0; i < slots; i++) {
-                        WORD.setVolatile(w, cell(i), 0L); // the cells were tombstones: from here adds count in them
-                    }
+                    resetSharedCells(w);
                     WORD.setRelease(w, MODE, STRIPED);
                 }
                 return true;
@@ -663,12 +812,19 @@ public final class PercpuRef {
         final long[] w = words;
         long delta = extra;
         if ((long) WORD.getVolatile(w, MODE) == STRIPED) {
-            WORD.setVolatile(w, MODE, ATOMIC); // a hint: new callers go straight to COUNT
-            long sum = 0;
-            for (int i = 0; i < slots; i++) {
-                sum += (long) WORD.getAndSet(w, cell(i), TOMBSTONE);
+            WORD.setVolatile(w, MODE, ATOMIC); // new callers go straight to COUNT
+            if (owned) {
+                Membarrier.barrier(); // from here every section that has not marked its cell busy sees ATOMIC
+                long sum = sumOwnedCells(w);
+                delta += sum - foldedSum - BIAS;
+                foldedSum = sum;
+            } else {
+                long sum = 0;
+                for (int i = 0; i < slots; i++) {
+                    sum += (long) WORD.getAndSet(w, cell(i), TOMBSTONE);
+                }
+                delta += sum - BIAS;
             }
-            delta += sum - BIAS;
         } else if (extra == 0) {
             return;
         }
@@ -679,6 +835,36 @@ public final class PercpuRef {
             throw new IllegalStateException(
                     "count is " + valueOf(now) + " after switching to atomic: put() without get()");
         }
+    }
+
+    /**
+     * Owned cells, after MODE := ATOMIC and the membarrier: the sum of every cell's count. A cell
+     * whose sequence is odd has a section open, which may have read STRIPED: wait until the
+     * sequence moves (that section closed; any later one reads ATOMIC and leaves the count alone),
+     * so at most one section per cell is waited for, however busy its owner. The acquire load of
+     * the sequence pairs with the owner's release stores: the add is visible to the count's load.
+     */
+    private long sumOwnedCells(long[] w) {
+        long sum = 0;
+        for (int k = 0; k < ThreadSlots.USED_WORDS; k++) {
+            for (long used = ThreadSlots.usedWord(k); used != 0L; used &= used - 1) {
+                int c = cell((k << 6) + Long.numberOfTrailingZeros(used));
+                long open = (long) WORD.getAcquire(w, c + SEQ);
+                if ((open & 1L) != 0L) {
+                    for (int spins = 0; (long) WORD.getAcquire(w, c + SEQ) == open; spins++) {
+                        if (spins < 100) {
+                            Thread.onSpinWait();
+                        } else if (spins < 200) {
+                            Thread.yield();
+                        } else {
+                            LockSupport.parkNanos(this, 20_000); // the owner is descheduled mid-section
+                        }
+                    }
+                }
+                sum += (long) WORD.getOpaque(w, c);
+            }
+        }
+        return sum;
     }
 
     /**
@@ -696,10 +882,30 @@ public final class PercpuRef {
             return;
         }
         long unused = (long) WORD.getAndAdd(w, COUNT, BIAS + extra); // first: COUNT can no longer read zero
-        for (int i = 0; i < slots; i++) {
-            WORD.setVolatile(w, cell(i), 0L); // drops garbage of redirected adds; later adds count here
-        }
+        resetSharedCells(w);
         WORD.setRelease(w, MODE, STRIPED);
+    }
+
+    /**
+     * Shared cells, going striped: tombstones back to live zeros (drops the garbage of redirected
+     * adds; later adds count here). Owned cells are never written by a switcher: their counts at
+     * the last fold are in foldedSum.
+     */
+    private void resetSharedCells(long[] w) {
+        for (int i = 0; i < slots && !owned; i++) {
+            WORD.setVolatile(w, cell(i), 0L);
+        }
+    }
+
+    /** Owned cells' counts as they stand (a moving snapshot; no wait for open sections). */
+    private long sumOwnedCellsNow(long[] w) {
+        long sum = 0;
+        for (int k = 0; k < ThreadSlots.USED_WORDS; k++) {
+            for (long used = ThreadSlots.usedWord(k); used != 0L; used &= used - 1) {
+                sum += (long) WORD.getVolatile(w, cell((k << 6) + Long.numberOfTrailingZeros(used)));
+            }
+        }
+        return sum;
     }
 
     /** x of an unbiased COUNT: the count without DEAD. */
@@ -743,6 +949,9 @@ public final class PercpuRef {
             return valueOf(c);
         }
         long sum = valueOf(c - BIAS);
+        if (owned) {
+            return sum - foldedSum + sumOwnedCellsNow(w);
+        }
         for (int i = 0; i < slots; i++) {
             long v = (long) WORD.getVolatile(w, cell(i));
             if (v < LIVE_LIMIT) {
@@ -812,7 +1021,7 @@ public final class PercpuRef {
 
     @Override
     public String toString() {
-        return "PercpuRef[" + (initialRef ? "ref" : "inflight") + (atomicOnly ? ", atomic-only" : "")
+        return "PercpuRef[" + (initialRef ? "ref" : "inflight") + (atomicOnly ? ", atomic-only" : owned ? ", owned" : "")
                 + ", " + (isAtomic() ? "atomic" : "striped") + (isDying() ? ", dying" : "")
                 + (releaseState != LIVE ? ", released" : "") + ", count~" + count() + "]";
     }

@@ -2,6 +2,7 @@ package org.raidfive.counter;
 
 import static org.raidfive.counter.PaddedWords.WORD;
 
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -11,8 +12,9 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A read-write lock for a read-mostly configuration: readers on the I/O path
- * pay one atomic add on their own striped cell and one read of a shared word
- * that is only written by writers; a rare writer (reconfiguration, block-size
+ * write only a cell of their own (with plain stores where Linux's
+ * {@code membarrier(2)} is available, else one atomic add on a striped cell)
+ * and read one shared word that is only written by writers; a rare writer (reconfiguration, block-size
  * change) blocks new readers, waits for the active ones to drain, and then
  * runs alone. The JVM port of Linux's {@code percpu_rw_semaphore}
  * ({@code kernel/locking/percpu-rwsem.c}).
@@ -93,6 +95,25 @@ public final class PercpuRwSemaphore {
      * under waitLock and re-check BLOCK under it; the last writer out
      * lowers BLOCK before signalling under the same lock.
      *
+     * Owned cells (where membarrier(2) works; the kernel's rcu_sync shape).
+     * A reader with a ThreadSlots slot uses its own cell, as PercpuRef's
+     * owned cells do: busy store, read BLOCK, then one release store that
+     * counts the hold (+2: the count sits above the busy bit) and clears
+     * busy, or only clears busy when a writer is in or waiting. No atomic
+     * instruction, no fence. The writer raises BLOCK, publishes itself,
+     * issues membarrier(PRIVATE_EXPEDITED), then sums: shared cells as
+     * before, each owned cell of a slot ever taken once it is not busy. The argument is
+     * PercpuRef's: a section that read BLOCK == 0 stored busy before the
+     * barrier on its CPU, so the sum waits for it and then sees its hold.
+     * readUnlock is a release store of the count minus 2, then an opaque
+     * read of BLOCK; if set, a full fence and the writer field. If that
+     * read of BLOCK ran before the membarrier's barrier on the reader's CPU,
+     * so did the store, which the barrier makes visible to the writer's
+     * sums; if after, it sees BLOCK and the fence pairs with the writer's
+     * volatile publish before its sums (Dekker). Threads without a slot use
+     * the shared cells; a hold may be released from another thread, since
+     * only the total matters.
+     *
      * Ordering for data: the writer's critical section is followed by its
      * volatile decrement of BLOCK, which a later reader's volatile read of
      * BLOCK synchronizes with. A reader's critical section is followed by
@@ -102,6 +123,8 @@ public final class PercpuRwSemaphore {
 
     private static final int BLOCK = PaddedWords.controlIndex(0);
     private static final int CELL_BASE = PaddedWords.cellBase(1);
+    /** Owned cells: bit 0 says the owner is between its busy store and its add (see PercpuRef). */
+    private static final long BUSY = 1L;
     /** Sums a draining writer tries before it parks (readers' critical sections are usually short). */
     private static final int DRAIN_SPINS = 256;
 
@@ -109,6 +132,8 @@ public final class PercpuRwSemaphore {
     private final int slotShift;
     private final int slots;
     private final int drainSpins;
+    /** Owned reader cells (ThreadSlots), after the shared ones; null without membarrier. */
+    private final long[] owned;
 
     private final ReentrantLock writerMutex = new ReentrantLock();
     private final ReentrantLock waitLock = new ReentrantLock();
@@ -117,27 +142,62 @@ public final class PercpuRwSemaphore {
     /** Sums made by draining writers (the writer path only): a test sees what wakes a writer. */
     private final AtomicLong drainSumCount = new AtomicLong();
 
-    /** A semaphore with as many reader cells as this machine warrants (see {@link PercpuRef}). */
+    /**
+     * A semaphore with as many reader cells as this machine warrants (see {@link PercpuRef}): a cell
+     * of its own per reader thread where membarrier(2) is available, else shared cells.
+     */
     public PercpuRwSemaphore() {
-        this(PaddedWords.defaultSlots());
+        this(Membarrier.available());
+    }
+
+    /**
+     * A semaphore whose readers use owned cells (if {@code ownedCells} and membarrier(2) is
+     * available) or shared cells with atomic adds (for A/B measurements: {@link CounterMode#PERCPU_SHARED}).
+     */
+    public PercpuRwSemaphore(boolean ownedCells) {
+        this(PaddedWords.defaultSlots(), DRAIN_SPINS, ownedCells && Membarrier.available());
     }
 
     PercpuRwSemaphore(int slots) {
-        this(slots, DRAIN_SPINS);
+        this(slots, DRAIN_SPINS, false);
     }
 
     /** For tests: {@code drainSpins = 0} parks at once (keeps model checking small). */
     PercpuRwSemaphore(int slots, int drainSpins) {
+        this(slots, drainSpins, false);
+    }
+
+    /** For tests: owned cells when {@code ownedCells} (needs membarrier), else {@code slots} shared ones. */
+    PercpuRwSemaphore(int slots, int drainSpins, boolean ownedCells) {
+        if (ownedCells && !Membarrier.available()) {
+            throw new IllegalStateException("owned cells need membarrier(2): " + Membarrier.unavailableReason());
+        }
         this.drainSpins = drainSpins;
         this.slots = PaddedWords.checkSlots(slots);
         this.slotShift = PaddedWords.slotShift(slots);
         this.words = PaddedWords.allocate(1, slots);
+        this.owned = ownedCells ? PaddedWords.allocate(0, ThreadSlots.CAPACITY) : null;
+    }
+
+    /** True if readers use owned cells (plain stores; the writer issues a membarrier). */
+    boolean ownedCells() {
+        return owned != null;
     }
 
     // ------------------------------------------------------------------ readers
 
     /** Takes the read lock, waiting (uninterruptibly) while a writer holds or wants the lock. */
     public void readLock() {
+        if (owned != null) {
+            int slot = ThreadSlots.slot();
+            if (slot >= 0) {
+                final int c = ownedCell(slot);
+                while (!enterOwned(c)) {
+                    awaitNoWriter();
+                }
+                return;
+            }
+        }
         final long[] w = words;
         final int cell = PaddedWords.cellIndex(CELL_BASE, slotShift);
         if ((long) WORD.getVolatile(w, BLOCK) != 0L) { // a writer is in or waiting: touch nothing it sums
@@ -156,6 +216,12 @@ public final class PercpuRwSemaphore {
      * seeing zero (they starved it: each poll was a +1 and -1 in a cell the writer sums).
      */
     public boolean tryReadLock() {
+        if (owned != null) {
+            int slot = ThreadSlots.slot();
+            if (slot >= 0) {
+                return enterOwned(ownedCell(slot));
+            }
+        }
         final long[] w = words;
         if ((long) WORD.getVolatile(w, BLOCK) != 0L) {
             return false;
@@ -171,7 +237,94 @@ public final class PercpuRwSemaphore {
 
     /** Releases a read lock taken by {@link #readLock()} or a successful {@link #tryReadLock()}. */
     public void readUnlock() {
+        if (owned != null) {
+            int slot = ThreadSlots.slot();
+            if (slot >= 0) {
+                leaveOwned(ownedCell(slot));
+                return;
+            }
+        }
         leave(words, PaddedWords.cellIndex(CELL_BASE, slotShift));
+    }
+
+    private static int ownedCell(int slot) {
+        return PaddedWords.cellBase(0) + (slot << PaddedWords.SPAN_SHIFT);
+    }
+
+    /**
+     * Owned cell, as PercpuRef's addOwned: busy, read BLOCK, then count the hold and clear busy in
+     * one release store, or only clear busy (a writer holds or wants the lock: nothing counted, so
+     * a writer's drain never sees this attempt).
+     */
+    private boolean enterOwned(int c) {
+        final long[] o = owned;
+        long v = (long) WORD.getOpaque(o, c); // our own word
+        if ((long) WORD.getAcquire(words, BLOCK) != 0L) {
+            return false; // a writer is in or waiting: touch nothing it sums
+        }
+        WORD.setOpaque(o, c, v | BUSY);
+        // StoreLoad: a compiler barrier here (see PercpuRef); the writer's membarrier is the fence.
+        // Acquire: the last writer's critical section happens-before ours (its BLOCK decrement).
+        boolean free = (long) WORD.getAcquire(words, BLOCK) == 0L;
+        WORD.setRelease(o, c, free ? v + 2 : v);
+        return free;
+    }
+
+    /**
+     * Drops a hold from the own cell (release: our critical section happens-before the writer that
+     * sums it). If a writer is draining it may be parked on a sum that missed this store: a full
+     * fence, then the writer field (Dekker with the writer's publish-then-sum).
+     */
+    private void leaveOwned(int c) {
+        final long[] o = owned;
+        WORD.setRelease(o, c, (long) WORD.getOpaque(o, c) - 2);
+        if ((long) WORD.getOpaque(words, BLOCK) != 0L) {
+            VarHandle.fullFence();
+            Thread writer = drainingWriter;
+            if (writer != null) {
+                LockSupport.unpark(writer);
+            }
+        }
+    }
+
+    private void awaitNoWriter() {
+        waitLock.lock();
+        try {
+            while ((long) WORD.getVolatile(words, BLOCK) != 0L) {
+                unblocked.awaitUninterruptibly();
+            }
+        } finally {
+            waitLock.unlock();
+        }
+    }
+
+    /**
+     * Every read hold: the shared cells plus, with owned cells, each owned cell's count once its
+     * owner is out of its busy section. Writers call this after raising BLOCK, publishing
+     * themselves and (owned cells) issuing the membarrier.
+     */
+    private long sumReaders() {
+        long sum = PaddedWords.sumCells(words, CELL_BASE, slots);
+        final long[] o = owned;
+        for (int k = 0; o != null && k < ThreadSlots.USED_WORDS; k++) {
+            for (long used = ThreadSlots.usedWord(k); used != 0L; used &= used - 1) {
+                int c = ownedCell((k << 6) + Long.numberOfTrailingZeros(used));
+                long v = (long) WORD.getAcquire(o, c);
+                while ((v & BUSY) != 0L) {
+                    Thread.onSpinWait(); // a reader between its busy store and its release: a few instructions
+                    v = (long) WORD.getAcquire(o, c);
+                }
+                sum += v >> 1;
+            }
+        }
+        return sum;
+    }
+
+    /** Owned cells: after BLOCK is raised and the writer published, every later reader section sees BLOCK. */
+    private void fenceReaders() {
+        if (owned != null) {
+            Membarrier.barrier();
+        }
     }
 
     private void leave(long[] w, int cell) {
@@ -215,8 +368,9 @@ public final class PercpuRwSemaphore {
         long unused = (long) WORD.getAndAdd(w, BLOCK, 1L); // first: no new reader gets in from here on
         writerMutex.lock();
         drainingWriter = Thread.currentThread(); // before summing: see the wake-up note
+        fenceReaders();
         boolean interrupted = false;
-        for (int spins = 0; PaddedWords.sumCells(w, CELL_BASE, slots) != 0L; spins++) {
+        for (int spins = 0; sumReaders() != 0L; spins++) {
             drainSumCount.incrementAndGet();
             if (spins < drainSpins) {
                 Thread.onSpinWait();
@@ -252,7 +406,8 @@ public final class PercpuRwSemaphore {
                 return false;
             }
             drainingWriter = Thread.currentThread();
-            for (int spins = 0; PaddedWords.sumCells(w, CELL_BASE, slots) != 0L; spins++) {
+            fenceReaders();
+            for (int spins = 0; sumReaders() != 0L; spins++) {
                 drainSumCount.incrementAndGet();
                 if (Thread.interrupted()) {
                     throw new InterruptedException("interrupted while readers drained");
@@ -319,6 +474,13 @@ public final class PercpuRwSemaphore {
 
     /** Read locks currently held (a moving snapshot that may include readers about to back out). */
     public long readers() {
-        return PaddedWords.sumCells(words, CELL_BASE, slots);
+        long sum = PaddedWords.sumCells(words, CELL_BASE, slots);
+        final long[] o = owned;
+        for (int k = 0; o != null && k < ThreadSlots.USED_WORDS; k++) {
+            for (long used = ThreadSlots.usedWord(k); used != 0L; used &= used - 1) {
+                sum += (long) WORD.getOpaque(o, ownedCell((k << 6) + Long.numberOfTrailingZeros(used))) >> 1;
+            }
+        }
+        return sum;
     }
 }

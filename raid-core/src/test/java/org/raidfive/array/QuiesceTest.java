@@ -66,7 +66,7 @@ class QuiesceTest {
                     for (Member m : array.core.table.slots) {
                         m.nrPending.switchToAtomicSync();
                         assertTrue(m.nrPending.awaitZero(Duration.ZERO), "no I/O in flight on " + m.name());
-                        if (mode == CounterMode.PERCPU) {
+                        if (mode != CounterMode.ATOMIC) {
                             m.nrPending.switchToPercpu();
                         }
                     }

@@ -15,7 +15,12 @@ import org.junit.jupiter.api.Test;
 @Param(name = "tid", gen = ThreadIdGen.class)
 public class InflightCounterLincheckTest {
     private final int[] held = new int[8];
-    private final PercpuRef counter = PercpuRef.inflightCounter(CounterMode.PERCPU, 2);
+    private final PercpuRef counter = newCounter();
+
+    /** The counter under test (two shared cells); {@link OwnedInflightCounterLincheckTest} gives owned ones. */
+    PercpuRef newCounter() {
+        return PercpuRef.inflightCounter(CounterMode.PERCPU, 2);
+    }
 
     @Operation
     public void get(@Param(name = "tid") int tid) {

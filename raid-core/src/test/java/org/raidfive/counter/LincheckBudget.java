@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.time.Duration;
 import org.jetbrains.kotlinx.lincheck.LinChecker;
+import org.jetbrains.kotlinx.lincheck.strategy.managed.ManagedStrategyGuaranteeKt;
 import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions;
 
 /**
@@ -23,6 +24,18 @@ final class LincheckBudget {
                 .actorsBefore(2)
                 .actorsAfter(2)
                 .minimizeFailedScenario(false); // minimising takes minutes on 2 cores; the trace is enough
+    }
+
+    /**
+     * For owned cells: the thread registry ({@link ThreadSlots}, process-wide static state that a
+     * thread writes once, on its first use) and the membarrier call are left out of the model: no
+     * switch points in them and their statics are not snapshotted (restoring them between
+     * invocations would unregister the threads).
+     */
+    static ModelCheckingOptions ownedCells(ModelCheckingOptions options) {
+        return options
+                .addGuarantee(ManagedStrategyGuaranteeKt.forClasses(ThreadSlots.class.getName()).allMethods().ignore())
+                .addGuarantee(ManagedStrategyGuaranteeKt.forClasses(Membarrier.class.getName()).allMethods().ignore());
     }
 
     /** Runs the check, failing with the check's name if it outlives 90 s x scale (a hang fails, not stalls). */

@@ -1,5 +1,6 @@
 package org.raidfive.counter;
 
+import java.util.function.Consumer;
 import org.jetbrains.kotlinx.lincheck.annotations.Operation;
 import org.jetbrains.kotlinx.lincheck.annotations.Param;
 import org.jetbrains.kotlinx.lincheck.annotations.Validate;
@@ -25,14 +26,19 @@ public class PercpuRefLincheckTest {
     private final int[] held = new int[8];
     private volatile int releases;
     private volatile boolean early;
-    private final PercpuRef ref = PercpuRef.create(r -> {
+    private final PercpuRef ref = newRef(r -> {
         releases++;
         for (int h : held) {
             if (h != 0) {
                 early = true;
             }
         }
-    }, 2);
+    });
+
+    /** The reference under test (two shared cells); {@link OwnedRefLincheckTest} gives owned ones. */
+    PercpuRef newRef(Consumer<PercpuRef> release) {
+        return PercpuRef.create(release, 2);
+    }
 
     @Operation
     public void get(@Param(name = "tid") int tid) {

@@ -3,13 +3,17 @@ package org.raidfive.counter;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.time.Duration;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
-import org.junit.jupiter.api.Test;
+import java.util.function.Consumer;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Timed multi-threaded runs of {@link PercpuRef} against mode switches,
@@ -17,14 +21,15 @@ import org.junit.jupiter.api.Test;
  * the test name) and prints its seed; rerun one with -Draid.test.seed=N.
  */
 class PercpuRefStressTest {
-    private static final int WORKERS = 3;
+    static final int WORKERS = 3;
     private static final int MAX_HELD = 8;
     private static final Duration BOUND = Duration.ofSeconds(40);
 
-    @Test
-    void hundredThousandModeFlipsUnderLoadLoseNothing() {
-        long seed = seed("hundredThousandModeFlipsUnderLoadLoseNothing");
-        PercpuRef c = PercpuRef.inflightCounter(CounterMode.PERCPU);
+    @ParameterizedTest
+    @EnumSource(value = CounterMode.class, names = {"PERCPU", "PERCPU_SHARED"})
+    void hundredThousandModeFlipsUnderLoadLoseNothing(CounterMode mode) {
+        long seed = seed("hundredThousandModeFlipsUnderLoadLoseNothing " + mode);
+        PercpuRef c = PercpuRef.inflightCounter(mode);
         AtomicLong badCounts = new AtomicLong();
         AtomicLong flips = new AtomicLong();
         AtomicLong ops = new AtomicLong();
@@ -50,10 +55,11 @@ class PercpuRefStressTest {
         assertTrue(ops.get() > 100_000, "workers barely ran: " + ops.get());
     }
 
-    @Test
-    void twoSwitchersAtOnceLoseNothing() {
-        long seed = seed("twoSwitchersAtOnceLoseNothing");
-        PercpuRef c = PercpuRef.inflightCounter(CounterMode.PERCPU);
+    @ParameterizedTest
+    @EnumSource(value = CounterMode.class, names = {"PERCPU", "PERCPU_SHARED"})
+    void twoSwitchersAtOnceLoseNothing(CounterMode mode) {
+        long seed = seed("twoSwitchersAtOnceLoseNothing " + mode);
+        PercpuRef c = PercpuRef.inflightCounter(mode);
         assertTimeoutPreemptively(BOUND, () -> {
             Workers w = new Workers(seed, (rnd, stop) -> randomWalk(c, rnd, stop));
             PercpuRefContract.runThreads(2, id -> {
@@ -73,16 +79,18 @@ class PercpuRefStressTest {
         assertEquals(0, c.count(), "seed " + seed);
     }
 
-    @Test
-    void releaseRunsExactlyOnceAndNeverEarlyWhenKilledDuringFlipsAndLoad() {
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void releaseRunsExactlyOnceAndNeverEarlyWhenKilledDuringFlipsAndLoad(boolean ownedCells) {
+        assumeTrue(!ownedCells || Membarrier.available(), "membarrier unavailable");
         for (int round = 0; round < 20; round++) {
-            long seed = seed("releaseRunsExactlyOnceAndNeverEarly round " + round);
+            long seed = seed("releaseRunsExactlyOnceAndNeverEarly round " + round + (ownedCells ? " owned" : " shared"));
             AtomicInteger releases = new AtomicInteger();
             AtomicLongArray held = new AtomicLongArray(WORKERS);
             AtomicInteger early = new AtomicInteger();
             AtomicInteger liveAfterConfirm = new AtomicInteger();
             AtomicInteger confirmed = new AtomicInteger();
-            PercpuRef r = PercpuRef.create(x -> {
+            Consumer<PercpuRef> release = x -> {
                 if (releases.incrementAndGet() != 1) {
                     early.incrementAndGet();
                 }
@@ -91,7 +99,8 @@ class PercpuRefStressTest {
                         early.incrementAndGet();
                     }
                 }
-            });
+            };
+            PercpuRef r = ownedCells ? PercpuRef.createOwned(release) : PercpuRef.create(release, PaddedWords.defaultSlots());
             assertTimeoutPreemptively(BOUND, () -> {
                 Workers w = new Workers(seed, (rnd, stop) -> {
                     int me = rnd.id;
@@ -135,10 +144,11 @@ class PercpuRefStressTest {
         }
     }
 
-    @Test
-    void memberRemovalProtocolNeverLetsAnOperationSlipPastAwaitZero() {
-        long seed = seed("memberRemovalProtocolNeverLetsAnOperationSlipPastAwaitZero");
-        PercpuRef c = PercpuRef.inflightCounter(CounterMode.PERCPU);
+    @ParameterizedTest
+    @EnumSource(value = CounterMode.class, names = {"PERCPU", "PERCPU_SHARED"})
+    void memberRemovalProtocolNeverLetsAnOperationSlipPastAwaitZero(CounterMode mode) {
+        long seed = seed("memberRemovalProtocolNeverLetsAnOperationSlipPastAwaitZero " + mode);
+        PercpuRef c = PercpuRef.inflightCounter(mode);
         AtomicInteger inside = new AtomicInteger();
         AtomicInteger slipped = new AtomicInteger();
         AtomicInteger timeouts = new AtomicInteger();
@@ -176,12 +186,13 @@ class PercpuRefStressTest {
         assertEquals(0, c.count());
     }
 
-    @Test
-    void quiesceOfStripedCounterSeesEveryStartedOperation() {
+    @ParameterizedTest
+    @EnumSource(value = CounterMode.class, names = {"PERCPU", "PERCPU_SHARED"})
+    void quiesceOfStripedCounterSeesEveryStartedOperation(CounterMode mode) {
         // The engine's quiesce: stop new work (here: a flag), switch to atomic, await zero, switch back.
-        long seed = seed("quiesceOfStripedCounterSeesEveryStartedOperation");
-        PercpuRef c = PercpuRef.inflightCounter(CounterMode.PERCPU);
-        PercpuRwSemaphore gate = new PercpuRwSemaphore();
+        long seed = seed("quiesceOfStripedCounterSeesEveryStartedOperation " + mode);
+        PercpuRef c = PercpuRef.inflightCounter(mode);
+        PercpuRwSemaphore gate = new PercpuRwSemaphore(mode == CounterMode.PERCPU);
         AtomicInteger inside = new AtomicInteger();
         AtomicInteger slipped = new AtomicInteger();
         assertTimeoutPreemptively(BOUND, () -> {

@@ -8,16 +8,26 @@ import java.util.Arrays;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
-/** {@link PercpuRefContract} for refs that start striped ({@link CounterMode#PERCPU}). */
+/**
+ * {@link PercpuRefContract} for refs that start striped in shared, tombstoned cells
+ * ({@link CounterMode#PERCPU_SHARED}; what {@link CounterMode#PERCPU} is without membarrier).
+ * {@link OwnedPercpuRefTest} runs the same contract over owned cells.
+ */
 class StripedPercpuRefTest extends PercpuRefContract {
     @Override
     PercpuRef newRef(Consumer<PercpuRef> release, PercpuRef.Flag... extra) {
-        return PercpuRef.create(release, extra);
+        return PercpuRef.create(release, PaddedWords.defaultSlots(), extra);
     }
 
     @Override
     PercpuRef newInflight() {
-        return PercpuRef.inflightCounter(CounterMode.PERCPU);
+        return PercpuRef.inflightCounter(CounterMode.PERCPU_SHARED);
+    }
+
+    @Test
+    void sharedModeUsesSharedCells() {
+        assertFalse(newInflight().ownedCells());
+        assertFalse(newRef(r -> { }).ownedCells());
     }
 
     @Override

@@ -6,6 +6,8 @@ import java.util.concurrent.atomic.LongAdder;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Group;
+import org.openjdk.jmh.annotations.GroupThreads;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
@@ -22,11 +24,17 @@ import org.raidfive.counter.PercpuRef;
 /**
  * The in-flight counter's hot path, as the engine calls it around every
  * member I/O: one get and one put, from 1 or 2 threads ({@code -t}), for
- * each implementation; and the cost of a quiesce switch round trip.
+ * each implementation ({@code PercpuRefOwned}: owned cells, plain stores,
+ * what {@link CounterMode#PERCPU} is where membarrier(2) works;
+ * {@code PercpuRefShared}: the hashed cells with one atomic add each, the
+ * fallback); the cost of a quiesce switch round trip; and that round trip's
+ * latency while two other threads run get/put pairs on the same counter
+ * ({@code switchUnderLoad}, sampled).
  *
  * <pre>
- * java -jar raid-bench/target/benchmarks.jar CounterBench \
+ * java -jar raid-bench/target/benchmarks.jar 'CounterBench.getPut' \
  *      -f 3 -wi 3 -i 5 -w 1s -r 1s -t 2 -prof gc
+ * java -jar raid-bench/target/benchmarks.jar 'CounterBench.switchUnderLoad' -f 3 -wi 3 -i 5 -w 1s -r 1s
  * </pre>
  *
  * <p>Compare implementations only within one run (shared machines drift);
@@ -47,7 +55,7 @@ public class CounterBench {
     /** The counter under test, shared by all benchmark threads (they contend on it as the engine's do). */
     @State(Scope.Benchmark)
     public static class Counters {
-        @Param({"AtomicLong", "LongAdder", "PercpuRefStriped", "PercpuRefAtomic"})
+        @Param({"AtomicLong", "LongAdder", "PercpuRefOwned", "PercpuRefShared", "PercpuRefAtomic"})
         public String impl;
 
         Counter counter;
@@ -70,7 +78,14 @@ public class CounterBench {
                         return 0;
                     };
                 }
-                case "PercpuRefStriped" -> counter = pair(PercpuRef.inflightCounter(CounterMode.PERCPU));
+                case "PercpuRefOwned" -> {
+                    PercpuRef ref = PercpuRef.inflightCounter(CounterMode.PERCPU);
+                    if (!ref.toString().contains("owned")) {
+                        throw new IllegalStateException("no owned cells in this JVM (membarrier unavailable; see the log)");
+                    }
+                    counter = pair(ref);
+                }
+                case "PercpuRefShared" -> counter = pair(PercpuRef.inflightCounter(CounterMode.PERCPU_SHARED));
                 case "PercpuRefAtomic" -> counter = pair(PercpuRef.inflightCounter(CounterMode.ATOMIC));
                 default -> throw new IllegalArgumentException("unknown impl " + impl);
             }
@@ -85,14 +100,17 @@ public class CounterBench {
         }
     }
 
-    /** A striped in-flight counter for the switch round trip. */
+    /** A striped in-flight counter for the switch round trip (owned cells where membarrier works). */
     @State(Scope.Benchmark)
     public static class SwitchState {
+        @Param({"PERCPU"})
+        public CounterMode mode;
+
         PercpuRef ref;
 
         @Setup(Level.Trial)
         public void setUp() {
-            ref = PercpuRef.inflightCounter(CounterMode.PERCPU);
+            ref = PercpuRef.inflightCounter(mode);
         }
 
         @TearDown(Level.Trial)
@@ -115,9 +133,40 @@ public class CounterBench {
      */
     @Benchmark
     public boolean switchRoundTrip(SwitchState s) {
-        s.ref.switchToAtomicSync();
-        boolean atomic = s.ref.isAtomic();
-        s.ref.switchToPercpu();
+        return roundTrip(s.ref);
+    }
+
+    private static boolean roundTrip(PercpuRef ref) {
+        ref.switchToAtomicSync();
+        boolean atomic = ref.isAtomic();
+        ref.switchToPercpu();
         return atomic;
+    }
+
+    /** {@link SwitchState} shared by the threads of one {@code switchUnderLoad} group. */
+    @State(Scope.Group)
+    public static class LoadedSwitchState extends SwitchState {
+    }
+
+    /** The switcher of {@code switchUnderLoad}: one round trip per call, its latency sampled. */
+    @Benchmark
+    @Group("switchUnderLoad")
+    @GroupThreads(1)
+    @BenchmarkMode(Mode.SampleTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public boolean switcher(LoadedSwitchState s) {
+        return roundTrip(s.ref);
+    }
+
+    /** The load of {@code switchUnderLoad}: two threads of get/put pairs on the switched counter. */
+    @Benchmark
+    @Group("switchUnderLoad")
+    @GroupThreads(2)
+    @BenchmarkMode(Mode.SampleTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public long load(LoadedSwitchState s) {
+        s.ref.get();
+        s.ref.put();
+        return 0;
     }
 }

@@ -214,10 +214,10 @@ public final class PercpuRef {
      * hash) and only it writes cell[slot]: a count and, in the same
      * 128-byte span, a section sequence (odd while a section is open).
      * get/put (addOwned), on the own, L1-resident line plus one read of MODE:
-     *   s = seq (opaque; our own last store, even)
+     *   s = seq (plain; our own last store, even)
      *   S1: seq := s + 1 (release)
      *   L1: m = MODE (opaque)
-     *   S2: if m == STRIPED: count := count + n (opaque)
+     *   S2: if m == STRIPED: count := count + n (plain)
      *   S3: seq := s + 2 (release)
      * and, if m was ATOMIC, the caller adds to COUNT as before. The fold
      * (switcher, under switchLock):
@@ -547,7 +547,9 @@ public final class PercpuRef {
             return false;
         }
         int c = cell(slot);
-        long seq = (long) WORD.getOpaque(w, c + SEQ); // our own word: the last value is ours, even
+        // Plain loads and the plain count store touch only our own words (we wrote their last
+        // values); the three ordered accesses are what the argument above needs.
+        long seq = (long) WORD.get(w, c + SEQ);
         WORD.setRelease(w, c + SEQ, seq + 1);
         // StoreLoad between that store and this load: a compiler barrier only (see above); the
         // switcher's membarrier supplies the hardware fence.
@@ -556,9 +558,9 @@ public final class PercpuRef {
             midSection.run();
         }
         if (striped) {
-            WORD.setOpaque(w, c, (long) WORD.getOpaque(w, c) + n);
+            WORD.set(w, c, (long) WORD.get(w, c) + n);
         }
-        WORD.setRelease(w, c + SEQ, seq + 2);
+        WORD.setRelease(w, c + SEQ, seq + 2); // after the count store: a switcher that acquires this sees it
         return striped;
     }
 

@@ -59,8 +59,9 @@ final class ThreadSlots {
     static int slot() {
         Thread me = Thread.currentThread();
         int home = (int) ((me.getId() * PHI) >>> SHIFT);
-        // Opaque: only this thread ever stores itself, so finding itself means it registered.
-        if (OWNER.getOpaque(OWNERS, home) == me) {
+        // A plain load: only this thread ever stores itself, so finding itself means it registered
+        // (its own earlier store); another thread replaces it only after it has ended.
+        if (OWNERS[home] == me) {
             return home;
         }
         return slotAway(me, home);

@@ -330,6 +330,9 @@ class Results:
                          ("PercpuRefOwned", "LongAdder", "striped_vs_longadder", "striped (owned cells)")] + pairs
             for ours, theirs, goal, what in pairs:
                 a, b = got.get(ours), got.get(theirs)
+                if not a and ours == "PercpuRefOwned" and got.get("PercpuRefStriped"):
+                    a, what = got["PercpuRefStriped"], "striped (shared cells: a run before the owned cells)"
+
                 if not a or not b:
                     continue
                 ma, mb = statistics.median(a), statistics.median(b)
@@ -756,6 +759,111 @@ def live_counters_section(R, out):
     return L
 
 
+def fastpath_section(R, out):
+    """Issue 19's atomic-free fast path: owned cells vs shared cells (JMH and the engine, one run)."""
+    L = []
+    w = L.append
+    w("## Counters: owned cells (plain stores, membarrier) vs shared cells (atomic adds)")
+    w("")
+    t2 = os.path.join(out, "fastpath_getput_t2.json")
+    if not jmh_entries(t2):
+        w("Not measured in this run (`bench/run-benchmarks --only fastpath` measures it).")
+        w("")
+        return L
+    stamp = read_text(os.path.join(out, "fastpath_date.txt"), "at an unrecorded time\n?").splitlines()
+    machine = (R.reports.get("fastpath_randread") or {}).get("machine", {})
+    w("Measured %s; load average at the start %s; %s, %s cores, %s. `PercpuRefOwned` is what "
+      "`CounterMode.PERCPU` is where membarrier(2) works (each thread a cell of its own, three plain stores per "
+      "get or put, no LOCK prefix); `PercpuRefShared` is the fallback and the code before this change (cells "
+      "hashed by thread id, one LOCK XADD per get or put). JMH: medians of all forks' iterations, (min-max); "
+      "ratios median / median with (worst-best) from the extremes." % (
+          stamp[0] if stamp else "?", " ".join(stamp[1].split()[:3]) if len(stamp) > 1 else "?",
+          machine.get("cpu", "?"), machine.get("cores", "?"), machine.get("jdk", "?")))
+    w("")
+
+    def impls(name):
+        got = {}
+        for e in jmh_entries(os.path.join(out, name + ".json")):
+            if e["benchmark"].endswith(".getPut"):
+                alloc = jmh_secondary(e, "alloc.rate.norm")
+                got[e.get("params", {}).get("impl")] = (raw_scores(e["primaryMetric"]),
+                                                         alloc.get("score") if alloc else None)
+        return got
+
+    w("| get+put pairs | impl | ops/us (min-max) | B/op | vs | ratio (worst-best) | goal |")
+    w("|---|---|---|---|---|---|---|")
+    for name, threads, base, goal in (("fastpath_getput_t2", 2, "LongAdder", 10.0),
+                                      ("fastpath_getput_t1", 1, "AtomicLong", 5.0)):
+        got = impls(name)
+        for impl in ("PercpuRefOwned", "PercpuRefShared", "LongAdder", "AtomicLong", "PercpuRefAtomic"):
+            if impl not in got:
+                continue
+            vals, alloc = got[impl]
+            st = spread(vals)
+            ratio, verdict_txt, vs = "", "", ""
+            if impl in ("PercpuRefOwned", "PercpuRefShared") and base in got:
+                b = spread(got[base][0])
+                ratio = "%.2fx (%.2f-%.2f)" % (st["median"] / b["median"], st["min"] / b["max"], st["max"] / b["min"])
+                vs = base
+                if impl == "PercpuRefOwned":
+                    verdict_txt = ">= %.0fx: %s" % (goal, "**PASS**" if st["median"] / b["median"] >= goal else "**MISS**")
+            w("| %d thread%s | %s | %.1f (%.1f-%.1f) | %s | %s | %s | %s |" % (
+                threads, "s" if threads > 1 else "", impl, st["median"], st["min"], st["max"],
+                "%.4f" % alloc if alloc is not None else "?", vs, ratio, verdict_txt))
+    w("")
+    for name in ("fastpath_getput_t2", "fastpath_getput_t1"):
+        w("    %s" % R.cmd(name))
+    w("")
+    rows = []
+    for e in jmh_entries(os.path.join(out, "fastpath_switch.json")):
+        sw = e.get("secondaryMetrics", {}).get("switcher")
+        if sw:
+            rows.append((e.get("params", {}).get("mode"), sw.get("scorePercentiles", {})))
+    if rows:
+        w("Switch to atomic and back (`switchToAtomicSync` + `switchToPercpu`, one thread) while two other threads "
+          "run get/put pairs on the same counter (3 threads on 2 cores), latency sampled by JMH:")
+        w("")
+        w("| cells | p50 (us) | p90 (us) | p99 (us) | p99.9 (us) | max (us) | goal |")
+        w("|---|---:|---:|---:|---:|---:|---|")
+        for mode, pct in sorted(rows, key=lambda r: r[0] != "PERCPU"):
+            goal_txt = ""
+            if mode == "PERCPU":
+                goal_txt = "median < 100 us: %s" % ("**PASS**" if pct.get("50.0", 1e9) < 100 else "**MISS**")
+            w("| %s | %.1f | %.1f | %.1f | %.1f | %.0f | %s |" % (
+                "owned (PERCPU)" if mode == "PERCPU" else "shared (PERCPU_SHARED)", pct.get("50.0", 0),
+                pct.get("90.0", 0), pct.get("99.0", 0), pct.get("99.9", 0), pct.get("100.0", 0), goal_txt))
+        w("")
+        w("    %s" % R.cmd("fastpath_switch"))
+        w("")
+    eng = []
+    for name, what in (("fastpath_randread", "4 KiB randread"), ("fastpath_randwrite", "4 KiB randwrite")):
+        rep = R.reports.get(name)
+        if not rep:
+            continue
+        r = per_round_ratio(rep, "array percpu", "array percpu_shared")
+        eng.append((name, what, summary(rep, "array percpu"), summary(rep, "array percpu_shared"), r))
+    if eng:
+        w("The engine: the same array on memory members, 2 jobs, with owned cells (`--counters percpu`) and shared "
+          "cells (`percpu-shared`: the array's `nr_pending`, `active_aligned_reads` and configuration semaphore "
+          "all on the fallback), in turn in every round; ratio owned / shared per round, median (min-max).")
+        w("")
+        w("| job | shared IOPS (CV) | owned IOPS (CV) | owned / shared | goal |")
+        w("|---|---|---|---|---|")
+        for name, what, own, shared, r in eng:
+            ok = r and r["min"] >= 1.0
+            w("| %s | %s (%.1f%%) | %s (%.1f%%) | %s | >= 1.0x beyond the spread: %s |" % (
+                what, fmt_count(shared["iops"]["median"]), 100 * shared["iops"]["cv"], fmt_count(own["iops"]["median"]),
+                100 * own["iops"]["cv"], "%.3fx (%.3f-%.3f)" % (r["median"], r["min"], r["max"]) if r else "n/a",
+                "**PASS**" if ok else ("**MISS**" if r and r["median"] < 1.0 else "within the spread")))
+        w("")
+        for name, _, _, _, _ in eng:
+            w("    %s" % R.cmd(name))
+        w("")
+    w(read_text(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fastpath-notes.md"), "").rstrip())
+    w("")
+    return L
+
+
 def rwsem_writer_rows(path):
     """(pollers, percentiles) of the writer in each group of a RwSemaphoreWriterBench JSON."""
     order = {"writerAlone": 0, "writerBesideOne": 1, "writerBesideFour": 4}
@@ -1136,6 +1244,7 @@ def render(out):
     L.extend(bitmap_section(out))
     L.extend(live_counters_section(R, out))
     L.extend(rwsem_section(R, out))
+    L.extend(fastpath_section(R, out))
     L.extend(startup_section(out))
     w("## Running the suites by hand")
     w("")

@@ -24,18 +24,25 @@
  *     final fields on the hot path and are never written by it. No
  *     {@code @Contended}, no field padding, no {@code Unsafe}, no JVM
  *     flags.</li>
- * <li>A thread finds its cell by hashing its thread id: no
- *     {@code ThreadLocal}, no shared write. Two threads that collide on a
- *     cell stay correct and merely contend.</li>
+ * <li>Two kinds of cells, chosen once per JVM ({@code Membarrier}, logged):
+ *     <em>owned</em> cells where Linux's {@code membarrier(2)} works, one per
+ *     thread ({@code ThreadSlots}: a registry slot, found without writing
+ *     anything shared), written by that thread only with plain stores; and
+ *     <em>shared</em> cells elsewhere (and for {@link
+ *     org.raidfive.counter.CounterMode#PERCPU_SHARED}), picked by a hash of
+ *     the thread id and updated with one atomic add, where two threads that
+ *     collide stay correct and merely contend.</li>
  * <li>Where the kernel relies on an RCU grace period (a reader that saw the
- *     old mode has finished before the writer/switcher moves on), these
- *     classes use the value returned by the reader's own atomic
- *     read-modify-write ({@code PercpuRef}'s tombstoned cells) or a Dekker
- *     store-then-load between volatile accesses ({@code tryGetLive} against
- *     {@code kill}, {@code PercpuRwSemaphore}'s reader against its writer).
- *     Each class opens with the argument in prose.</li>
- * <li>The package depends on the JDK only; nothing here knows about
- *     arrays or disks.</li>
+ *     old mode has finished before the writer/switcher moves on), owned cells
+ *     use userspace RCU's membarrier flavour (the switcher's membarrier, then
+ *     a wait for each open section); shared cells use the value returned by
+ *     the reader's own atomic read-modify-write ({@code PercpuRef}'s
+ *     tombstoned cells) or a Dekker store-then-load between volatile accesses
+ *     ({@code tryGetLive} against {@code kill}, {@code PercpuRwSemaphore}'s
+ *     reader against its writer). Each class opens with the argument in
+ *     prose.</li>
+ * <li>The package depends on the JDK, and on JNA for the one system call;
+ *     nothing here knows about arrays or disks.</li>
  * </ul>
  */
 package org.raidfive.counter;

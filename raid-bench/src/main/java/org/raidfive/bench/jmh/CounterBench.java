@@ -27,7 +27,8 @@ import org.raidfive.counter.PercpuRef;
  * each implementation ({@code PercpuRefOwned}: owned cells, plain stores,
  * what {@link CounterMode#PERCPU} is where membarrier(2) works;
  * {@code PercpuRefShared}: the hashed cells with one atomic add each, the
- * fallback); the cost of a quiesce switch round trip; and that round trip's
+ * fallback; {@code Empty}: the same call with no counter, the harness's
+ * ceiling); the cost of a quiesce switch round trip; and that round trip's
  * latency while two other threads run get/put pairs on the same counter
  * ({@code switchUnderLoad}, sampled).
  *
@@ -55,7 +56,7 @@ public class CounterBench {
     /** The counter under test, shared by all benchmark threads (they contend on it as the engine's do). */
     @State(Scope.Benchmark)
     public static class Counters {
-        @Param({"AtomicLong", "LongAdder", "PercpuRefOwned", "PercpuRefShared", "PercpuRefAtomic"})
+        @Param({"AtomicLong", "LongAdder", "PercpuRefOwned", "PercpuRefShared", "PercpuRefAtomic", "Empty"})
         public String impl;
 
         Counter counter;
@@ -85,6 +86,7 @@ public class CounterBench {
                     }
                     counter = pair(ref);
                 }
+                case "Empty" -> counter = () -> 0; // the harness alone: the ceiling of any counter here
                 case "PercpuRefShared" -> counter = pair(PercpuRef.inflightCounter(CounterMode.PERCPU_SHARED));
                 case "PercpuRefAtomic" -> counter = pair(PercpuRef.inflightCounter(CounterMode.ATOMIC));
                 default -> throw new IllegalArgumentException("unknown impl " + impl);

@@ -876,6 +876,14 @@ def fastpath_section(R, out):
         w("")
     w(read_text(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fastpath-notes.md"), "").rstrip())
     w("")
+    asm = read_text(os.path.join(out, "fastpath_asm.txt"), "")
+    if asm:
+        w("Counted in the machine code (`bench/counters-asm`: C2's code of a get+put loop on an in-flight counter, "
+          "printed through hsdis and disassembled with objdump):")
+        w("")
+        for line in asm.rstrip().splitlines():
+            w("    " + line)
+        w("")
     return L
 
 

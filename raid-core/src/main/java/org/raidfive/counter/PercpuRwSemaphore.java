@@ -192,7 +192,7 @@ public final class PercpuRwSemaphore {
             int slot = ThreadSlots.slot();
             if (slot >= 0) {
                 final int c = ownedCell(slot);
-                while (!enterOwned(c)) {
+                while (!enterOwned(c, null)) {
                     awaitNoWriter();
                 }
                 return;
@@ -219,7 +219,7 @@ public final class PercpuRwSemaphore {
         if (owned != null) {
             int slot = ThreadSlots.slot();
             if (slot >= 0) {
-                return enterOwned(ownedCell(slot));
+                return enterOwned(ownedCell(slot), null);
             }
         }
         final long[] w = words;
@@ -256,7 +256,7 @@ public final class PercpuRwSemaphore {
      * one release store, or only clear busy (a writer holds or wants the lock: nothing counted, so
      * a writer's drain never sees this attempt).
      */
-    private boolean enterOwned(int c) {
+    private boolean enterOwned(int c, Runnable midSection) {
         final long[] o = owned;
         long v = (long) WORD.getOpaque(o, c); // our own word
         if ((long) WORD.getAcquire(words, BLOCK) != 0L) {
@@ -266,8 +266,27 @@ public final class PercpuRwSemaphore {
         // StoreLoad: a compiler barrier here (see PercpuRef); the writer's membarrier is the fence.
         // Acquire: the last writer's critical section happens-before ours (its BLOCK decrement).
         boolean free = (long) WORD.getAcquire(words, BLOCK) == 0L;
+        if (midSection != null) { // tests only; null on the I/O path, folded away by the JIT
+            midSection.run();
+        }
         WORD.setRelease(o, c, free ? v + 2 : v);
         return free;
+    }
+
+    /**
+     * For tests: {@link #readLock()} whose owned-cell section runs {@code midSection} after reading
+     * BLOCK and before counting the hold, where a reader descheduled at the worst moment stands.
+     */
+    void readLockPausing(Runnable midSection) {
+        int slot = owned == null ? -1 : ThreadSlots.slot();
+        if (slot < 0) {
+            readLock();
+            return;
+        }
+        final int c = ownedCell(slot);
+        while (!enterOwned(c, midSection)) {
+            awaitNoWriter();
+        }
     }
 
     /**

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Owned cells with four times more threads than cores, some of them stopped inside their section
+ * Owned cells (PercpuRef's, and the rw-semaphore's readers) with four times more threads than cores, some of them stopped inside their section
  * (marked busy, mode read as striped, add not yet made: where a thread descheduled at the worst
  * moment stands) for up to 2 ms: a kill's fold must wait for each of them, so awaitZero never
  * returns while one of them goes on to hold a reference, and a switch to atomic never shows a
@@ -130,6 +130,50 @@ class OwnedCellsParkedStressTest {
         assertTrue(stopsMidSection.get() > 100, "sections barely stopped midway: " + stopsMidSection.get());
         c.switchToAtomicSync();
         assertEquals(0, c.count(), "seed " + seed);
+    }
+
+    @Test
+    void aWriterNeverRunsBesideAReaderStoppedMidSection() {
+        long seed = PercpuRefStressTest.seed("aWriterNeverRunsBesideAReaderStoppedMidSection");
+        PercpuRwSemaphore sem = new PercpuRwSemaphore(8, 256, true);
+        long[] pair = new long[2]; // written under the write lock only; read under the read lock
+        AtomicInteger torn = new AtomicInteger();
+        AtomicLong stopsMidSection = new AtomicLong();
+        AtomicLong reads = new AtomicLong();
+        int writes = 3_000;
+        assertTimeoutPreemptively(BOUND, () -> {
+            try (Crowd crowd = new Crowd(seed, rnd -> {
+                sem.readLockPausing(pause(rnd, stopsMidSection));
+                try {
+                    long a = pair[0];
+                    for (int spin = rnd.nextInt(20); spin > 0; spin--) {
+                        Thread.onSpinWait();
+                    }
+                    if (a != pair[1]) {
+                        torn.incrementAndGet();
+                    }
+                    reads.incrementAndGet();
+                } finally {
+                    sem.readUnlock();
+                }
+            })) {
+                for (int i = 0; i < writes; i++) {
+                    sem.writeLock();
+                    try {
+                        pair[0]++;
+                        Thread.onSpinWait();
+                        pair[1]++;
+                    } finally {
+                        sem.writeUnlock();
+                    }
+                }
+            }
+        });
+        System.out.println("  " + writes + " writes, " + reads.get() + " reads, " + stopsMidSection.get()
+                + " reader sections stopped midway");
+        assertEquals(0, torn.get(), "readers saw a write half done, seed " + seed);
+        assertEquals(writes, pair[0]);
+        assertTrue(stopsMidSection.get() > 20, "sections barely stopped midway: " + stopsMidSection.get());
     }
 
     /** Mostly nothing; now and then a yield or a park of up to 2 ms inside the section. */

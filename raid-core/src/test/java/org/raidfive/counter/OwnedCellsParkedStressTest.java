@@ -54,17 +54,7 @@ class OwnedCellsParkedStressTest {
                 }
             })) {
                 for (int round = 0; round < rounds; round++) {
-                    c.kill();
-                    if (!c.awaitZero(Duration.ofSeconds(10))) {
-                        timeouts.incrementAndGet();
-                    }
-                    for (int look = 0; look < 20; look++) {
-                        if (inside.get() != 0 || !c.isZero()) {
-                            slipped.incrementAndGet();
-                        }
-                        Thread.onSpinWait();
-                    }
-                    c.resurrect();
+                    PercpuRefStressTest.removalRound(c, inside, slipped, timeouts);
                 }
             }
         });
@@ -137,10 +127,11 @@ class OwnedCellsParkedStressTest {
         long seed = PercpuRefStressTest.seed("aWriterNeverRunsBesideAReaderStoppedMidSection");
         PercpuRwSemaphore sem = new PercpuRwSemaphore(8, 256, true);
         long[] pair = new long[2]; // written under the write lock only; read under the read lock
+        AtomicBoolean writing = new AtomicBoolean(); // true while the writer is inside
         AtomicInteger torn = new AtomicInteger();
         AtomicLong stopsMidSection = new AtomicLong();
         AtomicLong reads = new AtomicLong();
-        int writes = 3_000;
+        AtomicLong writes = new AtomicLong();
         assertTimeoutPreemptively(BOUND, () -> {
             try (Crowd crowd = new Crowd(seed, rnd -> {
                 sem.readLockPausing(pause(rnd, stopsMidSection));
@@ -149,7 +140,7 @@ class OwnedCellsParkedStressTest {
                     for (int spin = rnd.nextInt(20); spin > 0; spin--) {
                         Thread.onSpinWait();
                     }
-                    if (a != pair[1]) {
+                    if (a != pair[1] || writing.get()) {
                         torn.incrementAndGet();
                     }
                     reads.incrementAndGet();
@@ -157,23 +148,32 @@ class OwnedCellsParkedStressTest {
                     sem.readUnlock();
                 }
             })) {
-                for (int i = 0; i < writes; i++) {
+                // Writes until enough reader sections have stopped midway (bounded): writers are
+                // preferred, so the writer rests between writes to let readers in.
+                long deadline = System.nanoTime() + 30_000_000_000L;
+                while ((stopsMidSection.get() < 500 || writes.get() < 1_000) && System.nanoTime() < deadline) {
                     sem.writeLock();
                     try {
+                        writing.set(true);
                         pair[0]++;
-                        Thread.onSpinWait();
+                        for (int spin = 0; spin < 200; spin++) {
+                            Thread.onSpinWait();
+                        }
                         pair[1]++;
+                        writing.set(false);
                     } finally {
                         sem.writeUnlock();
                     }
+                    writes.incrementAndGet();
+                    LockSupport.parkNanos(20_000);
                 }
             }
         });
-        System.out.println("  " + writes + " writes, " + reads.get() + " reads, " + stopsMidSection.get()
+        System.out.println("  " + writes.get() + " writes, " + reads.get() + " reads, " + stopsMidSection.get()
                 + " reader sections stopped midway");
-        assertEquals(0, torn.get(), "readers saw a write half done, seed " + seed);
-        assertEquals(writes, pair[0]);
-        assertTrue(stopsMidSection.get() > 20, "sections barely stopped midway: " + stopsMidSection.get());
+        assertEquals(0, torn.get(), "readers saw the writer inside or its pair half written, seed " + seed);
+        assertEquals(writes.get(), pair[0]);
+        assertTrue(stopsMidSection.get() >= 500, "sections barely stopped midway: " + stopsMidSection.get());
     }
 
     /** Mostly nothing; now and then a yield or a park of up to 2 ms inside the section. */

@@ -166,17 +166,7 @@ class PercpuRefStressTest {
                 }
             });
             for (int round = 0; round < 3_000; round++) {
-                c.kill();
-                if (!c.awaitZero(Duration.ofSeconds(10))) {
-                    timeouts.incrementAndGet();
-                }
-                for (int look = 0; look < 20; look++) {
-                    if (inside.get() != 0 || !c.isZero()) {
-                        slipped.incrementAndGet();
-                    }
-                    Thread.onSpinWait();
-                }
-                c.resurrect();
+                removalRound(c, inside, slipped, timeouts);
             }
             w.stopAndJoin();
         });
@@ -220,6 +210,26 @@ class PercpuRefStressTest {
         assertEquals(0, slipped.get(), "seed " + seed);
         c.switchToAtomicSync();
         assertEquals(0, c.count());
+    }
+
+    /**
+     * One round of the member-removal protocol: kill, await zero (a timeout counts in {@code timeouts}),
+     * then look 20 times that no operation is {@code inside} and the count is still zero (each miss
+     * counts in {@code slipped}), and resurrect.
+     */
+    static void removalRound(PercpuRef c, AtomicInteger inside, AtomicInteger slipped, AtomicInteger timeouts)
+            throws InterruptedException {
+        c.kill();
+        if (!c.awaitZero(Duration.ofSeconds(10))) {
+            timeouts.incrementAndGet();
+        }
+        for (int look = 0; look < 20; look++) {
+            if (inside.get() != 0 || !c.isZero()) {
+                slipped.incrementAndGet();
+            }
+            Thread.onSpinWait();
+        }
+        c.resurrect();
     }
 
     /** One worker's random walk: hold 0..MAX_HELD references, in single and batched gets and puts. */

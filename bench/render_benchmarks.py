@@ -105,6 +105,16 @@ def summary(report, variant):
     return None
 
 
+def ab_rows(R, jobs, num, den):
+    """(name, what, num summary, den summary, per-round ratio num/den) for each of jobs ((name, what)) that ran."""
+    rows = []
+    for name, what in jobs:
+        rep = R.reports.get(name)
+        if rep:
+            rows.append((name, what, summary(rep, num), summary(rep, den), per_round_ratio(rep, num, den)))
+    return rows
+
+
 def fmt_count(v):
     if v is None:
         return "n/a"
@@ -662,15 +672,9 @@ def ppl_section(R):
     w = L.append
     w("## Partial parity log: what it costs")
     w("")
-    rows = []
-    for name, what in (("ppl_randwrite", "memory members, 2 jobs"),
-                       ("ppl_file_randwrite", "file members with O_DIRECT, 2 jobs x iodepth 32")):
-        rep = R.reports.get(name)
-        if not rep:
-            continue
-        r = per_round_ratio(rep, "array percpu ppl", "array percpu")
-        p, s = summary(rep, "array percpu ppl"), summary(rep, "array percpu")
-        rows.append((name, what, p, s, r))
+    rows = ab_rows(R, (("ppl_randwrite", "memory members, 2 jobs"),
+                       ("ppl_file_randwrite", "file members with O_DIRECT, 2 jobs x iodepth 32")),
+                   "array percpu ppl", "array percpu")
     if not rows:
         w("Not measured in this run (`bench/run-benchmarks --only ppl` measures it).")
         w("")
@@ -711,14 +715,8 @@ def live_counters_section(R, out):
     w = L.append
     w("## Live counters: on vs off")
     w("")
-    rows = []
-    for name, what in (("counters_randread", "4 KiB randread"), ("counters_randwrite", "4 KiB randwrite")):
-        rep = R.reports.get(name)
-        if not rep:
-            continue
-        r = per_round_ratio(rep, "array percpu live-counters", "array percpu")
-        on, off = summary(rep, "array percpu live-counters"), summary(rep, "array percpu")
-        rows.append((name, what, on, off, r))
+    rows = ab_rows(R, (("counters_randread", "4 KiB randread"), ("counters_randwrite", "4 KiB randwrite")),
+                   "array percpu live-counters", "array percpu")
     if not rows:
         w("Not measured in this run (`bench/run-benchmarks --only counters` measures it).")
         w("")
@@ -850,13 +848,8 @@ def fastpath_section(R, out):
         w("")
         w("    %s" % R.cmd("fastpath_switch"))
         w("")
-    eng = []
-    for name, what in (("fastpath_randread", "4 KiB randread"), ("fastpath_randwrite", "4 KiB randwrite")):
-        rep = R.reports.get(name)
-        if not rep:
-            continue
-        r = per_round_ratio(rep, "array percpu", "array percpu_shared")
-        eng.append((name, what, summary(rep, "array percpu"), summary(rep, "array percpu_shared"), r))
+    eng = ab_rows(R, (("fastpath_randread", "4 KiB randread"), ("fastpath_randwrite", "4 KiB randwrite")),
+                  "array percpu", "array percpu_shared")
     if eng:
         w("The engine: the same array on memory members, 2 jobs, with owned cells (`--counters percpu`) and shared "
           "cells (`percpu-shared`: the array's `nr_pending`, `active_aligned_reads` and configuration semaphore "

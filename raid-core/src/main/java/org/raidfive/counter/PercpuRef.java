@@ -211,27 +211,38 @@ public final class PercpuRef {
      * Membarrier and logged there). The kernel's this_cpu_inc is a plain add
      * because preemption is off and the CPU's own area is written by that CPU
      * only. Here a thread holds a slot (ThreadSlots: one per thread, not a
-     * hash) and only it writes cell[slot]: a count and, in the same
-     * 128-byte span, a section sequence (odd while a section is open).
-     * get/put (addOwned), on the own, L1-resident line plus one read of MODE:
-     *   s = seq (plain; our own last store, even)
-     *   S1: seq := s + 1 (release)
+     * hash) and only it writes cell[slot]: in one 128-byte span, the sum of
+     * its gets (up), the sum of its puts (down) and a busy flag.
+     * get/put (addOwned), on the own, L1-resident line plus two reads of MODE:
+     *   P:  m = MODE (opaque); if m == ATOMIC: no section, go to COUNT
+     *   S1: busy := 1 (opaque)
      *   L1: m = MODE (opaque)
-     *   S2: if m == STRIPED: count := count + n (plain)
-     *   S3: seq := s + 2 (release)
+     *   S2: if m == STRIPED: up := up + n, or down := down + n for a put (plain)
+     *   S3: busy := 0 (release)
      * and, if m was ATOMIC, the caller adds to COUNT as before. The fold
      * (switcher, under switchLock):
      *   W: MODE := ATOMIC (volatile);  membarrier(PRIVATE_EXPEDITED)
      *   for each cell of a slot ever taken (ThreadSlots.usedWord):
-     *      R: seq (acquire); if odd, wait until it moves on; then sum the count
+     *      R: busy (acquire); while 1, wait; then sum up - down
      * then COUNT += (sum - foldedSum) - BIAS. The cells are never reset (a
      * switcher never writes them, so they keep one writer): foldedSum
      * remembers what the last fold took, and the next fold moves only the
      * difference. Switching back to percpu is COUNT += BIAS, MODE := STRIPED.
-     * The sequence rather than a busy bit in the count: with a bit, a thread
-     * that opens section after section (each reading ATOMIC) could show the
-     * same busy value to every poll and hold the fold indefinitely; a moving
-     * sequence ends the wait at the first close.
+     *
+     * Why two words and a flag, not one count and a sequence (the first
+     * version): speed. Each word an operation loads is the one it stored
+     * last time, so consecutive operations form a chain through the store
+     * buffer, one store-to-load forwarding (about 5 cycles) per link. A
+     * sequence (load, +1, store; +2, store) and a count both chained every
+     * get to the put before it: two links per get+put pair, about 4 ns here.
+     * Now the flag's stores are constants (nothing loads them but the
+     * switcher), and gets and puts move different words: the up chain and
+     * the down chain run side by side, one link per pair. The wait stays
+     * bounded without a moving sequence thanks to P: after the membarrier a
+     * thread's P reads ATOMIC, so it opens no new section; the fold waits for
+     * at most the one section per thread that began before, however busy the
+     * thread is (with a bare flag, a thread opening section after section
+     * could show busy to every poll).
      *
      * Why no add is lost or counted twice. This is Dekker's pattern (S1
      * then L1 against W then R) with an asymmetric fence, the membarrier
@@ -242,12 +253,12 @@ public final class PercpuRef {
      * STRIPED. If the barrier on its CPU came before S1, then L1 came after
      * the barrier, which is after W became visible: L1 would have read
      * ATOMIC. So S1 came before the barrier and is visible when membarrier
-     * returns: R reads S1's odd value (and waits for the next) or a later
-     * one, S3's or a later section's S1; each is a release store after S2
-     * in program order and R an acquire load, so the add is in the count
-     * read next. A section whose L1 read ATOMIC leaves the count alone and
-     * counts on COUNT. Every section that starts after
-     * the barrier reads ATOMIC. So the fold's sum holds exactly the adds of
+     * returns: R reads S1's 1 (and waits) or a later value; the wait ends
+     * on a 0, stored by this section's S3 or a later one, each a release
+     * store after S2 in program order, and R is an acquire load, so the add
+     * is in the up or down read next. A section whose L1 read ATOMIC leaves
+     * the cell alone and counts on COUNT, as does an operation whose P read
+     * ATOMIC. Every section that starts after the barrier reads ATOMIC. So the fold's sum holds exactly the adds of
      * the sections that read STRIPED, and every other operation went to
      * COUNT: each counted once. A thread descheduled between S1 and S2
      * holds the fold (it waits, then parks 20 us at a time) as it would hold
@@ -264,12 +275,13 @@ public final class PercpuRef {
      * reorder them. The hardware: x86-TSO may let L1 pass S1 (the store
      * buffer) and nothing else, and ARMv8 may reorder both; that is exactly
      * the reordering the membarrier IPI's full barrier (MFENCE / DMB ISH)
-     * closes. What stays on the JMM's side: the release stores S1 and S3 and the
+     * closes. What stays on the JMM's side: the release store S3 and the
      * acquire loads R make "before put() happens-before the observer of zero"
      * hold, as the volatile RMWs do for shared cells.
      *
      * Bounds. |cell| < 2^61 and |x| < 2^59: at 10^9 unbalanced operations
-     * per second that is 18 years. n in get(n)/put(n) is at most 2^32.
+     * per second that is 18 years (an owned cell's up and down may wrap: only
+     * their difference is used). n in get(n)/put(n) is at most 2^32.
      *
      * Differences from the kernel: no grace period, so switches are
      * synchronous and confirm callbacks run in the caller; the cells are
@@ -296,6 +308,8 @@ public final class PercpuRef {
 
     private static final long STRIPED = 0L;
     private static final long ATOMIC = 1L;
+    /** MODE of a striped ref with owned cells: the one read that picks the path also says which cells. */
+    private static final long STRIPED_OWNED = 2L;
     private static final long BIAS = 1L << 62;
     private static final long TOMBSTONE = 1L << 62;
     /** Cells at or above this are tombstones; COUNT at or above it still carries BIAS. */
@@ -305,8 +319,10 @@ public final class PercpuRef {
     /** An unbiased COUNT at or above this carries DEAD. */
     private static final long DEAD_LIMIT = 1L << 59;
     private static final long MAX_DELTA = 1L << 32;
-    /** Owned cells: offset of the section sequence word from the count, in the cell's own span. */
-    private static final int SEQ = 1;
+    /** Owned cells, offsets in the cell's own span: the sum of its gets, of its puts, and the busy flag. */
+    private static final int UP = 0;
+    private static final int DOWN = 1;
+    private static final int BUSY = 2;
 
     private static final int MODE = PaddedWords.controlIndex(0);
     private static final int COUNT = PaddedWords.controlIndex(1);
@@ -379,7 +395,7 @@ public final class PercpuRef {
                 words[cell(i)] = TOMBSTONE;
             }
         } else {
-            words[MODE] = STRIPED;
+            words[MODE] = stripedMode();
             words[COUNT] = BIAS + start;
         }
         // Plain stores suffice: `words` is final, so whoever sees this object sees the array as written here.
@@ -528,52 +544,63 @@ public final class PercpuRef {
      * false (the ref is atomic, or the thread has no cell) and the caller counts on COUNT.
      */
     private boolean countedInCell(long[] w, long n) {
-        if (owned) {
+        long m = (long) WORD.getOpaque(w, MODE);
+        if (m == STRIPED_OWNED) {
             return addOwned(w, n, null);
         }
-        return (long) WORD.getOpaque(w, MODE) == STRIPED && (long) WORD.getAndAdd(w, cellIndex(), n) < LIVE_LIMIT;
+        return m == STRIPED && (long) WORD.getAndAdd(w, cellIndex(), n) < LIVE_LIMIT;
+    }
+
+    /** MODE while striped: {@link #STRIPED_OWNED} for owned cells, else {@link #STRIPED}. */
+    private long stripedMode() {
+        return owned ? STRIPED_OWNED : STRIPED;
     }
 
     /**
-     * Owned cells (see "Owned cells" above): open the section (sequence odd), read MODE, add to
-     * the own count if striped, close the section (sequence even). Loads and stores only: no LOCK
-     * prefix, no fence. {@code midSection} (tests only; null on the I/O path, folded away by the
-     * JIT) runs between the read of MODE and the add, where a thread descheduled at the worst
-     * moment stands.
+     * Owned cells (see "Owned cells" above): read MODE, mark the cell busy, read MODE again, add
+     * to the own up or down word if striped, clear busy. Loads and stores only: no LOCK prefix,
+     * no fence, and no store whose value is loaded back by the next operation except the one
+     * word the add moves. {@code midSection} (tests only; null on the I/O path, folded away by
+     * the JIT) runs between the second read of MODE and the add, where a thread descheduled at
+     * the worst moment stands.
      */
     private boolean addOwned(long[] w, long n, Runnable midSection) {
+        // P, the caller's read of MODE, saw STRIPED_OWNED: a thread that sees ATOMIC opens no
+        // section, so a fold waits for at most one section per thread, the one whose P came
+        // before the fold's membarrier.
         int slot = ThreadSlots.slot();
         if (slot < 0) {
             return false;
         }
         int c = cell(slot);
-        // Plain loads and the plain count store touch only our own words (we wrote their last
-        // values); the three ordered accesses are what the argument above needs.
-        long seq = (long) WORD.get(w, c + SEQ);
-        WORD.setRelease(w, c + SEQ, seq + 1);
+        WORD.setOpaque(w, c + BUSY, 1L);
         // StoreLoad between that store and this load: a compiler barrier only (see above); the
         // switcher's membarrier supplies the hardware fence.
-        boolean striped = (long) WORD.getOpaque(w, MODE) == STRIPED;
+        boolean striped = (long) WORD.getOpaque(w, MODE) == STRIPED_OWNED;
         if (midSection != null) {
             midSection.run();
         }
         if (striped) {
-            WORD.set(w, c, (long) WORD.get(w, c) + n);
+            // Plain: only this thread writes the word, and it wrote the value it loads.
+            int word = n >= 0 ? c + UP : c + DOWN; // get() and put() pass a constant: no branch left
+            WORD.set(w, word, (long) WORD.get(w, word) + (n >= 0 ? n : -n));
         }
-        WORD.setRelease(w, c + SEQ, seq + 2); // after the count store: a switcher that acquires this sees it
+        WORD.setRelease(w, c + BUSY, 0L); // after the add: a switcher that acquires this sees it
         return striped;
     }
 
     /** For tests: {@link #tryGetLive()} whose owned-cell section runs {@code midSection} after reading the mode. */
     boolean tryGetLivePausing(Runnable midSection) {
         final long[] w = words;
-        return (owned ? addOwned(w, 1L, midSection) : countedInCell(w, 1L)) || tryGetAtomic(w, true);
+        return (owned && (long) WORD.getOpaque(w, MODE) == STRIPED_OWNED ? addOwned(w, 1L, midSection)
+                : countedInCell(w, 1L)) || tryGetAtomic(w, true);
     }
 
     /** For tests: {@link #put()} whose owned-cell section runs {@code midSection} after reading the mode. */
     void putPausing(Runnable midSection) {
         final long[] w = words;
-        if (!(owned ? addOwned(w, -1L, midSection) : countedInCell(w, -1L))
+        if (!(owned && (long) WORD.getOpaque(w, MODE) == STRIPED_OWNED ? addOwned(w, -1L, midSection)
+                : countedInCell(w, -1L))
                 && (((long) WORD.getAndAdd(w, COUNT, -1L) - 1L) & ~DEAD) == 0L) {
             onZero();
         }
@@ -775,7 +802,7 @@ public final class PercpuRef {
             if ((long) WORD.compareAndExchange(w, COUNT, c, next) == c) {
                 if (striped) {
                     resetSharedCells(w);
-                    WORD.setRelease(w, MODE, STRIPED);
+                    WORD.setRelease(w, MODE, stripedMode());
                 }
                 return true;
             }
@@ -813,7 +840,7 @@ public final class PercpuRef {
     private void foldLocked(long extra) {
         final long[] w = words;
         long delta = extra;
-        if ((long) WORD.getVolatile(w, MODE) == STRIPED) {
+        if ((long) WORD.getVolatile(w, MODE) != ATOMIC) {
             WORD.setVolatile(w, MODE, ATOMIC); // new callers go straight to COUNT
             if (owned) {
                 Membarrier.barrier(); // from here every section that has not marked its cell busy sees ATOMIC
@@ -840,33 +867,41 @@ public final class PercpuRef {
     }
 
     /**
-     * Owned cells, after MODE := ATOMIC and the membarrier: the sum of every cell's count. A cell
-     * whose sequence is odd has a section open, which may have read STRIPED: wait until the
-     * sequence moves (that section closed; any later one reads ATOMIC and leaves the count alone),
-     * so at most one section per cell is waited for, however busy its owner. The acquire load of
-     * the sequence pairs with the owner's release stores: the add is visible to the count's load.
+     * Owned cells, after MODE := ATOMIC and the membarrier: the sum of every cell's count (up -
+     * down). A busy cell has a section open, which may have read STRIPED: wait until it is not
+     * busy. That ends: every section whose first read of MODE comes after the membarrier sees
+     * ATOMIC and opens nothing, so each thread shows at most one more busy section, however busy
+     * it is. The acquire load of the flag pairs with the owner's release store: the add is visible
+     * to the loads of up and down that follow.
      */
     private long sumOwnedCells(long[] w) {
         long sum = 0;
         for (int k = 0; k < ThreadSlots.USED_WORDS; k++) {
             for (long used = ThreadSlots.usedWord(k); used != 0L; used &= used - 1) {
                 int c = cell((k << 6) + Long.numberOfTrailingZeros(used));
-                long open = (long) WORD.getAcquire(w, c + SEQ);
-                if ((open & 1L) != 0L) {
-                    for (int spins = 0; (long) WORD.getAcquire(w, c + SEQ) == open; spins++) {
-                        if (spins < 100) {
-                            Thread.onSpinWait();
-                        } else if (spins < 200) {
-                            Thread.yield();
-                        } else {
-                            LockSupport.parkNanos(this, 20_000); // the owner is descheduled mid-section
-                        }
+                for (int spins = 0; (long) WORD.getAcquire(w, c + BUSY) != 0L; spins++) {
+                    if (spins < 100) {
+                        Thread.onSpinWait();
+                    } else if (spins < 200) {
+                        Thread.yield();
+                    } else {
+                        LockSupport.parkNanos(this, 20_000); // the owner is descheduled mid-section
                     }
                 }
-                sum += (long) WORD.getOpaque(w, c);
+                sum += ownedCount(w, c);
             }
         }
         return sum;
+    }
+
+    /**
+     * An owned cell's count: its gets minus its puts (two's complement: right even once they wrap).
+     * Down first: a put read there comes after its get, which the later load of up then includes,
+     * so a moving snapshot never shows a cell below what it held.
+     */
+    private static long ownedCount(long[] w, int c) {
+        long down = (long) WORD.getAcquire(w, c + DOWN);
+        return (long) WORD.getAcquire(w, c + UP) - down;
     }
 
     /**
@@ -875,7 +910,7 @@ public final class PercpuRef {
      */
     private void unfoldLocked(long extra) {
         final long[] w = words;
-        boolean stay = atomicOnly || forceAtomic || releaseState != LIVE || (long) WORD.getVolatile(w, MODE) == STRIPED
+        boolean stay = atomicOnly || forceAtomic || releaseState != LIVE || (long) WORD.getVolatile(w, MODE) != ATOMIC
                 || isDeadWord((long) WORD.getVolatile(w, COUNT) + extra);
         if (stay) {
             if (extra != 0) {
@@ -885,7 +920,7 @@ public final class PercpuRef {
         }
         long unused = (long) WORD.getAndAdd(w, COUNT, BIAS + extra); // first: COUNT can no longer read zero
         resetSharedCells(w);
-        WORD.setRelease(w, MODE, STRIPED);
+        WORD.setRelease(w, MODE, stripedMode());
     }
 
     /**
@@ -904,7 +939,7 @@ public final class PercpuRef {
         long sum = 0;
         for (int k = 0; k < ThreadSlots.USED_WORDS; k++) {
             for (long used = ThreadSlots.usedWord(k); used != 0L; used &= used - 1) {
-                sum += (long) WORD.getVolatile(w, cell((k << 6) + Long.numberOfTrailingZeros(used)));
+                sum += ownedCount(w, cell((k << 6) + Long.numberOfTrailingZeros(used)));
             }
         }
         return sum;

@@ -40,7 +40,8 @@ class OwnedCellsParkedStressTest {
         AtomicInteger slipped = new AtomicInteger();
         AtomicInteger timeouts = new AtomicInteger();
         AtomicLong stopsMidSection = new AtomicLong();
-        int rounds = 1_000;
+        int rounds = 200;
+        AtomicInteger roundsRun = new AtomicInteger();
         assertTimeoutPreemptively(BOUND, () -> {
             try (Crowd crowd = new Crowd(seed, rnd -> {
                 Runnable stop = pause(rnd, stopsMidSection);
@@ -53,16 +54,21 @@ class OwnedCellsParkedStressTest {
                     c.putPausing(pause(rnd, stopsMidSection));
                 }
             })) {
-                for (int round = 0; round < rounds; round++) {
+                // Rounds until enough sections have stopped midway (bounded): a thread that sees the
+                // ref atomic opens no section, so the rounds rest between kills to let sections run.
+                long deadline = System.nanoTime() + 30_000_000_000L;
+                for (int round = 0; (round < rounds || stopsMidSection.get() < 300) && System.nanoTime() < deadline; round++) {
                     PercpuRefStressTest.removalRound(c, inside, slipped, timeouts);
+                    roundsRun.incrementAndGet();
+                    LockSupport.parkNanos(20_000);
                 }
             }
         });
-        System.out.println("  " + rounds + " kills, " + stopsMidSection.get() + " sections stopped midway, "
+        System.out.println("  " + roundsRun.get() + " kills, " + stopsMidSection.get() + " sections stopped midway, "
                 + THREADS + " threads on " + Runtime.getRuntime().availableProcessors() + " CPUs");
         assertEquals(0, timeouts.get(), "awaitZero timed out, seed " + seed);
         assertEquals(0, slipped.get(), "references held after awaitZero, seed " + seed);
-        assertTrue(stopsMidSection.get() > 100, "sections barely stopped midway: " + stopsMidSection.get());
+        assertTrue(stopsMidSection.get() >= 300, "sections barely stopped midway: " + stopsMidSection.get());
         c.switchToAtomicSync();
         assertEquals(0, c.count());
     }
@@ -79,7 +85,8 @@ class OwnedCellsParkedStressTest {
         ThreadLocal<Integer> me = ThreadLocal.withInitial(threadIds::getAndIncrement);
         AtomicInteger low = new AtomicInteger();
         AtomicLong stopsMidSection = new AtomicLong();
-        int flips = 3_000;
+        int flips = 600;
+        AtomicInteger flipsRun = new AtomicInteger();
         assertTimeoutPreemptively(BOUND, () -> {
             try (Crowd crowd = new Crowd(seed, rnd -> {
                 int i = me.get();
@@ -94,7 +101,8 @@ class OwnedCellsParkedStressTest {
             })) {
                 long[] before = new long[THREADS];
                 long start = System.nanoTime();
-                for (int f = 0; f < flips; f++) {
+                long deadline = start + 30_000_000_000L;
+                for (int f = 0; (f < flips || stopsMidSection.get() < 300) && System.nanoTime() < deadline; f++) {
                     c.switchToAtomicSync();
                     for (int i = 0; i < THREADS; i++) {
                         before[i] = generation.get(i);
@@ -111,13 +119,17 @@ class OwnedCellsParkedStressTest {
                         low.incrementAndGet();
                     }
                     c.switchToPercpu();
+                    flipsRun.incrementAndGet();
+                    if ((f & 3) == 0) {
+                        LockSupport.parkNanos(20_000); // let sections run striped (atomic: none open)
+                    }
                 }
-                System.out.printf("  %d flips in %.1f s, %d sections stopped midway%n", flips,
+                System.out.printf("  %d flips in %.1f s, %d sections stopped midway%n", flipsRun.get(),
                         (System.nanoTime() - start) / 1e9, stopsMidSection.get());
             }
         });
         assertEquals(0, low.get(), "atomic counts below the references held (or above the threads), seed " + seed);
-        assertTrue(stopsMidSection.get() > 100, "sections barely stopped midway: " + stopsMidSection.get());
+        assertTrue(stopsMidSection.get() >= 300, "sections barely stopped midway: " + stopsMidSection.get());
         c.switchToAtomicSync();
         assertEquals(0, c.count(), "seed " + seed);
     }

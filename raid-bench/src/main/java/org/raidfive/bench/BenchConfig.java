@@ -306,6 +306,9 @@ public final class BenchConfig {
         }
         if (targets.contains(Target.ARRAY)) {
             sb.append(" layout=").append(layout.mdadmName()).append(" counters=").append(counters);
+            if (counters.modes().contains(CounterMode.PERCPU)) {
+                sb.append(" (percpu: ").append(CounterMode.PERCPU.cells()).append(')'); // decided once per JVM
+            }
             if (!policies.equals(Policies.RESYNC)) {
                 sb.append(" consistency-policy=").append(policies);
             }

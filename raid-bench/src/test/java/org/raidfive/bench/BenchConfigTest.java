@@ -40,6 +40,9 @@ class BenchConfigTest {
                 new Variant(BenchConfig.Target.ARRAY, CounterMode.PERCPU, ConsistencyPolicy.RESYNC)), v);
         assertEquals("array percpu", v.get(2).label());
         assertTrue(c.describe().contains("target=raw,array"));
+        // Which cells percpu had in this JVM: owned where membarrier(2) works, else shared and why.
+        assertTrue(c.describe().contains("counters=both (percpu: " + CounterMode.PERCPU.cells() + ")"), c.describe());
+        assertTrue(CounterMode.PERCPU.cells().startsWith("owned cells") || CounterMode.PERCPU.cells().startsWith("shared cells: "));
         assertEquals(50, BenchConfig.builder().rw(RwMode.RANDRW).build().readPercent());
         assertEquals(100, BenchConfig.builder().rw(RwMode.READ).rwmixread(10).build().readPercent());
     }

@@ -28,5 +28,19 @@ public enum CounterMode {
      * with one atomic add each (what {@code PERCPU} falls back to without
      * {@code membarrier(2)}); for A/B measurements of the owned cells.
      */
-    PERCPU_SHARED
+    PERCPU_SHARED;
+
+    /**
+     * What this mode counts in within this JVM, for reports: {@code one atomic word},
+     * {@code owned cells, membarrier(2)}, or {@code shared cells}, with the reason when
+     * {@link #PERCPU} fell back to them.
+     */
+    public String cells() {
+        return switch (this) {
+            case ATOMIC -> "one atomic word";
+            case PERCPU -> Membarrier.available() ? "owned cells, membarrier(2)"
+                    : "shared cells: " + Membarrier.unavailableReason();
+            case PERCPU_SHARED -> "shared cells";
+        };
+    }
 }

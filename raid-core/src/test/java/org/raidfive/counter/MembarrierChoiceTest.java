@@ -24,6 +24,7 @@ class MembarrierChoiceTest {
         assertEquals("available=true", out.get(0), String.join("\n", out));
         assertEquals("owned=true", out.get(1), String.join("\n", out));
         assertEquals("count=0 held=4000", out.get(2), String.join("\n", out));
+        assertEquals("cells=owned cells, membarrier(2)", out.get(4), String.join("\n", out));
     }
 
     @Test
@@ -33,6 +34,7 @@ class MembarrierChoiceTest {
         assertEquals("owned=false", out.get(1), String.join("\n", out));
         assertEquals("count=0 held=4000", out.get(2), String.join("\n", out));
         assertTrue(out.get(3).contains("turned off by -D" + Membarrier.PROPERTY + "=false"), out.get(3));
+        assertTrue(out.get(4).startsWith("cells=shared cells: turned off by -D" + Membarrier.PROPERTY), out.get(4));
     }
 
     @Test
@@ -90,5 +92,6 @@ class MembarrierChoiceTest {
         System.out.println("count=" + c.count() + " held=" + held.count());
         sem.writeUnlock();
         System.out.println("reason=" + Membarrier.unavailableReason());
+        System.out.println("cells=" + CounterMode.PERCPU.cells());
     }
 }

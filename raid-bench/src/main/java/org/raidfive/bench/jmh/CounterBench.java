@@ -1,5 +1,7 @@
 package org.raidfive.bench.jmh;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -127,6 +129,56 @@ public class CounterBench {
     @Benchmark
     public long getPut(Counters s) {
         return s.counter.getPut();
+    }
+
+    private static final VarHandle WORD = MethodHandles.arrayElementVarHandle(long[].class);
+
+    /** One benchmark thread's own words: a mode word and, 128 bytes on, one owned cell (the floors). */
+    @State(Scope.Thread)
+    public static class OwnCell {
+        static final int MODE = 0;
+        static final int UP = 16;
+        static final int DOWN = 17;
+        static final int BUSY = 18;
+        final long[] w = new long[48];
+    }
+
+    /**
+     * The floor of owned cells: PercpuRef's section for a get and a put (read the mode, mark busy,
+     * read the mode, add to the up or down word, clear busy) at a fixed cell of the thread's own,
+     * with nothing else: no slot lookup, constant indices. No owned-cell counter runs faster here.
+     */
+    @Benchmark
+    public boolean floorSection(OwnCell s) {
+        long[] w = s.w;
+        return section(w, OwnCell.UP) & section(w, OwnCell.DOWN);
+    }
+
+    private static boolean section(long[] w, int word) {
+        if ((long) WORD.getOpaque(w, OwnCell.MODE) != 0L) {
+            return false;
+        }
+        WORD.setOpaque(w, OwnCell.BUSY, 1L);
+        boolean striped = (long) WORD.getOpaque(w, OwnCell.MODE) == 0L;
+        if (striped) {
+            WORD.set(w, word, (long) WORD.get(w, word) + 1);
+        }
+        WORD.setRelease(w, OwnCell.BUSY, 0L);
+        return striped;
+    }
+
+    /**
+     * The floor of counting in memory at all: the up word and the down word each loaded,
+     * incremented and stored (opaque, so each pair really reaches memory), nothing else. Each
+     * load waits for the previous pair's store (store-to-load forwarding): the chain that bounds
+     * any counter kept in memory.
+     */
+    @Benchmark
+    public long floorCount(OwnCell s) {
+        long[] w = s.w;
+        WORD.setOpaque(w, OwnCell.UP, (long) WORD.get(w, OwnCell.UP) + 1);
+        WORD.setOpaque(w, OwnCell.DOWN, (long) WORD.get(w, OwnCell.DOWN) + 1);
+        return 0;
     }
 
     /**

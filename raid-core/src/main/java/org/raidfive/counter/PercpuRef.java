@@ -544,9 +544,14 @@ public final class PercpuRef {
      * false (the ref is atomic, or the thread has no cell) and the caller counts on COUNT.
      */
     private boolean countedInCell(long[] w, long n) {
+        return countedInCell(w, n, null);
+    }
+
+    /** {@link #countedInCell(long[], long)}; {@code midSection}: see {@link #addOwned}. */
+    private boolean countedInCell(long[] w, long n, Runnable midSection) {
         long m = (long) WORD.getOpaque(w, MODE);
         if (m == STRIPED_OWNED) {
-            return addOwned(w, n, null);
+            return addOwned(w, n, midSection);
         }
         return m == STRIPED && (long) WORD.getAndAdd(w, cellIndex(), n) < LIVE_LIMIT;
     }
@@ -592,15 +597,13 @@ public final class PercpuRef {
     /** For tests: {@link #tryGetLive()} whose owned-cell section runs {@code midSection} after reading the mode. */
     boolean tryGetLivePausing(Runnable midSection) {
         final long[] w = words;
-        return (owned && (long) WORD.getOpaque(w, MODE) == STRIPED_OWNED ? addOwned(w, 1L, midSection)
-                : countedInCell(w, 1L)) || tryGetAtomic(w, true);
+        return countedInCell(w, 1L, midSection) || tryGetAtomic(w, true);
     }
 
     /** For tests: {@link #put()} whose owned-cell section runs {@code midSection} after reading the mode. */
     void putPausing(Runnable midSection) {
         final long[] w = words;
-        if (!(owned && (long) WORD.getOpaque(w, MODE) == STRIPED_OWNED ? addOwned(w, -1L, midSection)
-                : countedInCell(w, -1L))
+        if (!countedInCell(w, -1L, midSection)
                 && (((long) WORD.getAndAdd(w, COUNT, -1L) - 1L) & ~DEAD) == 0L) {
             onZero();
         }

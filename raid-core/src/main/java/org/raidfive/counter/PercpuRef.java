@@ -213,7 +213,9 @@ public final class PercpuRef {
      * only. Here a thread holds a slot (ThreadSlots: one per thread, not a
      * hash) and only it writes cell[slot]: in one 128-byte span, the sum of
      * its gets (up), the sum of its puts (down) and a busy flag.
-     * get/put (addOwned), on the own, L1-resident line plus two reads of MODE:
+     * get/put (addOwned), on the own, L1-resident line plus two reads of MODE
+     * (whose striped value is STRIPED_OWNED for owned cells, so the read that
+     * picks the path also says which cells; STRIPED below means that value):
      *   P:  m = MODE (opaque); if m == ATOMIC: no section, go to COUNT
      *   S1: busy := 1 (opaque)
      *   L1: m = MODE (opaque)
@@ -258,7 +260,8 @@ public final class PercpuRef {
      * store after S2 in program order, and R is an acquire load, so the add
      * is in the up or down read next. A section whose L1 read ATOMIC leaves
      * the cell alone and counts on COUNT, as does an operation whose P read
-     * ATOMIC. Every section that starts after the barrier reads ATOMIC. So the fold's sum holds exactly the adds of
+     * ATOMIC. Every section that starts after the barrier reads ATOMIC. So
+     * the fold's sum holds exactly the adds of
      * the sections that read STRIPED, and every other operation went to
      * COUNT: each counted once. A thread descheduled between S1 and S2
      * holds the fold (it waits, then parks 20 us at a time) as it would hold

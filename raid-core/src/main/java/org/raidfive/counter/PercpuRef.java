@@ -224,7 +224,7 @@ public final class PercpuRef {
      * and, if m was ATOMIC, the caller adds to COUNT as before. The fold
      * (switcher, under switchLock):
      *   W: MODE := ATOMIC (volatile);  membarrier(PRIVATE_EXPEDITED)
-     *   for each cell of a slot ever taken (ThreadSlots.usedWord):
+     *   for each cell of a slot ever taken (ThreadSlots.nextUsed):
      *      R: busy (acquire); while 1, wait; then sum up - down
      * then COUNT += (sum - foldedSum) - BIAS. The cells are never reset (a
      * switcher never writes them, so they keep one writer): foldedSum
@@ -882,20 +882,10 @@ public final class PercpuRef {
      */
     private long sumOwnedCells(long[] w) {
         long sum = 0;
-        for (int k = 0; k < ThreadSlots.USED_WORDS; k++) {
-            for (long used = ThreadSlots.usedWord(k); used != 0L; used &= used - 1) {
-                int c = cell((k << 6) + Long.numberOfTrailingZeros(used));
-                for (int spins = 0; (long) WORD.getAcquire(w, c + BUSY) != 0L; spins++) {
-                    if (spins < 100) {
-                        Thread.onSpinWait();
-                    } else if (spins < 200) {
-                        Thread.yield();
-                    } else {
-                        LockSupport.parkNanos(this, 20_000); // the owner is descheduled mid-section
-                    }
-                }
-                sum += ownedCount(w, c);
-            }
+        for (int s = ThreadSlots.nextUsed(0); s >= 0; s = ThreadSlots.nextUsed(s + 1)) {
+            int c = cell(s);
+            PaddedWords.awaitNotBusy(w, c + BUSY, 1L, this);
+            sum += ownedCount(w, c);
         }
         return sum;
     }
@@ -943,10 +933,8 @@ public final class PercpuRef {
     /** Owned cells' counts as they stand (a moving snapshot; no wait for open sections). */
     private long sumOwnedCellsNow(long[] w) {
         long sum = 0;
-        for (int k = 0; k < ThreadSlots.USED_WORDS; k++) {
-            for (long used = ThreadSlots.usedWord(k); used != 0L; used &= used - 1) {
-                sum += ownedCount(w, cell((k << 6) + Long.numberOfTrailingZeros(used)));
-            }
+        for (int s = ThreadSlots.nextUsed(0); s >= 0; s = ThreadSlots.nextUsed(s + 1)) {
+            sum += ownedCount(w, cell(s));
         }
         return sum;
     }

@@ -188,15 +188,17 @@ public final class PercpuRwSemaphore {
 
     /** Takes the read lock, waiting (uninterruptibly) while a writer holds or wants the lock. */
     public void readLock() {
-        if (owned != null) {
-            int slot = ThreadSlots.slot();
-            if (slot >= 0) {
-                final int c = ownedCell(slot);
-                while (!enterOwned(c, null)) {
-                    awaitNoWriter();
-                }
-                return;
+        readLock(null);
+    }
+
+    /** {@link #readLock()}; {@code midSection}: see {@link #enterOwned}. */
+    private void readLock(Runnable midSection) {
+        final int c = callersOwnedCell();
+        if (c >= 0) {
+            while (!enterOwned(c, midSection)) {
+                awaitNoWriter();
             }
+            return;
         }
         final long[] w = words;
         final int cell = PaddedWords.cellIndex(CELL_BASE, slotShift);
@@ -216,11 +218,9 @@ public final class PercpuRwSemaphore {
      * seeing zero (they starved it: each poll was a +1 and -1 in a cell the writer sums).
      */
     public boolean tryReadLock() {
-        if (owned != null) {
-            int slot = ThreadSlots.slot();
-            if (slot >= 0) {
-                return enterOwned(ownedCell(slot), null);
-            }
+        final int c = callersOwnedCell();
+        if (c >= 0) {
+            return enterOwned(c, null);
         }
         final long[] w = words;
         if ((long) WORD.getVolatile(w, BLOCK) != 0L) {
@@ -237,14 +237,21 @@ public final class PercpuRwSemaphore {
 
     /** Releases a read lock taken by {@link #readLock()} or a successful {@link #tryReadLock()}. */
     public void readUnlock() {
-        if (owned != null) {
-            int slot = ThreadSlots.slot();
-            if (slot >= 0) {
-                leaveOwned(ownedCell(slot));
-                return;
-            }
+        final int c = callersOwnedCell();
+        if (c >= 0) {
+            leaveOwned(c);
+            return;
         }
         leave(words, PaddedWords.cellIndex(CELL_BASE, slotShift));
+    }
+
+    /** The calling thread's owned cell, or -1 (no owned cells here, or no slot for the thread: shared cells). */
+    private int callersOwnedCell() {
+        if (owned == null) {
+            return -1;
+        }
+        int slot = ThreadSlots.slot();
+        return slot < 0 ? -1 : ownedCell(slot);
     }
 
     private static int ownedCell(int slot) {
@@ -278,15 +285,7 @@ public final class PercpuRwSemaphore {
      * BLOCK and before counting the hold, where a reader descheduled at the worst moment stands.
      */
     void readLockPausing(Runnable midSection) {
-        int slot = owned == null ? -1 : ThreadSlots.slot();
-        if (slot < 0) {
-            readLock();
-            return;
-        }
-        final int c = ownedCell(slot);
-        while (!enterOwned(c, midSection)) {
-            awaitNoWriter();
-        }
+        readLock(midSection);
     }
 
     /**
@@ -325,16 +324,8 @@ public final class PercpuRwSemaphore {
     private long sumReaders() {
         long sum = PaddedWords.sumCells(words, CELL_BASE, slots);
         final long[] o = owned;
-        for (int k = 0; o != null && k < ThreadSlots.USED_WORDS; k++) {
-            for (long used = ThreadSlots.usedWord(k); used != 0L; used &= used - 1) {
-                int c = ownedCell((k << 6) + Long.numberOfTrailingZeros(used));
-                long v = (long) WORD.getAcquire(o, c);
-                while ((v & BUSY) != 0L) {
-                    Thread.onSpinWait(); // a reader between its busy store and its release: a few instructions
-                    v = (long) WORD.getAcquire(o, c);
-                }
-                sum += v >> 1;
-            }
+        for (int s = o == null ? -1 : ThreadSlots.nextUsed(0); s >= 0; s = ThreadSlots.nextUsed(s + 1)) {
+            sum += PaddedWords.awaitNotBusy(o, ownedCell(s), BUSY, this) >> 1;
         }
         return sum;
     }
@@ -495,10 +486,8 @@ public final class PercpuRwSemaphore {
     public long readers() {
         long sum = PaddedWords.sumCells(words, CELL_BASE, slots);
         final long[] o = owned;
-        for (int k = 0; o != null && k < ThreadSlots.USED_WORDS; k++) {
-            for (long used = ThreadSlots.usedWord(k); used != 0L; used &= used - 1) {
-                sum += (long) WORD.getOpaque(o, ownedCell((k << 6) + Long.numberOfTrailingZeros(used))) >> 1;
-            }
+        for (int s = o == null ? -1 : ThreadSlots.nextUsed(0); s >= 0; s = ThreadSlots.nextUsed(s + 1)) {
+            sum += (long) WORD.getOpaque(o, ownedCell(s)) >> 1;
         }
         return sum;
     }

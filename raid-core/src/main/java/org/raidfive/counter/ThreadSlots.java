@@ -28,7 +28,7 @@ final class ThreadSlots {
     /**
      * Slots: the next power of two at or above 8 x CPUs, at least 512 (the member I/O pool alone
      * grows to 256 threads), at most 4096. Each counter with owned cells has one 128-byte cell per
-     * slot (64 KiB at 512); switchers read only the slots ever taken ({@link #usedWord}).
+     * slot (64 KiB at 512); switchers read only the slots ever taken ({@link #nextUsed}).
      */
     static final int CAPACITY = capacity(Runtime.getRuntime().availableProcessors());
     /** Uses between two registration attempts of a thread that found no slot. */
@@ -43,7 +43,7 @@ final class ThreadSlots {
     /** Bit s set once slot s has been taken (never cleared: its cells may hold counts). */
     private static final AtomicLongArray USED = new AtomicLongArray(CAPACITY / 64);
     /** Words of {@link #usedWord}. */
-    static final int USED_WORDS = CAPACITY / 64;
+    private static final int USED_WORDS = CAPACITY / 64;
     /** A thread away from its home slot: {slot, uses left before retrying when slot is -1}. */
     private static final ThreadLocal<int[]> AWAY = ThreadLocal.withInitial(() -> new int[] {-1, 0});
 
@@ -111,8 +111,23 @@ final class ThreadSlots {
      * Read after the switcher's membarrier, it includes every thread that may have counted in a
      * cell (that thread set its bit before its first section).
      */
-    static long usedWord(int k) {
+    private static long usedWord(int k) {
         return USED.get(k);
+    }
+
+    /**
+     * The first slot at or after {@code from} that was ever taken, or -1: what a switcher visits,
+     * {@code for (int s = nextUsed(0); s >= 0; s = nextUsed(s + 1))}. Read after the switcher's
+     * membarrier it visits every thread that may have counted in a cell (see {@link #usedWord}).
+     */
+    static int nextUsed(int from) {
+        for (int k = from >> 6; k < USED_WORDS; k++) {
+            long used = usedWord(k) & (k == from >> 6 ? -1L << (from & 63) : -1L);
+            if (used != 0L) {
+                return (k << 6) + Long.numberOfTrailingZeros(used);
+            }
+        }
+        return -1;
     }
 
     /** Slots held now by threads that have not ended (for tests and diagnostics). */

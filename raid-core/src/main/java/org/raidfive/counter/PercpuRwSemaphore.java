@@ -353,14 +353,7 @@ public final class PercpuRwSemaphore {
             if (inCell) {
                 leave(w, cell);
             }
-            waitLock.lock();
-            try {
-                while ((long) WORD.getVolatile(w, BLOCK) != 0L) {
-                    unblocked.awaitUninterruptibly();
-                }
-            } finally {
-                waitLock.unlock();
-            }
+            awaitNoWriter();
             long unused = (long) WORD.getAndAdd(w, cell, 1L);
             inCell = true;
         } while ((long) WORD.getVolatile(w, BLOCK) != 0L);

@@ -71,7 +71,7 @@ final class ExamineBitmapCommand extends Verb {
         field(s, "Events", Long.toUnsignedString(b.events()));
         field(s, "Events Cleared", Long.toUnsignedString(b.eventsCleared()));
         field(s, "State", b.state() == 0 ? "OK" : b.state() == 2 ? "Out of date" : "Unknown");
-        field(s, "Chunksize", chunk(b.chunksize()));
+        field(s, "Chunksize", chunk(b.chunkBytes()));
         field(s, "Daemon", b.daemonSleep() + "s flush period");
         field(s, "Write Mode", b.writeBehind() != 0 ? "Allow write behind, max " + b.writeBehind() : "Normal");
         field(s, "Sync Size", (b.syncSize() / 2) + Sizes.mdadmHuman(b.syncSize() * 512));

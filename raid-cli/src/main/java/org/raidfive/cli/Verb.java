@@ -71,6 +71,9 @@ abstract class Verb implements Callable<Integer> {
             line("leaving out " + l.disk().name() + ": " + l.reason() + "; raid add --spare " + l.disk().name()
                     + " to rebuild it");
         }
+        for (String repaired : report.repaired()) {
+            line(repaired);
+        }
     }
 
     private void line(String message) {

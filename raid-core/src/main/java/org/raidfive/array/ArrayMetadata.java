@@ -37,8 +37,9 @@ final class ArrayMetadata implements ArrayHooks {
     int bitmapOffset;
     long bitmapBitBytes;
     /**
-     * md's partial parity log area (consistency policy ppl): its offset from the superblock and its
-     * size, in sectors; size 0 when the array has none.
+     * md's partial parity log (consistency policy ppl): size 0 when the array has none; else the area
+     * (offset from the superblock and size, in sectors) a member joining the array gets. Each member
+     * keeps its own area ({@link Member#pplOffset}), as md does.
      */
     int pplOffset;
     int pplSize;
@@ -240,6 +241,9 @@ final class ArrayMetadata implements ArrayHooks {
                         core.events.publish(ArrayEvent.Kind.FAILED, null, core.failure, null);
                     }
                     throw new ArrayFailedException(name + " " + core.failure, e);
+                } catch (SuperblockIo.MemberReplacedException e) {
+                    failLocked(m, e.getMessage());
+                    lostOne = true;
                 } catch (IOException e) {
                     failLocked(m, "superblock write failed: " + e.getMessage());
                     lostOne = true;

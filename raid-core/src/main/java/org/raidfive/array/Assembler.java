@@ -20,6 +20,7 @@ import org.raidfive.md.BitmapSuperblock;
 import org.raidfive.md.DataOffset;
 import org.raidfive.md.MdFeatures;
 import org.raidfive.md.MdUuid;
+import org.raidfive.md.MemberAreas;
 import org.raidfive.md.PplHeader;
 import org.raidfive.md.Superblock;
 import org.raidfive.md.SuperblockException;
@@ -131,7 +132,7 @@ final class Assembler {
                 // mdadm 1.2: the 1 MiB area 8 sectors after the superblock, in the bitmap's place.
                 meta.pplOffset = PplHeader.AREA_OFFSET;
                 meta.pplSize = PplHeader.AREA_SECTORS;
-                core.ppl = new PartialParityLog(core, uuid, meta.pplOffset, meta.pplSize);
+                core.ppl = new PartialParityLog(core, uuid, meta.pplSize);
             }
             boolean bitmap = spec.consistencyPolicy() == ConsistencyPolicy.BITMAP
                     || (spec.consistencyPolicy() == null && usable > ArraySpec.BITMAP_BY_DEFAULT_ABOVE);
@@ -145,7 +146,10 @@ final class Assembler {
                         MemberState.SPARE, 0, spec.counterMode()));
             }
             for (int i = 0; i < meta.members.size(); i++) {
-                meta.members.get(i).claimed(claims.get(i));
+                Member m = meta.members.get(i);
+                m.claimed(claims.get(i));
+                m.pplOffset = meta.pplOffset;
+                m.pplSize = meta.pplSize;
             }
             if (bitmap) {
                 // mdadm's room for the bitmap at create: choose_bm_space of the used size.
@@ -191,18 +195,21 @@ final class Assembler {
     private static WriteIntentBitmap loadBitmap(ArrayCore core, ArrayMetadata meta, MemberDisk from, Superblock top,
                                                 BitmapSuperblock sb, boolean degraded, long recoveryCp)
             throws IOException {
-        int chunks = (int) sb.bits();
-        boolean stale = Long.compareUnsigned(sb.events(), top.events()) < 0;
+        int chunks = (int) sb.bits(); // its area fits before the data (checkAreas), so this is small
+        boolean stale = sb.stale() || Long.compareUnsigned(sb.events(), top.events()) < 0;
         boolean[] set = stale ? new boolean[chunks] : SuperblockIo.readBitmapBits(from, top.bitmapOffset(), chunks);
         if (stale) {
             java.util.Arrays.fill(set, true);
-            LOG.warn("{}: the write-intent bitmap is out of date (events {} < {}): every chunk is resynced",
-                    top.name(), Long.toUnsignedString(sb.events()), Long.toUnsignedString(top.events()));
+            LOG.warn("{}: the write-intent bitmap is out of date ({}): every chunk is resynced", top.name(),
+                    sb.stale() ? "BITMAP_STALE" : "events " + Long.toUnsignedString(sb.events()) + " < "
+                            + Long.toUnsignedString(top.events()));
+            // md_bitmap_read_sb/md_bitmap_load: a stale bitmap restarts from now, every bit set on disk
+            sb.eventsCleared(top.events()).state(sb.state() & ~BitmapSuperblock.STATE_STALE);
         }
         long start = !degraded || sb.eventsCleared() == top.events() ? recoveryCp : 0;
         boolean[] needed = new boolean[chunks];
         for (int c = 0; c < chunks; c++) {
-            needed[c] = set[c] && (stale || (c + 1L) * sb.chunksize() > start);
+            needed[c] = set[c] && (stale || (c + 1L) * sb.chunkBytes() > start);
         }
         return WriteIntentBitmap.of(core, meta, sb, top.bitmapOffset(), set, needed);
     }
@@ -288,6 +295,9 @@ final class Assembler {
             try {
                 Member spare = new Member(disk, dataOffset, meta.nextDevNumber(), MdUuid.random(), -1,
                         MemberState.SPARE, 0, array.core.counterMode);
+                // The PPL area goes with the data offset: both as the first member has them.
+                spare.pplOffset = meta.members.isEmpty() ? meta.pplOffset : meta.members.get(0).pplOffset;
+                spare.pplSize = meta.members.isEmpty() ? meta.pplSize : meta.members.get(0).pplSize;
                 spare.claimed(claim);
                 return spare; // nothing written yet: Membership writes its areas once the change can go ahead
             } catch (RuntimeException e) {
@@ -405,12 +415,21 @@ final class Assembler {
         int chunk = top.chunkSectors() * 512;
         Raid5Algorithm algorithm = Raid5Algorithm.fromMdNumber(top.layout());
         Raid5Layout layout = new Raid5Layout(algorithm, raidDisks, chunk, top.size() * 512);
+        List<String> notes = new ArrayList<>();
         BitmapSuperblock bitmap = null;
         if (top.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)) {
+            checkAreas(freshest, top, 1); // where the bitmap's superblock is read must be metadata space
             try {
                 bitmap = SuperblockIo.readBitmap(freshest.disk, top);
             } catch (SuperblockException e) {
                 throw new ArrayConfigException(e.getMessage() + "; raidfive will not write to it", e);
+            }
+            if (bitmap.syncSize() != top.size()) {
+                // md_bitmap_read_sb: sync_size is md's own to write; the bits follow the array's size.
+                notes.add("the write-intent bitmap's sync_size " + Long.toUnsignedString(bitmap.syncSize())
+                        + " is not the array's " + top.size() + " sectors per member: its bits cover the array's "
+                        + "size and sync_size is written anew, as md does");
+                bitmap.syncSize(top.size());
             }
         }
 
@@ -430,6 +449,7 @@ final class Assembler {
                 throw new ArrayConfigException(f.disk.name() + " is too small: its data area ends at " + needed
                         + " bytes but the disk holds only " + f.disk.size() + " (truncated?)");
             }
+            checkAreas(f, top, bitmap == null ? 0 : bitmap.areaSectors());
             int dev = sb.devNumber();
             int role = dev < top.maxDev() ? top.devRole(dev) : Superblock.ROLE_SPARE;
             boolean behind = Long.compareUnsigned(sb.events() + 1, top.events()) < 0;
@@ -544,10 +564,19 @@ final class Assembler {
         if (hasPpl) {
             meta.pplOffset = top.pplOffset();
             meta.pplSize = top.pplSize();
-            core.ppl = new PartialParityLog(core, top.setUuid(), meta.pplOffset, meta.pplSize);
+            int smallest = Integer.MAX_VALUE;
+            for (Member m : members) {
+                smallest = Math.min(smallest, m.pplSize);
+            }
+            core.ppl = new PartialParityLog(core, top.setUuid(), smallest);
             // md's ppl_init_log at start: recover a dirty array's logged stripes, then empty the logs.
             PplRecovery.Outcome ppl = new PplRecovery(core, core.ppl).run(recoveryCp != Long.MAX_VALUE,
                     opts.readOnly());
+            if (ppl.corruptEntries() > 0 && recoveryCp != Long.MAX_VALUE) {
+                notes.add("the partial parity log held " + ppl.corruptEntries() + " entries that could not be "
+                        + "applied (a bad checksum, or sizes or stripes outside the log or the array): skipped, as md "
+                        + "does; a resync checks those stripes");
+            }
             if (recoveryCp == 0 && !resyncForced && ppl.recoveredEntries() > 0 && ppl.corruptEntries() == 0) {
                 meta.needResyncFrom(Long.MAX_VALUE); // md: a dirty start recovered cleanly is clean
                 LOG.info("{}: recovered from the partial parity log ({} entries); no resync needed", top.name(),
@@ -555,13 +584,17 @@ final class Assembler {
             }
         }
         if (bitmap != null) {
+            if (bitmap.stale()) {
+                notes.add("the write-intent bitmap is marked out of date (BITMAP_STALE): every chunk is resynced, "
+                        + "as md does");
+            }
             core.bitmap = loadBitmap(core, meta, freshest.disk, top, bitmap, degraded, recoveryCp);
         }
         meta.members.addAll(members);
         for (Member m : members) {
             m.claimed(claimOf.get(m.disk));
         }
-        AssemblyReport report = new AssemblyReport(leftOut, forced, resyncForced);
+        AssemblyReport report = new AssemblyReport(leftOut, forced, resyncForced, notes);
         Raid5Array array = new Raid5Array(core, meta, opts.syncLimits(), opts.readOnly(), report);
         if (opts.listener() != null) {
             array.addListener(opts.listener());
@@ -580,6 +613,22 @@ final class Assembler {
         return array;
     }
 
+    /**
+     * md's rules for where one member's metadata lies ({@link MemberAreas}), with the array's bitmap
+     * (its offset from the freshest member, as md keeps one bitmap for the array, and
+     * {@code bitmapSectors}, computed from its chunk and the array's size): checked
+     * for every member given, before anything is written. Not even force goes past a wrong offset.
+     */
+    private static void checkAreas(Found f, Superblock top, long bitmapSectors) throws ArrayConfigException {
+        try {
+            MemberAreas.check(f.sb, f.disk.size() / 512,
+                    top.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET) ? top.bitmapOffset() : null, bitmapSectors,
+                    f.disk.name());
+        } catch (SuperblockException e) {
+            throw new ArrayConfigException(e.getMessage() + "; nothing was written", e);
+        }
+    }
+
     /** A member from its superblock: everything md keeps per device, as found. */
     private static Member member(Found f, AssembleOptions opts) throws IOException {
         Superblock sb = f.sb;
@@ -588,6 +637,11 @@ final class Assembler {
         m.correctedSectors.set(Integer.toUnsignedLong(sb.cntCorrectedRead()));
         m.devflags = sb.devflags();
         m.dataSizeSectors = sb.dataSize();
+        m.onDisk = Member.OnDisk.of(sb);
+        if (sb.hasFeature(Superblock.MD_FEATURE_PPL) || sb.hasFeature(Superblock.MD_FEATURE_MULTIPLE_PPLS)) {
+            m.pplOffset = sb.pplOffset(); // md's rdev->ppl: each member's own
+            m.pplSize = sb.pplSize();
+        }
         if (sb.bblogOffset() != 0 && sb.bblogSize() > 0) {
             m.bblogOffset = sb.bblogOffset();
             m.bblogSize = sb.bblogSize();

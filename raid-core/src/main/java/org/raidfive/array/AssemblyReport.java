@@ -12,15 +12,25 @@ import org.raidfive.disk.MemberDisk;
  *                non-fresh"). The array does not own them; the caller still does (and closes them).
  * @param forced members taken back by {@code force} after failing together with others
  * @param resyncForced true when forcing marked the array dirty, so that a resync recomputes parity
+ * @param repaired what md would have set right on its own and assembly did the same way (a bitmap's
+ *                 {@code sync_size} written anew, a stale bitmap resynced in full, log entries skipped),
+ *                 one sentence each
  */
-public record AssemblyReport(List<LeftOut> leftOut, List<Forced> forced, boolean resyncForced) {
-    /** No member left out, nothing forced. */
-    public static final AssemblyReport NONE = new AssemblyReport(List.of(), List.of(), false);
+public record AssemblyReport(List<LeftOut> leftOut, List<Forced> forced, boolean resyncForced,
+                             List<String> repaired) {
+    /** No member left out, nothing forced, nothing repaired. */
+    public static final AssemblyReport NONE = new AssemblyReport(List.of(), List.of(), false, List.of());
 
     /** Copies the lists. */
     public AssemblyReport {
         leftOut = List.copyOf(leftOut);
         forced = List.copyOf(forced);
+        repaired = List.copyOf(repaired);
+    }
+
+    /** A report with nothing repaired. */
+    public AssemblyReport(List<LeftOut> leftOut, List<Forced> forced, boolean resyncForced) {
+        this(leftOut, forced, resyncForced, List.of());
     }
 
     /**
@@ -60,6 +70,7 @@ public record AssemblyReport(List<LeftOut> leftOut, List<Forced> forced, boolean
         for (LeftOut l : leftOut) {
             out.add("leaving out " + l.disk().name() + ": " + l.reason());
         }
+        out.addAll(repaired);
         return out;
     }
 }

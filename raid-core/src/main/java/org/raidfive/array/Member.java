@@ -64,9 +64,31 @@ final class Member {
     volatile int bblogOffset;
     volatile int bblogSize;
     volatile int bblogShift;
+    /**
+     * This member's partial parity log area (md's {@code rdev->ppl}, from its own superblock): offset
+     * from the superblock and size, in sectors; meaningful while the array has a PPL.
+     */
+    volatile int pplOffset;
+    volatile int pplSize;
     private volatile BadBlockLog badBlocks = BadBlockLog.EMPTY;
     /** The list changed since the log was last written. */
     private volatile boolean badBlocksChanged;
+    /**
+     * What this member's superblock said when this array last wrote it or found it at assembly: its
+     * identity, role and events, compared before every superblock write ({@link SuperblockIo#write});
+     * null for a member new to the array until its first write. Read and written under the
+     * metadata lock.
+     */
+    volatile OnDisk onDisk;
+
+    /** The identity, role and events of a superblock on a member. */
+    record OnDisk(byte[] deviceUuid, int devNumber, int role, long events) {
+        static OnDisk of(org.raidfive.md.Superblock sb) {
+            int role = sb.devNumber() < sb.maxDev() ? sb.devRole(sb.devNumber()) : -1;
+            return new OnDisk(sb.deviceUuid(), sb.devNumber(), role, sb.events());
+        }
+    }
+
     /** This array's ownership of the storage; null until claimed, and after release. */
     private volatile DiskClaim claim;
 

@@ -33,37 +33,50 @@ final class PartialParityLog {
     private static final int SPINS = 2000;
     private final ArrayCore core;
     private final int signature;
-    /** Bytes from the start of each member to its PPL area. */
-    private final long areaStart;
-    /** Usable bytes of the area: a header and a whole number of 4 KiB pages (md's {@code ppl_validate_rdev}). */
-    private final long areaBytes;
-    private final boolean multiple;
-    /** Partial parity bytes one io_unit carries at most. */
+    /** Partial parity bytes one io_unit carries at most: it fits the smallest member's area. */
     private final int entrySpace;
     /** md's {@code ppl_conf->seq}: io_unit generations, shared by the logs, from 1 at every start. */
     private final AtomicLong generation = new AtomicLong();
     private final MemberLog[] logs;
 
-    PartialParityLog(ArrayCore core, byte[] arrayUuid, int offsetSectors, int sizeSectors) {
+    /**
+     * The log of an array whose members' PPL areas are at least {@code smallestAreaSectors} long
+     * (each member's own area is in {@link Member#pplOffset}/{@link Member#pplSize}, as md keeps it
+     * per device): an io_unit is sized so that it fits every member's area.
+     */
+    PartialParityLog(ArrayCore core, byte[] arrayUuid, int smallestAreaSectors) {
         this.core = core;
         this.signature = PplHeader.signature(arrayUuid);
-        this.areaStart = (Superblock.SUPERBLOCK_OFFSET_SECTORS + offsetSectors) * 512L;
-        long data = (sizeSectors * 512L - PplHeader.SIZE) / 4096 * 4096;
-        if (data <= 0) {
-            throw new IllegalArgumentException("PPL area of " + sizeSectors + " sectors holds no partial parity");
+        long smallest = areaBytes(smallestAreaSectors);
+        if (smallest <= PplHeader.SIZE) {
+            throw new IllegalArgumentException("PPL area of " + smallestAreaSectors + " sectors holds no partial parity");
         }
-        this.areaBytes = PplHeader.SIZE + data;
-        this.multiple = areaBytes >= 2L * (PplHeader.SPACE_SIZE + PplHeader.SIZE);
-        this.entrySpace = multiple ? PplHeader.SPACE_SIZE : (int) data;
+        this.entrySpace = multiple(smallestAreaSectors) ? PplHeader.SPACE_SIZE : (int) (smallest - PplHeader.SIZE);
         this.logs = new MemberLog[core.layout.disks()];
         for (int i = 0; i < logs.length; i++) {
             logs[i] = new MemberLog();
         }
     }
 
-    /** True when md writes MULTIPLE_PPLS for this area (the kernel sets the feature bit then). */
-    boolean multiple() {
-        return multiple;
+    /** Usable bytes of an area of {@code sizeSectors}: a header and whole 4 KiB pages (md's {@code ppl_validate_rdev}). */
+    static long areaBytes(int sizeSectors) {
+        long data = (sizeSectors * 512L - PplHeader.SIZE) / 4096 * 4096;
+        return data <= 0 ? 0 : PplHeader.SIZE + data;
+    }
+
+    /** True when md writes MULTIPLE_PPLS for an area of {@code sizeSectors} (room for two full io_units). */
+    static boolean multiple(int sizeSectors) {
+        return areaBytes(sizeSectors) >= 2L * (PplHeader.SPACE_SIZE + PplHeader.SIZE);
+    }
+
+    /** Bytes from the start of {@code m} to its PPL area. */
+    static long areaStart(Member m) {
+        return (Superblock.SUPERBLOCK_OFFSET_SECTORS + m.pplOffset) * 512L;
+    }
+
+    /** Usable bytes of {@code m}'s PPL area. */
+    static long areaBytes(Member m) {
+        return areaBytes(m.pplSize);
     }
 
     /**
@@ -72,14 +85,6 @@ final class PartialParityLog {
      */
     int maxPiece() {
         return Math.max(4096, Math.min(64 * 1024, entrySpace - 8192) / 4096 * 4096);
-    }
-
-    long areaStart() {
-        return areaStart;
-    }
-
-    long areaBytes() {
-        return areaBytes;
     }
 
     int signature() {
@@ -190,10 +195,12 @@ final class PartialParityLog {
                 unit.generation = generation.incrementAndGet();
                 unit.seal();
                 int bytes = PplHeader.SIZE + unit.ppBytes;
-                long at = areaStart;
-                if (multiple) {
-                    if (areaStart + areaBytes - log.next < bytes) {
-                        log.next = areaStart; // rewind when the rest of the area cannot hold it
+                long start = areaStart(m);
+                long at = start;
+                if (multiple(m.pplSize)) {
+                    if (log.nextIn != m || start + areaBytes(m) - log.next < bytes) {
+                        log.next = start; // a new member's area, or the rest of it cannot hold the unit: rewind
+                        log.nextIn = m;
                     }
                     at = log.next;
                     log.next += bytes;
@@ -244,7 +251,7 @@ final class PartialParityLog {
 
     /** {@link #writeEmptyHeaders} for one member (one joining the array). */
     void writeEmptyHeader(Member m) throws IOException {
-        writeEmptyArea(m.disk, areaStart, areaBytes, signature);
+        writeEmptyArea(m.disk, areaStart(m), areaBytes(m), signature);
     }
 
     static void writeEmptyArea(org.raidfive.disk.MemberDisk disk, long areaStart, long areaBytes, int signature)
@@ -269,8 +276,9 @@ final class PartialParityLog {
         Unit inFlight;
         private final Unit[] free = new Unit[2];
         private int freeCount;
-        /** Where the next io_unit goes (MULTIPLE_PPLS). */
-        long next = areaStart;
+        /** Where the next io_unit goes in {@link #nextIn}'s area (MULTIPLE_PPLS). */
+        long next;
+        Member nextIn;
 
         Unit take(Member member) {
             Unit u = freeCount > 0 ? free[--freeCount] : new Unit(this);

@@ -16,8 +16,11 @@ import org.slf4j.LoggerFactory;
  * the parity of every stripe its entries name match the data on disk again ({@code ppl_recover_entry}:
  * parity = partial parity XOR the modified data, or the XOR of all data for a full stripe); then
  * the areas are emptied. An entry whose partial parity fails its checksum is counted and skipped,
- * never applied; a stripe whose modified data sits on a missing member is left as it is (md does
- * the same: that data was never acknowledged).
+ * never applied; so is one md would misread: partial parity that runs past its member's PPL area
+ * (with every entry after it, whose partial parity follows it), sizes that are not whole sectors,
+ * or stripes outside the array, all judged in unsigned 64-bit arithmetic that cannot wrap. A stripe
+ * whose modified data sits on a missing member is left as it is (md does the same: that data was
+ * never acknowledged). Each member's log is read from its own area ({@link Member#pplOffset}).
  *
  * <p>Runs at assembly, before any I/O, with the members' blocking calls.
  */
@@ -63,17 +66,30 @@ final class PplRecovery {
             }
             readHeader(m, at);
             long pp = at + PplHeader.SIZE;
+            long areaEnd = PartialParityLog.areaStart(m) + PartialParityLog.areaBytes(m);
             int entries = PplHeader.entries(header);
             for (int i = 0; i < entries; i++) {
-                int ppSize = PplHeader.ppSize(header, i);
-                if (checksumOf(m, pp, ppSize) != PplHeader.entryChecksum(header, i)) {
+                long ppSize = Integer.toUnsignedLong(PplHeader.ppSize(header, i));
+                if (ppSize > areaEnd - pp) {
+                    int skipped = entries - i;
+                    corrupt += skipped;
+                    LOG.warn("{}: partial parity log entry {} on {} has {} bytes of partial parity, past the end of "
+                            + "its PPL area: skipped, with the {} entries after it", core.name, i, m.name(), ppSize,
+                            skipped - 1);
+                    break;
+                }
+                String outside = outsideTheArray(i);
+                if (outside != null) {
+                    corrupt++;
+                    LOG.warn("{}: partial parity log entry {} on {} {}: skipped", core.name, i, m.name(), outside);
+                } else if (checksumOf(m, pp, (int) ppSize) != PplHeader.entryChecksum(header, i)) {
                     corrupt++;
                     LOG.warn("{}: partial parity log entry {} on {} fails its checksum: skipped", core.name, i,
                             m.name());
                 } else if (recoverEntry(m, slot, i, pp)) {
                     recovered++;
                 }
-                pp += Integer.toUnsignedLong(ppSize);
+                pp += ppSize;
             }
             m.disk.flush();
         }
@@ -89,8 +105,8 @@ final class PplRecovery {
 
     /** Where the newest valid header of {@code m}'s area starts (bytes from the member's start), or -1. */
     private long newestHeader(Member m) throws IOException {
-        long start = log.areaStart();
-        long end = start + log.areaBytes();
+        long start = PartialParityLog.areaStart(m);
+        long end = start + PartialParityLog.areaBytes(m);
         long at = start;
         long newest = -1;
         long newestGeneration = 0;
@@ -105,7 +121,7 @@ final class PplRecovery {
             }
             newest = at;
             newestGeneration = generation;
-            if (!log.multiple()) {
+            if (!PartialParityLog.multiple(m.pplSize)) {
                 break;
             }
             at += PplHeader.SIZE + PplHeader.ppBytes(header);
@@ -128,12 +144,36 @@ final class PplRecovery {
     }
 
     /**
+     * Why entry {@code i} of the header cannot name stripes of this array, or null when it can: sizes
+     * in whole sectors, and the first and last sector of the modified data inside the array (md
+     * trusts the CRC here; a field with a valid CRC over garbage must not turn into a write).
+     */
+    private String outsideTheArray(int i) {
+        long ppSize = Integer.toUnsignedLong(PplHeader.ppSize(header, i));
+        long dataSize = Integer.toUnsignedLong(PplHeader.dataSize(header, i));
+        long first = PplHeader.dataSector(header, i);
+        long arraySectors = layout.arrayBytes() / 512;
+        if (ppSize % 512 != 0 || dataSize % 512 != 0) {
+            return "has pp_size " + ppSize + " and data_size " + dataSize + ", not whole sectors";
+        }
+        if (Long.compareUnsigned(first, arraySectors) >= 0) {
+            return "names data_sector " + Long.toUnsignedString(first) + ", past the array's " + arraySectors
+                    + " sectors";
+        }
+        if (dataSize == 0 || (ppSize > 0 && dataSize / ppSize > layout.dataDisks())) {
+            return "has data_size " + dataSize + " for pp_size " + ppSize + ", which no stripe of "
+                    + layout.dataDisks() + " data members holds";
+        }
+        return null;
+    }
+
+    /**
      * md's {@code ppl_recover_entry}: for each block of the strip the entry covers, XOR the modified
      * data (read from the members) and the partial parity, and write it as the stripe's parity.
      */
     private boolean recoverEntry(Member logMember, int logSlot, int i, long ppAt) throws IOException {
-        long first = PplHeader.dataSector(header, i);
-        int ppSize = PplHeader.ppSize(header, i);
+        long first = PplHeader.dataSector(header, i); // inside the array: outsideTheArray said so
+        long ppSize = Integer.toUnsignedLong(PplHeader.ppSize(header, i));
         long dataSize = Integer.toUnsignedLong(PplHeader.dataSize(header, i));
         long chunkSectors = layout.chunkSize() / 512;
         int dataDisks;
@@ -141,7 +181,7 @@ final class PplRecovery {
         long last;
         if ((ppSize >>> 9) < chunkSectors) {
             if (ppSize > 0) {
-                dataDisks = (int) (dataSize / ppSize);
+                dataDisks = (int) (dataSize / ppSize); // at most dataDisks(): outsideTheArray said so
                 stripSectors = ppSize >>> 9;
             } else {
                 dataDisks = layout.dataDisks();
@@ -153,7 +193,7 @@ final class PplRecovery {
             stripSectors = chunkSectors;
             last = first + (dataSize >>> 9);
         }
-        if (dataDisks < 1 || dataDisks > layout.dataDisks() || last * 512 > layout.arrayBytes()) {
+        if (dataDisks < 1 || dataDisks > layout.dataDisks() || last > layout.arrayBytes() / 512) {
             LOG.warn("{}: partial parity log entry {} on {} names stripes outside the array: skipped", core.name,
                     i, logMember.name());
             return false;

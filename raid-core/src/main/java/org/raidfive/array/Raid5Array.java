@@ -481,14 +481,18 @@ public final class Raid5Array implements AsyncDisk {
                     java.util.Arrays.fill(set, true);
                     boolean[] needed = new boolean[set.length];
                     for (int c = 0; c < needed.length; c++) {
-                        needed[c] = (c + 1L) * sb.chunksize() > core.resyncOffset || isDegraded();
+                        needed[c] = (c + 1L) * sb.chunkBytes() > core.resyncOffset || isDegraded();
                     }
                     meta.bitmapOffset = Assembler.BITMAP_OFFSET;
                     meta.bitmapBitBytes = sb.bitBytes();
                     core.bitmap = WriteIntentBitmap.of(core, meta, sb, Assembler.BITMAP_OFFSET, set, needed);
                 } else if (policy == ConsistencyPolicy.PPL) {
                     int[] area = pplArea;
-                    PartialParityLog log = new PartialParityLog(core, meta.uuid, area[0], area[1]);
+                    PartialParityLog log = new PartialParityLog(core, meta.uuid, area[1]);
+                    for (Member m : membership.allMembers()) {
+                        m.pplOffset = area[0];
+                        m.pplSize = area[1];
+                    }
                     for (Member m : membership.liveMembers()) {
                         log.writeEmptyHeader(m);
                     }

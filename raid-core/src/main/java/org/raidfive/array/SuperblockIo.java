@@ -39,6 +39,20 @@ final class SuperblockIo {
         }
     }
 
+    /**
+     * A member no longer holds what this array last wrote to it (or found on it at assembly): another
+     * array's superblock, none, another member's, or an older copy of its own. It was replaced
+     * underneath the array (a {@code dd} over it, a restored image): the member is failed and its
+     * superblock is never written over.
+     */
+    static final class MemberReplacedException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        MemberReplacedException(String message) {
+            super(message);
+        }
+    }
+
     /** Reads the superblock of {@code disk}; a disk too small to hold one has none. */
     static Superblock read(MemberDisk disk) throws IOException, SuperblockException {
         if (disk.size() < Superblock.SUPERBLOCK_OFFSET + BLOCK) {
@@ -122,12 +136,11 @@ final class SuperblockIo {
         if (meta.bitmapOffset != 0) {
             sb.setFeature(Superblock.MD_FEATURE_BITMAP_OFFSET, true).bitmapOffset(meta.bitmapOffset);
         } else if (meta.pplSize != 0) {
-            // As the kernel's super_1_sync writes it: MULTIPLE_PPLS when the area holds more than one
-            // io_unit, else PPL; never both.
-            PartialParityLog log = meta.core().ppl;
-            boolean multiple = log != null && log.multiple();
+            // As the kernel's super_1_sync writes it: the member's own area; MULTIPLE_PPLS when it
+            // holds more than one io_unit, else PPL; never both.
+            boolean multiple = PartialParityLog.multiple(m.pplSize);
             sb.setFeature(multiple ? Superblock.MD_FEATURE_MULTIPLE_PPLS : Superblock.MD_FEATURE_PPL, true)
-                    .ppl(meta.pplOffset, meta.pplSize);
+                    .ppl(m.pplOffset, m.pplSize);
         }
         int[] roles = meta.rolesLocked();
         int maxDev = Math.max(Superblock.DEFAULT_MAX_DEV, roles.length);
@@ -145,11 +158,11 @@ final class SuperblockIo {
         return sb;
     }
 
-    /** Where mdadm puts the bad block log (sectors after the superblock), or -1 if it does not fit. */
-    static long badBlockLogOffset(ArrayMetadata meta, long dataOffsetBytes) {
-        long bblog = meta.pplSize != 0 ? meta.pplOffset + meta.pplSize
+    /** Where mdadm puts {@code m}'s bad block log (sectors after the superblock), or -1 if it does not fit. */
+    static long badBlockLogOffset(ArrayMetadata meta, Member m) {
+        long bblog = meta.pplSize != 0 ? m.pplOffset + m.pplSize
                 : DataOffset.badBlockLogOffset(meta.layout.memberBytesUsed() / 512);
-        boolean fits = dataOffsetBytes / 512 >= Superblock.SUPERBLOCK_OFFSET_SECTORS + bblog
+        boolean fits = m.dataOffsetBytes / 512 >= Superblock.SUPERBLOCK_OFFSET_SECTORS + bblog
                 + DataOffset.BAD_BLOCK_LOG_SECTORS;
         return fits ? bblog : -1;
     }
@@ -160,7 +173,7 @@ final class SuperblockIo {
      * holds no stale bytes.
      */
     static void initBadBlockLog(ArrayMetadata meta, Member m) throws IOException {
-        long bblog = badBlockLogOffset(meta, m.dataOffsetBytes);
+        long bblog = badBlockLogOffset(meta, m);
         if (bblog < 0) {
             return;
         }
@@ -234,10 +247,13 @@ final class SuperblockIo {
 
     /**
      * Writes {@code m}'s superblock (and its bad block log first, when that changed) and forces it
-     * to stable storage; caller holds the metadata lock. Refuses, as a second line of defence
-     * behind member ownership, to take the member's events backwards: if the member already holds
-     * this array's superblock for this device with events at or past the ones to be written,
-     * another writer has been at it ({@link NewerOnDiskException}).
+     * to stable storage; caller holds the metadata lock. Reads the member's superblock back first
+     * and compares it with what this array last wrote there (or found at assembly,
+     * {@link Member#onDisk}): another array's, none, another member's or an older one means the
+     * member was replaced underneath ({@link MemberReplacedException}: fail it, write nothing); this
+     * array's own with events past the last written ones means another writer has been at it, as a
+     * second line of defence behind member ownership ({@link NewerOnDiskException}: stop). A member
+     * new to the array (created, or joining) has nothing to compare with until its first write.
      */
     static void write(ArrayMetadata meta, Member m) throws IOException {
         if (m.disk.size() < Superblock.SUPERBLOCK_OFFSET + BLOCK) {
@@ -245,18 +261,28 @@ final class SuperblockIo {
         }
         Superblock sb = build(meta, m);
         Superblock onDisk;
+        String unreadable = null;
         try {
             onDisk = read(m.disk);
         } catch (SuperblockException notOurs) {
             onDisk = null;
+            unreadable = notOurs.getMessage();
+        }
+        Member.OnDisk expected = m.onDisk;
+        if (expected != null) {
+            String replaced = replacedBy(meta, m, expected, onDisk, unreadable);
+            if (replaced != null) {
+                throw new MemberReplacedException(replaced);
+            }
         }
         if (onDisk != null && Arrays.equals(onDisk.setUuid(), meta.uuid)
                 && Arrays.equals(onDisk.deviceUuid(), m.deviceUuid)
-                && Long.compareUnsigned(onDisk.events(), sb.events()) >= 0) {
+                && (Long.compareUnsigned(onDisk.events(), sb.events()) >= 0
+                    || (expected != null && Long.compareUnsigned(onDisk.events(), expected.events()) > 0))) {
             throw new NewerOnDiskException(m.name() + " holds events " + Long.toUnsignedString(onDisk.events())
-                    + " of " + meta.name + " (" + MdUuid.format(meta.uuid) + "), at or past the "
-                    + Long.toUnsignedString(sb.events()) + " this array would write: another process or array "
-                    + "changed it since this one opened it");
+                    + " of " + meta.name + " (" + MdUuid.format(meta.uuid) + "), past the "
+                    + Long.toUnsignedString(expected != null ? expected.events() : sb.events() - 1)
+                    + " this array wrote there last: another process or array changed it since this one opened it");
         }
         if (m.bblogOffset != 0 && m.takeBadBlocksChanged()) {
             writeBadBlockLog(m);
@@ -265,6 +291,40 @@ final class SuperblockIo {
         sb.encode(buf);
         m.disk.write(Superblock.SUPERBLOCK_OFFSET, buf, 0, BLOCK);
         m.disk.flush();
+        m.onDisk = Member.OnDisk.of(sb);
+    }
+
+    /**
+     * What is on {@code m} instead of what this array last wrote there, in words, or null when it is
+     * still this array's superblock of this member with the same role and not older events (newer
+     * events are {@link NewerOnDiskException}'s case).
+     */
+    private static String replacedBy(ArrayMetadata meta, Member m, Member.OnDisk expected, Superblock onDisk,
+                                     String unreadable) {
+        String was = m.name() + " was replaced underneath " + meta.name + ": ";
+        String kept = "; it is failed and left as it is";
+        if (onDisk == null) {
+            return was + "it holds no md superblock of its own now (" + unreadable + ")" + kept;
+        }
+        if (!Arrays.equals(onDisk.setUuid(), meta.uuid)) {
+            return was + "it holds a member of array " + onDisk.name() + " (UUID " + MdUuid.format(onDisk.setUuid())
+                    + ", device " + MdUuid.format(onDisk.deviceUuid()) + ", events "
+                    + Long.toUnsignedString(onDisk.events()) + ")" + kept;
+        }
+        if (!Arrays.equals(onDisk.deviceUuid(), expected.deviceUuid()) || onDisk.devNumber() != expected.devNumber()) {
+            return was + "it holds another member of this array (device " + MdUuid.format(onDisk.deviceUuid())
+                    + ", dev_number " + onDisk.devNumber() + ", not device " + MdUuid.format(expected.deviceUuid())
+                    + ", dev_number " + expected.devNumber() + "): a copy?" + kept;
+        }
+        if (Long.compareUnsigned(onDisk.events(), expected.events()) < 0) {
+            return was + "it holds an older copy of itself (events " + Long.toUnsignedString(onDisk.events())
+                    + ", this array wrote " + Long.toUnsignedString(expected.events()) + "): a restored image?" + kept;
+        }
+        int role = onDisk.devNumber() < onDisk.maxDev() ? onDisk.devRole(onDisk.devNumber()) : -1;
+        if (onDisk.events() == expected.events() && role != expected.role()) {
+            return was + "at the same events it records role " + role + ", this array wrote " + expected.role() + kept;
+        }
+        return null;
     }
 
     private static ByteBuffer aligned(int bytes) {

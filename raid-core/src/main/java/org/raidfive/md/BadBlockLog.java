@@ -186,8 +186,14 @@ public final class BadBlockLog
             {
                 break;
             }
+            final long units = entry >>> 10;
+            if (shift >= 54 || (units << shift) >>> shift != units || (units << shift) < 0)
+            {
+                throw new CorruptSuperblockException(member, String.format(
+                    "bad block log entry 0x%016x with bblog_shift %d names a sector past 2^63", entry, shift));
+            }
             final long count = (entry & 0x3ff) << shift;
-            final long sector = (entry >>> 10) << shift;
+            final long sector = units << shift;
             if (count == 0)
             {
                 throw new CorruptSuperblockException(member, String.format(

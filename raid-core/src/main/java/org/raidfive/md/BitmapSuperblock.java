@@ -28,6 +28,10 @@ public final class BitmapSuperblock
     public static final int VERSION_HI = 4;
     /** {@code BITMAP_MAJOR_CLUSTERED}. */
     public static final int VERSION_CLUSTERED = 5;
+    /** {@code BITMAP_STALE} in {@code state} (bit 1): the bits cannot be trusted, md resyncs everything. */
+    public static final int STATE_STALE = 1 << 1;
+    /** md's {@code COUNTER_MAX}: the largest {@code write_behind} md accepts. */
+    public static final int MAX_WRITE_BEHIND = 16383;
 
     private int magic;
     private int version;
@@ -44,8 +48,10 @@ public final class BitmapSuperblock
 
     /**
      * Reads and checks a bitmap superblock at {@code src}'s position (256 bytes; the buffer does not
-     * move), as {@code md_bitmap_read_sb} does: magic, a version md reads, a power-of-two chunk, and
-     * the array's UUID.
+     * move), as {@code md_bitmap_read_sb} does: magic, a version md reads, a power-of-two chunk of at
+     * least 512 bytes (an unsigned 32-bit field), a daemon sleep of at least a second, a write-behind
+     * limit md accepts, and the array's UUID. {@code sync_size} is not checked: md writes its own
+     * (the array's size per member) over it, and so does raidfive ({@link #syncSize(long)}).
      *
      * @throws SuperblockException for a bitmap md would refuse, or one raidfive cannot keep (clustered)
      */
@@ -83,10 +89,20 @@ public final class BitmapSuperblock
             throw new SuperblockException(member, "its write-intent bitmap has version " + s.version
                 + ", which md does not read (" + VERSION_LO + ".." + VERSION_HI + ")");
         }
-        if (s.chunksize < 512 || Integer.bitCount(s.chunksize) != 1)
+        if (s.chunkBytes() < 512 || Long.bitCount(s.chunkBytes()) != 1)
         {
-            throw new SuperblockException(member, "its write-intent bitmap chunk size " + s.chunksize
-                + " is not a power of two of at least 512 bytes");
+            throw new SuperblockException(member, "its write-intent bitmap's chunksize " + s.chunkBytes()
+                + " is not a power of two of at least 512 bytes, which md requires");
+        }
+        if (s.daemonSleep == 0)
+        {
+            throw new SuperblockException(member, "its write-intent bitmap's daemon_sleep is 0; md requires at least "
+                + "1 second (daemon sleep period out of range)");
+        }
+        if (Integer.compareUnsigned(s.writeBehind, MAX_WRITE_BEHIND) > 0)
+        {
+            throw new SuperblockException(member, "its write-intent bitmap's write_behind "
+                + Integer.toUnsignedString(s.writeBehind) + " exceeds md's limit of " + MAX_WRITE_BEHIND);
         }
         if (!Arrays.equals(s.uuid, arrayUuid))
         {
@@ -201,14 +217,31 @@ public final class BitmapSuperblock
     /** Bits in the bitmap: one per chunk of {@code sync_size} sectors. */
     public long bits()
     {
-        final long chunkSectors = chunksize / 512;
-        return (syncSize + chunkSectors - 1) / chunkSectors;
+        return bitsFor(syncSize, chunkBytes());
+    }
+
+    /**
+     * md's bit count for {@code syncSectors} of member data at {@code chunkBytes} per bit
+     * ({@code DIV_ROUND_UP(sectors, chunksize >> 9)}), {@code syncSectors} read as unsigned, without
+     * overflow.
+     */
+    public static long bitsFor(final long syncSectors, final long chunkBytes)
+    {
+        final long chunkSectors = chunkBytes / 512;
+        return Long.divideUnsigned(syncSectors, chunkSectors)
+            + (Long.remainderUnsigned(syncSectors, chunkSectors) != 0 ? 1 : 0);
     }
 
     /** Bytes of bits after the superblock. */
     public long bitBytes()
     {
         return (bits() + 7) / 8;
+    }
+
+    /** Sectors md writes for this bitmap: its superblock and its bits, rounded up to whole sectors. */
+    public long areaSectors()
+    {
+        return (BYTES + bitBytes() + 511) / 512;
     }
 
     /** The bitmap superblock's version (3 or 4). */
@@ -235,16 +268,45 @@ public final class BitmapSuperblock
         return syncSize;
     }
 
+    /**
+     * Sets {@link #syncSize()}, as md does when it loads a bitmap ({@code sb->sync_size =
+     * resync_max_sectors}): the bits then follow the array's size, never the field as found; returns this.
+     */
+    public BitmapSuperblock syncSize(final long sectors)
+    {
+        syncSize = sectors;
+        return this;
+    }
+
+    /** Sets {@link #state()}; returns this. */
+    public BitmapSuperblock state(final int bits)
+    {
+        state = bits;
+        return this;
+    }
+
+    /** True when {@code BITMAP_STALE} is set: md ignores the bits and resyncs the whole array. */
+    public boolean stale()
+    {
+        return (state & STATE_STALE) != 0;
+    }
+
     /** md's bitmap state bits (BITMAP_STALE and others). */
     public int state()
     {
         return state;
     }
 
-    /** Bytes of member data per bit. */
+    /** Bytes of member data per bit, as stored (a u32 on disk: 2 GiB reads as a negative int; see {@link #chunkBytes()}). */
     public int chunksize()
     {
         return chunksize;
+    }
+
+    /** Bytes of member data per bit, the unsigned value of {@code chunksize}. */
+    public long chunkBytes()
+    {
+        return Integer.toUnsignedLong(chunksize);
     }
 
     /** Seconds between the bitmap daemon's passes (md's daemon_sleep). */

@@ -9,14 +9,17 @@ import static org.raidfive.md.Superblock.*;
  *
  * <ul>
  *   <li>honoured: recovery offset, replacement, the bad block log (listed sectors are not read as
- *       data), the internal bitmap's space and superblock (kept; every bit is set when the array
- *       goes dirty, so md resyncs all raidfive may have touched), bitmap-guided recovery (done as a
- *       full recovery from the recovery offset, a superset), the partial parity log (PPL and
- *       MULTIPLE_PPLS: used and recovered as md does);</li>
- *   <li>refused: a reshape in progress, a write journal, clustered md, a partial parity log whose area
- *       overlaps the superblock or the data, or of more than 64 members (md refuses those too), and
- *       any bit Linux does not define or combination it refuses (the decoder refuses those already).</li>
+ *       data), the internal write-intent bitmap (kept bit by bit as md keeps it: a chunk's bit is
+ *       set on disk before a write to it, cleared once it is idle; a dirty start resyncs the chunks
+ *       whose bits are set, a re-added member is recovered where they are), the partial parity log
+ *       (PPL and MULTIPLE_PPLS: used and recovered as md does);</li>
+ *   <li>refused: a reshape in progress, a write journal, clustered md, a partial parity log of more
+ *       than 64 members (md refuses it too), and any bit Linux does not define or combination it
+ *       refuses (the decoder refuses those already).</li>
  * </ul>
+ *
+ * <p>Where each area lies on a member (bitmap, bad block log, partial parity log: on the device,
+ * before the data, clear of the superblock and one another) is {@link MemberAreas}'s rule.
  */
 public final class MdFeatures
 {
@@ -71,27 +74,16 @@ public final class MdFeatures
         return null;
     }
 
-    /** md's {@code ppl_validate_rdev} and {@code ppl_init_log} rules for a member's PPL. */
+    /**
+     * md's {@code ppl_init_log} rule for the array (where each member's area lies is
+     * {@link MemberAreas}'s to check, as {@code ppl_validate_rdev} does per device).
+     */
     private static String pplRefusal(final Superblock sb, final String member)
     {
         // A PPL beside a bitmap or a journal is refused by the decoder already, as md's super_1_load does.
         if (sb.raidDisks() > 64)
         {
             return member + "'s array has " + sb.raidDisks() + " members; md's partial parity log takes at most 64";
-        }
-        final long offset = sb.pplOffset();
-        final long size = sb.pplSize();
-        final long data = (size - PplHeader.SIZE / 512) / 8 * 8;
-        if (data <= 0)
-        {
-            return member + "'s partial parity log area (" + size + " sectors) holds no partial parity, which md refuses";
-        }
-        final long start = sb.superOffset() + offset;
-        final long end = start + PplHeader.SIZE / 512 + data;
-        if (offset < 8 || end > sb.dataOffset())
-        {
-            return member + "'s partial parity log area (sectors " + start + " to " + end + ") overlaps its superblock "
-                + "(sector " + sb.superOffset() + ") or its data (from sector " + sb.dataOffset() + "), which md refuses";
         }
         return null;
     }

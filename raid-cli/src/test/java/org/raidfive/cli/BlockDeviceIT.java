@@ -89,4 +89,68 @@ class BlockDeviceIT {
                     + examined.out());
         }
     }
+
+    /**
+     * md's exclusive open: while {@code raid serve} holds loop devices, neither another node for the
+     * same device ({@code mknod}) nor {@code mkfs.ext4} gets them, and nothing is written to them.
+     * On the old code (the lock followed the node's inode) the write through the alias went ahead.
+     */
+    @Test
+    void aServedBlockDeviceIsRefusedThroughAnotherNodeAndToMkfs() throws Exception {
+        Tools.assumeInstalled("losetup", "mount");
+        Tools.assumeInstalled("mkfs.ext4", "e2fsprogs");
+        List<String> members = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            members.add(attach("ex" + i + ".img", 40L << 20));
+        }
+        List<String> create = new ArrayList<>(List.of("create", "--chunk", "64K", "--assume-clean"));
+        create.addAll(members);
+        RaidLauncher.Result created = RaidLauncher.run(dir, create.toArray(new String[0]));
+        assertEquals(0, created.exit(), created.all());
+        List<String> aliases = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            long rdev = ((Number) Files.getAttribute(Path.of(members.get(i)), "unix:rdev")).longValue();
+            long major = ((rdev >>> 8) & 0xfff) | ((rdev >>> 32) & ~0xfffL);
+            long minor = (rdev & 0xff) | ((rdev >>> 12) & ~0xffL);
+            Path alias = dir.resolve("alias" + i);
+            Tools.Result made = Tools.run(dir, TOOL_TIMEOUT, List.of("mknod", alias.toString(), "b",
+                    Long.toString(major), Long.toString(minor)));
+            Assumptions.assumeTrue(made.exit() == 0, "mknod: " + made.output());
+            aliases.add(alias.toString());
+        }
+        try (Served served = Served.start(dir, with(List.of("--port", "0"), members))) {
+            List<byte[]> before = images(3);
+            List<String> write = new ArrayList<>(List.of("write", "--offset", "0"));
+            write.addAll(aliases); // the same devices through other nodes
+            RaidLauncher.Result wrote = RaidLauncher.run(dir, new byte[4096], write.toArray(new String[0]));
+            assertTrue(wrote.exit() != 0, wrote.all());
+            assertTrue(wrote.stderr().contains("in use") && wrote.stderr().contains("raid serve"), wrote.stderr());
+            assertEquals(1, wrote.stderr().strip().lines().count(), wrote.stderr());
+            Tools.Result mkfs = Tools.run(dir, TOOL_TIMEOUT, List.of("mkfs.ext4", "-F", "-q", members.get(1)));
+            assertTrue(mkfs.exit() != 0, "mkfs.ext4 must be refused: " + mkfs.output());
+            Tools.Result mkfsAlias = Tools.run(dir, TOOL_TIMEOUT, List.of("mkfs.ext4", "-F", "-q", aliases.get(2)));
+            assertTrue(mkfsAlias.exit() != 0, "mkfs.ext4 through the alias must be refused: " + mkfsAlias.output());
+            List<byte[]> after = images(3);
+            for (int i = 0; i < 3; i++) {
+                assertArrayEquals(before.get(i), after.get(i), "ex" + i + ".img changed under refused commands");
+            }
+        }
+        // once the server is gone, the device is free again
+        RaidLauncher.Result examined = RaidLauncher.run(dir, "detail", aliases.get(0), aliases.get(1), aliases.get(2));
+        assertEquals(0, examined.exit(), examined.all());
+    }
+
+    private List<byte[]> images(int n) throws Exception {
+        List<byte[]> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add(Files.readAllBytes(dir.resolve("ex" + i + ".img")));
+        }
+        return out;
+    }
+
+    private static String[] with(List<String> first, List<String> then) {
+        List<String> all = new ArrayList<>(first);
+        all.addAll(then);
+        return all.toArray(new String[0]);
+    }
 }

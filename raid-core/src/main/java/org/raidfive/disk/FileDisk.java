@@ -35,7 +35,9 @@ import java.util.List;
  * <p>Ownership ({@link #claim}): an OS lock on the file ({@link FileChannel#tryLock}, exclusive or
  * shared), which the kernel drops when the process dies, plus this process's table of open files
  * ({@link OpenFiles}), which also keeps one descriptor per file and mode so that closing a second
- * open of a claimed file cannot drop the first one's lock.
+ * open of a claimed file cannot drop the first one's lock. A block device is known by its device
+ * number, and an exclusive claim of one also holds the kernel's exclusive claim ({@code O_EXCL}, as
+ * md and mkfs take it), which no other node of the same device gets past.
  */
 public final class FileDisk implements AsyncDisk {
     /** Offsets, lengths and buffer addresses of O_DIRECT I/O are multiples of this. */

@@ -24,6 +24,11 @@ import java.util.Map;
  * entry's channel for its mode. Code outside raidfive that opens and closes a claimed member file
  * in the same JVM still drops the lock: that is the documented limit of the OS lock.
  *
+ * <p>A block device is one entry whatever node names it (keyed by its device number, not the
+ * node's inode), and an exclusive claim of one also takes the kernel's exclusive claim
+ * ({@link BlockDevices}: {@code O_EXCL}, as md and mkfs do), which no other node, process or
+ * exclusive opener gets past.
+ *
  * <p>Locking: the table's monitor guards the map and every entry's fields; it is taken when disks
  * open, close, claim and release, never on the I/O path.
  */
@@ -37,6 +42,10 @@ final class OpenFiles {
     static final class Entry {
         private final Object key;
         private final Path path;
+        /** The device number of a block device, -1 for a file. */
+        private final long rdev;
+        /** The kernel's exclusive claim of a block device while an exclusive holder has it. */
+        private DiskClaim kernelClaim;
         private final Map<String, FileChannel> channels = new HashMap<>();
         private int users;
         private String exclusiveHolder;
@@ -44,9 +53,10 @@ final class OpenFiles {
         private String sharedHolder;
         private FileLock osLock;
 
-        private Entry(Object key, Path path) {
+        private Entry(Object key, Path path, long rdev) {
             this.key = key;
             this.path = path;
+            this.rdev = rdev;
         }
 
         /**
@@ -80,6 +90,16 @@ final class OpenFiles {
                     }
                     osLock = lock;
                 }
+                if (mode == ClaimMode.EXCLUSIVE && rdev >= 0) {
+                    try {
+                        kernelClaim = BlockDevices.claimExclusive(path, name, rdev);
+                    } catch (IOException e) {
+                        if (sharedHolders == 0) {
+                            releaseOsLockLocked();
+                        }
+                        throw e;
+                    }
+                }
                 if (mode == ClaimMode.EXCLUSIVE) {
                     exclusiveHolder = holder;
                 } else {
@@ -100,21 +120,31 @@ final class OpenFiles {
                         released = true;
                         if (mode == ClaimMode.EXCLUSIVE) {
                             exclusiveHolder = null;
+                            if (kernelClaim != null) {
+                                kernelClaim.close();
+                                kernelClaim = null;
+                            }
                         } else {
                             sharedHolders--;
                         }
-                        if (exclusiveHolder == null && sharedHolders == 0 && osLock != null) {
-                            try {
-                                osLock.release();
-                            } catch (IOException e) {
-                                // the channel is closed: the lock went with it
-                            }
-                            osLock = null;
+                        if (exclusiveHolder == null && sharedHolders == 0) {
+                            releaseOsLockLocked();
                         }
                         releaseLocked();
                     }
                 }
             };
+        }
+
+        private void releaseOsLockLocked() {
+            if (osLock != null) {
+                try {
+                    osLock.release();
+                } catch (IOException e) {
+                    // the channel is closed: the lock went with it
+                }
+                osLock = null;
+            }
         }
 
         /** One user fewer; the last one closes every channel of the file. Caller holds the table. */
@@ -149,22 +179,19 @@ final class OpenFiles {
      * counts one user of the entry; the caller gives it back with {@link Entry#release()}.
      */
     static Opened open(Path path, String mode, OpenOption... options) throws IOException {
-        Object key = Files.readAttributes(path, BasicFileAttributes.class).fileKey();
-        if (key == null) {
-            key = path.toRealPath();
-        }
+        long rdev = BlockDevices.deviceNumber(path);
+        Object key = keyOf(path, rdev);
         synchronized (TABLE) {
             Entry e = TABLE.get(key);
             FileChannel c = e == null ? null : e.channels.get(mode);
             if (c == null) {
                 c = FileChannel.open(path, options);
-                Object opened = Files.readAttributes(path, BasicFileAttributes.class).fileKey();
-                if (opened != null && !opened.equals(key)) {
+                if (!keyOf(path, BlockDevices.deviceNumber(path)).equals(key)) {
                     c.close();
                     throw new IOException(path + " was replaced while being opened");
                 }
                 if (e == null) {
-                    e = new Entry(key, path);
+                    e = new Entry(key, path, rdev);
                     TABLE.put(key, e);
                 }
                 e.channels.put(mode, c);
@@ -174,11 +201,20 @@ final class OpenFiles {
         }
     }
 
+    /** What identifies the storage at {@code path}: a block device's number, else the file's device and inode. */
+    private static Object keyOf(Path path, long rdev) throws IOException {
+        if (rdev >= 0) {
+            return "block device " + rdev;
+        }
+        Object key = Files.readAttributes(path, BasicFileAttributes.class).fileKey();
+        return key == null ? path.toRealPath() : key;
+    }
+
     /** Who in this process holds the file at {@code key}, or null. */
     static String holderInProcess(Path path) throws IOException {
-        Object key = Files.readAttributes(path, BasicFileAttributes.class).fileKey();
+        Object key = keyOf(path, BlockDevices.deviceNumber(path));
         synchronized (TABLE) {
-            Entry e = TABLE.get(key == null ? path.toRealPath() : key);
+            Entry e = TABLE.get(key);
             if (e == null) {
                 return null;
             }

@@ -81,6 +81,12 @@ public final class MemberAreas
             throw corrupt(member, "data_offset " + Long.toUnsignedString(dataOffset) + " is past the end of the "
                 + "device (" + deviceSectors + " sectors)");
         }
+        // super_1_load: the device must hold data_size sectors after data_offset
+        if (Long.compareUnsigned(sb.dataSize(), deviceSectors - dataOffset) > 0)
+        {
+            throw corrupt(member, "data_size " + Long.toUnsignedString(sb.dataSize()) + " sectors from data_offset "
+                + dataOffset + " runs past the end of the device (" + deviceSectors + " sectors), which md refuses");
+        }
         if (bitmapOffset != null)
         {
             final Area bitmap = new Area("the write-intent bitmap", superStart + bitmapOffset, bitmapSectors);

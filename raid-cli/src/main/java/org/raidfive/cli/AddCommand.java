@@ -27,7 +27,8 @@ final class AddCommand extends Verb {
     String spare;
 
     @Option(names = "--force", description = "Overwrite a spare file that holds data; also start an array that is "
-            + "dirty and degraded (md's --force: stripes written at the crash may be wrong, the RAID-5 write hole).")
+            + "dirty and degraded (md's --force: stripes written at the crash may be wrong, the RAID-5 write hole) "
+            + "and mark it clean.")
     boolean force;
 
     @Mixin

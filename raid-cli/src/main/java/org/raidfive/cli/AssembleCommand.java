@@ -21,13 +21,14 @@ import picocli.CommandLine.Option;
                 + "each member's slot, members left out because they failed earlier or lag the others.",
                 "--force brings back an array that failed because members failed together (a full file system, a "
                 + "passing fault): the most recently failed members are taken back (md's rule), their events "
-                + "brought up to the array's, and the array is marked dirty so that raid rebuild resyncs its parity.",
+                + "brought up to the array's, and the array is marked dirty so that raid rebuild resyncs its parity. "
+                + "An array that is dirty and degraded is marked clean, as mdadm --assemble --force does: forced once.",
                 "raidfive keeps no array running: the array is closed again at once, clean, and any raid command can "
                 + "then use the members.",
                 "Exit 0 whole, 1 degraded, 2 refused (nothing written)."})
 final class AssembleCommand extends Verb {
     @Option(names = "--force", description = "Take back members that failed together, as mdadm --assemble --force; "
-            + "also start an array that is dirty and degraded (the RAID-5 write hole).")
+            + "also start an array that is dirty and degraded (the RAID-5 write hole) and mark it clean.")
     boolean force;
 
     @Mixin

@@ -216,7 +216,7 @@ final class DetailReport {
             s.append('\n');
         }
         field(s, "Update Time", ExamineReport.time(updateTime));
-        field(s, "State", state.contains("pending") ? state + " (run raid rebuild)" : state);
+        field(s, "State", state.contains("(PENDING)") ? state + " (run raid rebuild)" : state);
         if (problem != null) {
             field(s, "Problem", problem);
         }

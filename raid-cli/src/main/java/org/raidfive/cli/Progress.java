@@ -47,7 +47,14 @@ final class Progress {
         }
         while (last.running() && !stopped.getAsBoolean()) {
             show(last);
-            boolean ended = array.awaitSync(Duration.ofMillis(pollMillis)).ended();
+            org.raidfive.array.SyncOutcome outcome = array.awaitSync(Duration.ofMillis(pollMillis));
+            boolean ended = outcome.ended();
+            if (ended && outcome.pass() != null && outcome.pass().action() == last.action()) {
+                // The pass's own final figures: read after its lanes were joined, so a check's
+                // mismatch count is complete (a snapshot from the last poll may miss the tail).
+                last = outcome.pass();
+                break;
+            }
             SyncProgress now = array.syncProgress();
             if (ended && now != null && now.running()) {
                 // the followed pass completed and the engine started the next one at once

@@ -43,7 +43,7 @@ final class RebuildCommand extends Verb {
             ArrayStatus s = probe.array().status();
             boolean rebuilding = s.members().stream().anyMatch(m -> m.state() == MemberState.REBUILDING);
             boolean spare = s.members().stream().anyMatch(m -> m.state() == MemberState.SPARE);
-            boolean resyncPending = s.state().contains("resync pending");
+            boolean resyncPending = s.resyncPending();
             if (!rebuilding && !(s.degraded() && spare) && !resyncPending) {
                 if (s.degraded()) {
                     throw new CliException(ExitCode.PROBLEM, s.name() + " is degraded and has no spare to rebuild onto;"

@@ -279,7 +279,7 @@ class RaidCommandTest {
     }
 
     @Test
-    void aDirtyDegradedArrayNeedsForceAndThenRebuildsAndResyncs() throws Exception {
+    void aDirtyDegradedArrayNeedsForceOnceAndThenRebuilds() throws Exception {
         List<String> m = files("a", "b", "c", "d");
         create(m);
         assertEquals(0, Cli.run(args(List.of("fail", "--member", m.get(3)), m)).exit());
@@ -309,12 +309,15 @@ class RaidCommandTest {
         assertEquals(0, Cli.run(args(List.of("read", "--force", "--offset", "0", "--length", "64K", "--output",
                 out.toString()), rest)).exit());
         assertRefused(Cli.run(args(List.of("add", "--spare", f("e")), rest)), 2, "add", "dirty and degraded");
-        assertEquals(0, Cli.run(args(List.of("add", "--force", "--spare", f("e")), rest)).exit());
+        Cli.Result add = Cli.run(args(List.of("add", "--force", "--spare", f("e")), rest));
+        assertEquals(0, add.exit(), add.all());
         List<String> now = new ArrayList<>(rest);
         now.add(f("e"));
-        Cli.Result rebuild = Cli.run(args(List.of("rebuild", "--force"), now));
+        // The forced start marked the array clean, as mdadm --assemble --force does: no second --force,
+        // and the rebuild is a recovery only (a resync could not have checked parity with a member missing).
+        Cli.Result rebuild = Cli.run(args(List.of("rebuild"), now));
         assertEquals(0, rebuild.exit(), rebuild.all());
-        assertTrue(rebuild.err().contains("then resync"), rebuild.all());
+        assertFalse(rebuild.err().contains("then resync"), rebuild.all());
         assertEquals(0, Cli.run(args(List.of("detail"), now)).exit());
         assertEquals(0, Cli.run(args(List.of("check"), now)).exit());
     }

@@ -51,6 +51,8 @@ final class ArrayMetadata implements ArrayHooks {
     private long utime;
     /** md's recovery_cp in bytes of member data: parity below it is known good; MAX_VALUE when all is. */
     private long recoveryCp;
+    /** Superblock writes since the array was opened (guarded by {@link #lock}). */
+    private long superblockWrites;
     private volatile long mismatchSectors = -1;
     private Runnable failureListener = () -> { };
 
@@ -144,11 +146,21 @@ final class ArrayMetadata implements ArrayHooks {
         }
     }
 
-    /** Marks the array clean on disk (after every member is flushed): resync_offset = recovery_cp. */
+    /**
+     * Marks the array clean on disk (after every member is flushed): resync_offset = recovery_cp. An
+     * array whose superblocks were never written since it was opened (no write, no change: a command
+     * that only looked, or was refused) is left as it was found, events included.
+     */
     void markClean() throws IOException {
         synchronized (lock) {
+            boolean unchanged = !dirty && superblockWrites == 0;
+            for (Member m : members) {
+                unchanged &= !m.metadataPending();
+            }
             dirty = false;
-            writeAllLocked();
+            if (!unchanged) {
+                writeAllLocked();
+            }
             core.events.publish(ArrayEvent.Kind.CLEAN, null, null, null);
         }
     }
@@ -222,6 +234,7 @@ final class ArrayMetadata implements ArrayHooks {
         if (core.readOnly) {
             return;
         }
+        superblockWrites++;
         // A failing superblock write fails that member, which changes what must be written: repeat.
         for (int round = 0; round <= members.size(); round++) {
             events++;

@@ -5,7 +5,10 @@ import java.util.List;
 /**
  * What {@code mdadm --detail} shows, as data.
  *
- * @param state clean or active (dirty), with degraded / failed / recovering / resyncing / checking
+ * @param clean as md's superblock says it: no write in flight and no resync pending
+ * @param state mdadm's words: clean or active, then degraded or FAILED, then recovering / resyncing /
+ *              checking while a pass runs, or {@code resyncing (PENDING)} / {@code recovering (PENDING)}
+ *              while one is due and none runs
  * @param sync the running (or last) background pass, or null
  * @param resyncOffset member offset from which parity still has to be recomputed (md's recovery_cp),
  *                     or {@code Long.MAX_VALUE} when no resync is pending

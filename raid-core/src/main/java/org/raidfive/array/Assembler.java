@@ -437,25 +437,48 @@ final class Assembler {
         Member[] replacements = new Member[raidDisks];
         List<Member> members = new ArrayList<>();
         List<Stale> stale = new ArrayList<>();
+        boolean takenAsSpare = false;
         for (Found f : found) {
             Superblock sb = f.sb;
-            if (sb.raidDisks() != raidDisks || sb.chunkSectors() != top.chunkSectors() || sb.layout() != top.layout()
-                    || sb.size() != top.size()) {
-                throw new ArrayConfigException(f.disk.name() + " disagrees with " + freshest.disk.name()
-                        + " on the geometry (raid disks, chunk, layout or size); reshape is not supported");
-            }
-            long needed = (sb.dataOffset() + top.size()) * 512;
-            if (f.disk.size() < needed) {
-                throw new ArrayConfigException(f.disk.name() + " is too small: its data area ends at " + needed
-                        + " bytes but the disk holds only " + f.disk.size() + " (truncated?)");
-            }
-            checkAreas(f, top, bitmap == null ? 0 : bitmap.areaSectors());
             int dev = sb.devNumber();
             int role = dev < top.maxDev() ? top.devRole(dev) : Superblock.ROLE_SPARE;
             boolean behind = Long.compareUnsigned(sb.events() + 1, top.events()) < 0;
             boolean ownRoleActive = sb.devRole(dev) < Superblock.ROLE_MAX;
+            boolean failedEarlier = role == Superblock.ROLE_FAULTY
+                    || (behind && (role < Superblock.ROLE_MAX || ownRoleActive));
+            // As mdadm: a member that cannot be used is left out with a warning (the array runs degraded
+            // if enough remain); only a member the array trusts and that is wrong stops the assembly.
+            String unusable = null;
+            if (sb.raidDisks() != raidDisks || sb.chunkSectors() != top.chunkSectors() || sb.layout() != top.layout()
+                    || sb.size() != top.size()) {
+                unusable = "it disagrees with " + freshest.disk.name() + " on the geometry (raid disks, chunk, layout "
+                        + "or size)";
+                if (!failedEarlier) {
+                    throw new ArrayConfigException(f.disk.name() + " " + unusable.substring(3)
+                            + "; reshape is not supported");
+                }
+            }
+            long needed = (sb.dataOffset() + top.size()) * 512;
+            if (unusable == null && f.disk.size() < needed) {
+                unusable = "it is too small: its data area ends at " + needed + " bytes but the disk holds only "
+                        + f.disk.size() + " (truncated?)";
+            }
+            if (unusable == null) {
+                try {
+                    checkAreas(f, top, bitmap == null ? 0 : bitmap.areaSectors());
+                } catch (ArrayConfigException e) {
+                    if (!failedEarlier) {
+                        throw e;
+                    }
+                    unusable = "its metadata cannot be trusted: " + e.getMessage();
+                }
+            }
+            if (unusable != null) {
+                stale.add(new Stale(f, null, unusable, false));
+                continue;
+            }
             Member m = member(f, opts);
-            if (role == Superblock.ROLE_FAULTY || (behind && (role < Superblock.ROLE_MAX || ownRoleActive))) {
+            if (failedEarlier) {
                 String why = role == Superblock.ROLE_FAULTY
                         ? "failed earlier (the array records it as faulty; events " + Long.toUnsignedString(sb.events())
                         + " < " + Long.toUnsignedString(top.events()) + ")"
@@ -463,6 +486,7 @@ final class Assembler {
                         + Long.toUnsignedString(top.events()) + ")";
                 if (opts.takeStaleAsSpare()) {
                     LOG.warn("{}: taking stale member {} as a spare ({})", top.name(), f.disk.name(), why);
+                    takenAsSpare = true;
                     m.state = MemberState.SPARE;
                     m.slot = -1;
                     members.add(m);
@@ -530,7 +554,7 @@ final class Assembler {
         }
         List<AssemblyReport.LeftOut> leftOut = new ArrayList<>();
         for (Stale s : stale) {
-            if (!members.contains(s.member)) {
+            if (s.member == null || !members.contains(s.member)) {
                 leftOut.add(new AssemblyReport.LeftOut(s.found.disk, s.reason, s.found.sb.events()));
                 DiskClaim c = claimOf.remove(s.found.disk);
                 if (c != null) {
@@ -541,16 +565,29 @@ final class Assembler {
         }
         boolean degraded = !out.isEmpty();
         long recoveryCp = SuperblockIo.toBytes(top.resyncOffset());
-        boolean resyncForced = !forced.isEmpty();
-        if (resyncForced) {
+        // A resync cannot recompute parity with a member missing: forced members back on a degraded
+        // array leave it as a forced dirty start does, below.
+        boolean resyncForced = !forced.isEmpty() && !degraded;
+        if (!forced.isEmpty()) {
             recoveryCp = 0;
         }
         boolean hasPpl = top.hasFeature(Superblock.MD_FEATURE_PPL) || top.hasFeature(Superblock.MD_FEATURE_MULTIPLE_PPLS);
-        if (degraded && recoveryCp != Long.MAX_VALUE && !opts.force() && !hasPpl) {
-            throw new ArrayConfigException(top.name() + " is dirty and degraded (" + out.get(0) + "): it was not shut "
-                    + "down cleanly while a member was missing, so parity of the stripes being written at that moment "
-                    + "may not match their data (the RAID-5 write hole) and the missing member's data there cannot be "
-                    + "trusted; refusing to start it. Use force to start it anyway and accept that risk.");
+        if (degraded && recoveryCp != Long.MAX_VALUE && !hasPpl) {
+            if (!opts.force()) {
+                throw new ArrayConfigException(top.name() + " is dirty and degraded (" + out.get(0) + "): it was not "
+                        + "shut down cleanly while a member was missing, so parity of the stripes being written at that "
+                        + "moment may not match their data (the RAID-5 write hole) and the missing member's data there "
+                        + "cannot be trusted; refusing to start it. Use force to start it anyway and accept that risk.");
+            }
+            // mdadm --assemble --force marks a dirty degraded array clean ("Marking array ... as 'clean'"),
+            // and md's resync of a degraded RAID-5 ends at once (raid5_sync_request: nothing to compare):
+            // forced once, the array is as clean as its next clean stop. A read-only start writes nothing.
+            if (!opts.readOnly()) {
+                recoveryCp = Long.MAX_VALUE;
+                notes.add("started dirty and degraded by force: marking the array clean, as mdadm --assemble --force "
+                        + "does (a resync cannot check parity with a member missing); the stripes written at the crash "
+                        + "may hold wrong data for the missing member");
+            }
         }
         ArrayMetadata meta = new ArrayMetadata(top.setUuid(), top.name(), top.ctime(), layout, top.events(), recoveryCp);
         if (bitmap != null) {
@@ -561,6 +598,7 @@ final class Assembler {
                 meta);
         core.readOnly = opts.readOnly();
         meta.attach(core);
+        boolean pplRecovered = false;
         if (hasPpl) {
             meta.pplOffset = top.pplOffset();
             meta.pplSize = top.pplSize();
@@ -572,12 +610,13 @@ final class Assembler {
             // md's ppl_init_log at start: recover a dirty array's logged stripes, then empty the logs.
             PplRecovery.Outcome ppl = new PplRecovery(core, core.ppl).run(recoveryCp != Long.MAX_VALUE,
                     opts.readOnly());
+            pplRecovered = ppl.recoveredEntries() > 0 || ppl.corruptEntries() > 0;
             if (ppl.corruptEntries() > 0 && recoveryCp != Long.MAX_VALUE) {
                 notes.add("the partial parity log held " + ppl.corruptEntries() + " entries that could not be "
                         + "applied (a bad checksum, or sizes or stripes outside the log or the array): skipped, as md "
                         + "does; a resync checks those stripes");
             }
-            if (recoveryCp == 0 && !resyncForced && ppl.recoveredEntries() > 0 && ppl.corruptEntries() == 0) {
+            if (recoveryCp == 0 && forced.isEmpty() && ppl.recoveredEntries() > 0 && ppl.corruptEntries() == 0) {
                 meta.needResyncFrom(Long.MAX_VALUE); // md: a dirty start recovered cleanly is clean
                 LOG.info("{}: recovered from the partial parity log ({} entries); no resync needed", top.name(),
                         ppl.recoveredEntries());
@@ -599,7 +638,13 @@ final class Assembler {
         if (opts.listener() != null) {
             array.addListener(opts.listener());
         }
-        if (!opts.readOnly()) {
+        // md records at assembly what changed (forced events, a member kicked or taken as a spare, a
+        // repaired field, a recovered log, the state); with nothing to record nothing is written until
+        // the first write or change, so a command refused after assembly leaves every byte as it was.
+        boolean record = !report.lines().isEmpty() || pplRecovered || takenAsSpare
+                || meta.recoveryCp() != SuperblockIo.toBytes(top.resyncOffset())
+                || (bitmap != null && Long.compareUnsigned(bitmap.events(), top.events()) < 0);
+        if (!opts.readOnly() && record) {
             meta.writeAll();
         }
         for (String line : report.lines()) {

@@ -73,6 +73,8 @@ final class Member {
     private volatile BadBlockLog badBlocks = BadBlockLog.EMPTY;
     /** The list changed since the log was last written. */
     private volatile boolean badBlocksChanged;
+    /** cnt_corrected_read changed since the superblocks were read or written. */
+    private volatile boolean correctedChanged;
     /**
      * What this member's superblock said when this array last wrote it or found it at assembly: its
      * identity, role and events, compared before every superblock write ({@link SuperblockIo#write});
@@ -158,6 +160,17 @@ final class Member {
         badBlocksChanged = true;
     }
 
+    /** A read error was corrected over {@code sectors}: md's cnt_corrected_read, written with the next superblock. */
+    void corrected(long sectors) {
+        correctedSectors.addAndGet(sectors);
+        correctedChanged = true;
+    }
+
+    /** True while this member holds a change its superblock does not have yet (bad blocks, corrected reads). */
+    boolean metadataPending() {
+        return badBlocksChanged || correctedChanged;
+    }
+
     /** True (once) if the list changed since the last call: the log must be written again. */
     boolean takeBadBlocksChanged() {
         if (!badBlocksChanged) {
@@ -175,11 +188,18 @@ final class Member {
         return (length + 511L) >>> 9;
     }
 
+    /** Entries this member's bad block log holds, as {@link BadBlockLog#encode} allows. */
+    private int badBlockCapacity() {
+        return (int) Math.min(bblogSize * 512L / 8, BadBlockLog.MAX_ENTRIES);
+    }
+
     /** A successful write over listed sectors made them good (md's R5_MadeGood). */
     private synchronized void clearBadBlocks(long memberOffset, int length) {
         BadBlockLog b = badBlocks;
         BadBlockLog cleared = b.clear(sector(memberOffset), sectors(length));
-        if (cleared != b) {
+        // md's _badblocks_clear: a clear that would split a range on a full table fails (-ENOSPC) and
+        // the range stays listed, so it is still read from parity; the write itself stands.
+        if (cleared != b && cleared.entries(bblogShift).length <= badBlockCapacity()) {
             badBlocks = cleared;
             badBlocksChanged = true;
         }

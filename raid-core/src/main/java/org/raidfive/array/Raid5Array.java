@@ -343,7 +343,9 @@ public final class Raid5Array implements AsyncDisk {
                     b.slot() < 0 ? Integer.MAX_VALUE : b.slot()));
             boolean degraded = isDegraded();
             boolean failed = isFailed();
-            boolean clean = !meta.dirty();
+            // "clean" as md's superblock says it: no write in flight and parity known good (resync_offset
+            // MaxSector); an array with a resync pending is "active" on disk and here.
+            boolean clean = !meta.dirty() && meta.recoveryCp() == Long.MAX_VALUE;
             StringBuilder state = new StringBuilder(clean ? "clean" : "active");
             if (failed) {
                 state.append(", FAILED");
@@ -354,9 +356,9 @@ public final class Raid5Array implements AsyncDisk {
                 state.append(progress.action() == SyncAction.RECOVER ? ", recovering"
                         : progress.action() == SyncAction.RESYNC ? ", resyncing" : ", checking");
             } else if (meta.recoveryCp() != Long.MAX_VALUE) {
-                state.append(", resync pending");
+                state.append(", resyncing (PENDING)"); // mdadm's words for md's resync=PENDING
             } else if (!failed && recoveryPendingLocked(degraded)) {
-                state.append(", recovery pending");
+                state.append(", recovering (PENDING)");
             }
             Raid5Layout l = core.layout;
             return new ArrayStatus(uuid(), meta.name, 5, l.algorithm().mdadmName(), l.chunkSize(), l.arrayBytes(),

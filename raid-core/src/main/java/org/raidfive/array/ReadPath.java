@@ -244,7 +244,7 @@ final class ReadPath {
                         + "rewritten sectors at member offset " + memberOffset + " fail again)", reread));
                 return;
             }
-            m.correctedSectors.addAndGet(n / 512);
+            m.corrected(n / 512);
         } finally {
             core.ops.giveBack(op);
             core.locks.unlock(stripe);

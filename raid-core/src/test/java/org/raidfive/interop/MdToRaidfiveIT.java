@@ -457,7 +457,7 @@ class MdToRaidfiveIT {
         }
         try (Raid5Array array = Raid5Array.assemble(Workbench.open(a.copies),
                 AssembleOptions.DEFAULT.withStartSync(false).withSyncLimits(SyncLimits.UNLIMITED))) {
-            assertTrue(array.status().state().contains("resync pending"), array.status().state());
+            assertTrue(array.status().state().contains("resyncing (PENDING)"), array.status().state());
             a.ref.assertHeldBy(array);
             assertEquals(SyncAction.RESYNC, array.startSync(), why);
             assertTrue(array.awaitSync(Duration.ofMinutes(2)).ended(), why);

@@ -273,6 +273,12 @@ final class ArraySource {
      */
     static String arrayLine(Superblock sb, List<String> devices, boolean absolute) {
         String name = sb.name();
+        // A name from another tool's superblock that an ARRAY line cannot hold (a newline would start
+        // a line of its own): left out, the UUID names the array alone.
+        boolean nameFits = name.matches("[\\x21-\\x7e]*");
+        if (!nameFits) {
+            name = "";
+        }
         String shortName = name.substring(name.indexOf(':') + 1);
         StringBuilder line = new StringBuilder("ARRAY /dev/md/").append(shortName.isEmpty() ? "0" : shortName)
                 .append("  ");
@@ -283,7 +289,7 @@ final class ArraySource {
         if (devices != null) {
             line.append("num-devices=").append(sb.raidDisks()).append(' ');
         }
-        line.append("UUID=").append(MdUuid.format(sb.setUuid())).append(" name=").append(name);
+        line.append("UUID=").append(MdUuid.format(sb.setUuid())).append(nameFits ? " name=" + name : "");
         if (devices != null) {
             List<String> shown = new ArrayList<>();
             for (String d : devices) {

@@ -53,12 +53,56 @@ final class LiveArrays {
             throw new CliException(ExitCode.USAGE, ErrorHandler.message(e), e);
         }
         String uuid = MdUuid.format(survey.top().setUuid());
-        Path p = CountersFile.pathFor(dir, uuid);
-        if (!Files.isRegularFile(p)) {
+        List<Path> live = servers(dir, uuid, members);
+        if (live.isEmpty()) {
             throw new CliException(ExitCode.PROBLEM, "array " + survey.top().name() + " (" + uuid
-                    + ") is not running with live counters: no " + p + " (raid serve publishes them)");
+                    + ") is not running with live counters: no " + uuid + ".PID.counters of a running process in "
+                    + dir + " (raid serve publishes them)");
         }
-        return List.of(p);
+        return live;
+    }
+
+    /**
+     * The counters files in {@code dir} of running servers of the array {@code uuid}: the one whose
+     * process holds one of {@code members} when there is one (copies of an array served twice each
+     * have their own file), else every live one.
+     */
+    static List<Path> servers(Path dir, String uuid, List<String> members) throws IOException {
+        List<Path> live = new ArrayList<>();
+        List<Long> pids = new ArrayList<>();
+        for (Path p : CountersFile.find(dir, uuid)) {
+            try (CountersFile f = CountersFile.open(p)) {
+                if (f.writerAlive()) {
+                    live.add(p);
+                    pids.add(f.pid());
+                }
+            } catch (IllegalArgumentException | IOException | InternalError damaged) {
+                // not one a running server of this array keeps: passed over
+            }
+        }
+        for (String m : members) {
+            if (!Members.isNbd(m)) {
+                long holder = org.raidfive.disk.FileDisk.holderPid(Path.of(m));
+                int i = pids.indexOf(holder);
+                if (holder >= 0 && i >= 0) {
+                    return List.of(live.get(i));
+                }
+            }
+        }
+        return live;
+    }
+
+    /** Opens a counters file for reading; a damaged or foreign one is refused in one line (exit 2). */
+    static CountersFile open(Path p) throws CliException {
+        try {
+            return CountersFile.open(p);
+        } catch (IllegalArgumentException e) {
+            throw new CliException(ExitCode.USAGE, e.getMessage());
+        } catch (IOException e) {
+            throw new CliException(ExitCode.USAGE, p + ": " + ErrorHandler.message(e));
+        } catch (InternalError e) {
+            throw new CliException(ExitCode.USAGE, p + " was truncated while it was read");
+        }
     }
 
     /** Where running arrays put their counters. */

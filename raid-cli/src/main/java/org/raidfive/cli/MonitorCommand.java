@@ -45,7 +45,7 @@ final class MonitorCommand extends Verb {
         List<Path> files = arrays.files();
         List<CountersFile> open = new ArrayList<>();
         for (Path p : files) {
-            CountersFile f = CountersFile.open(p);
+            CountersFile f = LiveArrays.open(p);
             if (f.writerAlive()) {
                 open.add(f);
             } else {

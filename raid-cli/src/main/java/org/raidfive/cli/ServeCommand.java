@@ -71,7 +71,8 @@ final class ServeCommand extends Verb {
     boolean readOnly;
 
     @Option(names = "--force", description = "Start an array that is dirty and degraded anyway (md's --force): stripes "
-            + "written at the crash may read back wrong (the RAID-5 write hole).")
+            + "written at the crash may read back wrong (the RAID-5 write hole); the array is marked clean, as mdadm "
+            + "--assemble --force does, so later starts need no --force.")
     boolean force;
 
     @Option(names = "--executor", paramLabel = "KIND", defaultValue = "auto",
@@ -103,7 +104,8 @@ final class ServeCommand extends Verb {
             description = "Accept TCP clients only from this address block (repeatable), e.g. 10.0.0.0/8 or ::1.")
     List<String> allow = new ArrayList<>();
 
-    @Option(names = "--no-list", description = "Do not tell clients the export's name (NBD_OPT_LIST is refused).")
+    @Option(names = "--no-list", description = "Reveal nothing a client does not know: NBD_OPT_LIST refused, no default export for "
+            + "the empty name, no export name in refusals, no description (it names the array).")
     boolean noList;
 
     @Option(names = "--insecure", description = "Allow a --bind beyond this host without --tls require: anyone "
@@ -204,6 +206,14 @@ final class ServeCommand extends Verb {
             } catch (IOException e) {
                 throw new CliException(ExitCode.USAGE, e.getMessage(), e);
             }
+            if (liveCounters != null && config.unixSocket() != null) {
+                try {
+                    // raid stop --socket finds this server by the socket's inode in its counters file
+                    liveCounters.recordServerSocket(config.unixSocket());
+                } catch (IOException e) {
+                    say("raid stop --socket will not find this server: " + e.getMessage());
+                }
+            }
             say("serving " + server.uri() + " (" + describe(before, config) + ")");
             if (started != null) {
                 say(RebuildCommand.describe(before, started) + " in the background");
@@ -230,10 +240,13 @@ final class ServeCommand extends Verb {
      * Live counters and events for raid stat / raid monitor, in the run directory; an array that
      * cannot publish them (no such directory, a JVM without Agrona's flags) is served without.
      */
+    /** The live counters this server publishes, or null. */
+    private org.raidfive.array.ArrayCounters liveCounters;
+
     private void publishCounters(Raid5Array array) {
         java.nio.file.Path file = org.raidfive.stats.CountersFile.pathFor(LiveArrays.directory(), array.uuid());
         try {
-            array.publishCounters(file);
+            liveCounters = array.publishCounters(file);
             say("live counters and events in " + file + " (raid stat, raid monitor)");
         } catch (IOException | IllegalStateException e) {
             say("serving without live counters: " + e.getMessage());
@@ -310,6 +323,12 @@ final class ServeCommand extends Verb {
         }
         if (socket != null && (port != null || bind != null)) {
             throw CliException.usage("give --socket or --port/--bind, not both");
+        }
+        if (socket != null && socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 107) {
+            // sockaddr_un's sun_path: refused here, before the array is assembled, not at bind
+            throw CliException.usage("--socket " + socket + " is " + socket.toString().getBytes(
+                    java.nio.charset.StandardCharsets.UTF_8).length + " bytes long; a Unix socket path holds at most "
+                    + "107 (use a shorter or relative path)");
         }
         for (Object[] t : new Object[][] {{"--handshake-timeout", handshakeTimeout}, {"--idle-timeout", idleTimeout},
             {"--reply-timeout", replyTimeout}}) {

@@ -14,15 +14,16 @@ final class Sizes {
      * KB, MB, ..., all meaning powers of 1024; case-insensitive) or B for bytes.
      */
     static long parse(String text) {
-        String t = text.trim();
+        String t = text;
         int end = 0;
-        while (end < t.length() && Character.isDigit(t.charAt(end))) {
+        // ASCII digits only (Character.isDigit takes every script's), and nothing around the size
+        while (end < t.length() && t.charAt(end) >= '0' && t.charAt(end) <= '9') {
             end++;
         }
         if (end == 0) {
             throw new IllegalArgumentException(invalid(text));
         }
-        String suffix = t.substring(end).trim().toUpperCase(Locale.ROOT);
+        String suffix = t.substring(end).toUpperCase(Locale.ROOT);
         int shift;
         switch (suffix) {
             case "": case "B":

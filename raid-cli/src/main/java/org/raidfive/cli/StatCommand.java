@@ -57,7 +57,7 @@ final class StatCommand extends Verb {
         List<CountersFile> open = new ArrayList<>();
         try {
             for (Path p : files) {
-                CountersFile f = CountersFile.open(p);
+                CountersFile f = LiveArrays.open(p);
                 if (!f.writerAlive()) {
                     say(p + ": left by process " + f.pid() + ", which is gone (a stale file)");
                     f.close();

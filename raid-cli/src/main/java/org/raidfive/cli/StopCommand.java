@@ -18,16 +18,20 @@ import picocli.CommandLine.Option;
 /**
  * {@code raid stop}: stops a running {@code raid serve}, as {@code mdadm --stop} stops an array:
  * the server is found by the members it holds (their locks name its pid) or by the Unix socket it
- * listens on, asked to stop (SIGTERM, which it handles as Ctrl-C: clients are told, in-flight
- * requests finish, the array is closed clean), and waited for.
+ * listens on (its inode), and verified before it is signalled: its counters file in the run
+ * directory names that pid, with the process's start time, the array's UUID and the socket's
+ * inode; a command line is never trusted. It is asked to stop (SIGTERM, which it handles as
+ * Ctrl-C: clients are told, in-flight requests finish, the array is closed clean), and waited for.
  */
 @Command(header = "Stop a running raid serve, like mdadm --stop.", name = "stop", mixinStandardHelpOptions = true,
         usageHelpAutoWidth = true,
         description = {"Stop the raid serve that holds the array (named by its MEMBER files or --array NAME) or that "
                 + "listens on --socket PATH: it is sent SIGTERM, finishes what is in flight, closes the array clean and "
                 + "exits; this command waits for that (--timeout).",
+                "Only a process verified to be a raid serve of that array is signalled: its live counters file (in "
+                + "the run directory, RAID_RUN_DIR) names its pid and start time, the array's UUID and the socket.",
                 "Exit 0 stopped (the members are clean), 1 it did not stop in time or left the array dirty, "
-                + "2 nothing to stop (no raid serve holds the array or listens there)."})
+                + "2 nothing to stop (no verified raid serve holds the array or listens there)."})
 final class StopCommand extends Verb {
     @Option(names = "--socket", paramLabel = "PATH", description = "The Unix socket the server listens on.")
     Path socket;
@@ -44,31 +48,54 @@ final class StopCommand extends Verb {
         List<String> members = List.of();
         long pid;
         String what;
+        Path dir = LiveArrays.directory();
         if (socket != null) {
             if (source.array != null || !source.given.isEmpty()) {
                 throw CliException.usage("give --socket or the array (MEMBER files or --array), not both");
             }
-            pid = listenerOf(socket);
-            what = "the server on " + socket;
+            Path path = socket.toAbsolutePath().normalize();
+            what = "the server on " + path;
+            long inode;
+            try {
+                inode = (Long) Files.getAttribute(path, "unix:ino", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            } catch (IOException e) {
+                throw CliException.usage("no socket at " + path + ": nothing to stop");
+            }
+            pid = verifiedServer(dir, null, inode);
             if (pid < 0) {
-                throw CliException.usage("no process listens on " + socket + ": nothing to stop");
+                throw CliException.usage("no running raid serve names the socket " + path + " (inode " + inode
+                        + ") in " + dir + ": nothing to stop (a server of another run directory, RAID_RUN_DIR?)");
             }
         } else {
             members = source.members();
             Members.checkDistinct(members);
-            pid = -1;
+            long holder = -1;
             for (String m : members) {
                 if (!Members.isNbd(m)) {
-                    pid = FileDisk.holderPid(Members.existingFile(m));
-                    if (pid >= 0) {
+                    holder = FileDisk.holderPid(Members.existingFile(m));
+                    if (holder >= 0) {
                         break;
                     }
                 }
             }
             what = "the server of " + join(members);
-            if (pid < 0) {
+            if (holder < 0) {
                 throw CliException.usage("no process holds " + join(members) + ": the array is not served, nothing to "
                         + "stop");
+            }
+            Survey survey;
+            try {
+                survey = Survey.of(members);
+            } catch (org.raidfive.md.SuperblockException e) {
+                throw new CliException(ExitCode.USAGE, ErrorHandler.message(e), e);
+            }
+            String uuid = org.raidfive.md.MdUuid.format(survey.top().setUuid());
+            long held = holder;
+            pid = LiveArrays.servers(dir, uuid, members).stream().anyMatch(p -> pidOf(p) == held) ? holder : -1;
+            if (pid < 0) {
+                throw CliException.usage(join(members) + " is held by pid " + holder + ", which is not a raid serve of "
+                        + "array " + survey.top().name() + " that this command can verify (no counters file in " + dir
+                        + " names it with this array's UUID): not signalled; stop it there");
             }
         }
         ProcessHandle handle = ProcessHandle.of(pid).orElse(null);
@@ -76,9 +103,6 @@ final class StopCommand extends Verb {
             throw CliException.usage(what + " (pid " + pid + ") has already exited");
         }
         String command = commandLine(handle);
-        if (!command.matches("(^|.*\\s)raid(\\.jar)? serve(\\s.*|$)")) {
-            throw CliException.usage(what + " is pid " + pid + " (" + command + "), not a raid serve: stop it there");
-        }
         say("stopping pid " + pid + " (" + command + ")");
         if (!handle.destroy()) {
             throw CliException.usage("cannot signal pid " + pid + " (not ours?)");
@@ -108,6 +132,40 @@ final class StopCommand extends Verb {
         return ExitCode.OK;
     }
 
+    /**
+     * The pid of the running raid serve that published a counters file in {@code dir} for the array
+     * {@code uuid} (any, when null) and, when {@code socketInode} is not 0, serves on that socket; -1
+     * if none. The file's pid and the process's start time name the process (never a command line).
+     */
+    private static long verifiedServer(Path dir, String uuid, long socketInode) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return -1;
+        }
+        List<Path> files;
+        try (Stream<Path> s = Files.list(dir)) {
+            files = s.filter(p -> p.getFileName().toString().endsWith(".counters")).sorted().toList();
+        }
+        for (Path p : files) {
+            try (org.raidfive.stats.CountersFile f = org.raidfive.stats.CountersFile.open(p)) {
+                if (f.writerAlive() && (uuid == null || uuid.equals(f.arrayUuid()))
+                        && (socketInode == 0 || f.serverSocketInode() == socketInode)) {
+                    return f.pid();
+                }
+            } catch (IllegalArgumentException | IOException | InternalError notOne) {
+                // damaged, foreign or gone: not a server this command can verify
+            }
+        }
+        return -1;
+    }
+
+    private static long pidOf(Path countersFile) {
+        try (org.raidfive.stats.CountersFile f = org.raidfive.stats.CountersFile.open(countersFile)) {
+            return f.pid();
+        } catch (IllegalArgumentException | IOException | InternalError e) {
+            return -1;
+        }
+    }
+
     /** The command line as {@code raid ...} when it is the raid jar's; else as the system shows it. */
     private static String commandLine(ProcessHandle h) {
         Optional<String[]> args = h.info().arguments();
@@ -121,42 +179,5 @@ final class StopCommand extends Verb {
             return "raid " + String.join(" ", a.subList(jar + 2, a.size()));
         }
         return cmd + " " + String.join(" ", a);
-    }
-
-    /**
-     * The pid of the process listening on the Unix socket {@code path}: its inode from
-     * {@code /proc/net/unix}, then the process with a descriptor on that inode; -1 if none.
-     */
-    static long listenerOf(Path path) throws IOException {
-        String want = path.toAbsolutePath().normalize().toString();
-        List<String> inodes = new ArrayList<>();
-        for (String line : Files.readAllLines(Path.of("/proc/net/unix"), StandardCharsets.UTF_8)) {
-            String[] f = line.trim().split("\\s+");
-            // "Num RefCount Protocol Flags Type St Inode Path"; a listening socket has __SO_ACCEPTCON (0x10000).
-            if (f.length >= 8 && f[7].equals(want) && (Long.parseLong(f[3], 16) & 0x10000) != 0) {
-                inodes.add("socket:[" + f[6] + "]");
-            }
-        }
-        if (inodes.isEmpty()) {
-            return -1;
-        }
-        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
-            for (Path proc : (Iterable<Path>) procs.filter(p -> p.getFileName().toString().matches("\\d+"))::iterator) {
-                try (Stream<Path> fds = Files.list(proc.resolve("fd"))) {
-                    for (Path fd : (Iterable<Path>) fds::iterator) {
-                        try {
-                            if (inodes.contains(Files.readSymbolicLink(fd).toString())) {
-                                return Long.parseLong(proc.getFileName().toString());
-                            }
-                        } catch (IOException gone) {
-                            // the descriptor closed while we looked
-                        }
-                    }
-                } catch (IOException notOurs) {
-                    // another user's process, or it exited
-                }
-            }
-        }
-        return -1;
     }
 }

@@ -119,6 +119,30 @@ class HostileClientsIT {
     }
 
     @Test
+    void idleClientsCannotKeepANewOneOutWithTheDefaults() throws Exception {
+        try (Served s = Served.start(dir, "--backend", "memory", "--disks", "3", "--size", "16M", "--port", "0")) {
+            List<NbdWire> idle = new ArrayList<>();
+            for (int i = 0; i < 64; i++) { // --max-connections' default: every slot, past GO, then silent
+                NbdWire w = NbdWire.connect(s.uri());
+                assertEquals(NbdWire.REP_ACK, w.go("raid"));
+                idle.add(w);
+            }
+            Thread.sleep(5_500);
+            NbdWire late = NbdWire.connect(s.uri());
+            assertEquals(NbdWire.REP_ACK, late.go("raid"), "a newcomer gets in past " + idle.size() + " idle clients:\n"
+                    + s.stderr());
+            late.request(0, NbdWire.CMD_READ, 1, 0, 4096, null);
+            long[] reply = late.reply();
+            assertEquals(0, reply[0], "and is served");
+            late.close();
+            assertTrue(s.awaitLine("evicted by a new connection: idle for", 10), s.stderr());
+            for (NbdWire w : idle) {
+                w.close();
+            }
+        }
+    }
+
+    @Test
     void idleHandshakesTimeOutAndAFullServerRefusesWithAReason() throws Exception {
         try (Served s = Served.start(dir, "--backend", "memory", "--disks", "3", "--size", "16M", "--port", "0",
                 "--max-connections", "4", "--handshake-timeout", "2")) {
@@ -130,8 +154,8 @@ class HostileClientsIT {
             }
             NbdWire fifth = NbdWire.connectRaw(s.uri());
             assertTrue(fifth.closedByServer(), "a server full of working connections refuses the next");
-            assertTrue(s.awaitLine("refused: 4 connections are open, the most allowed (--max-connections 4)", 10),
-                    s.stderr());
+            assertTrue(s.awaitLine("refused: 4 connections are open, none idle for 5 s, the most allowed "
+                    + "(--max-connections 4)", 10), s.stderr());
             for (NbdWire w : working) {
                 w.close();
             }

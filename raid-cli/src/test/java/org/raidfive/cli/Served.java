@@ -43,11 +43,19 @@ final class Served implements AutoCloseable {
 
     /** Starts {@code raid serve ARGS...} in {@code dir} and waits (up to 60 s) for the line naming the URI. */
     static Served start(Path dir, String... args) throws IOException, InterruptedException {
+        return start(dir, null, args);
+    }
+
+    /** As {@link #start(Path, String...)}, with live counters in {@code runDir} (RAID_RUN_DIR) when not null. */
+    static Served start(Path dir, Path runDir, String... args) throws IOException, InterruptedException {
         List<String> all = new ArrayList<>(List.of("serve"));
         all.addAll(List.of(args));
         // env --default-signal: SIGINT reaches the JVM even when the test runs with it ignored (a background job).
-        Process p = RaidLauncher.builder(dir, List.of("/usr/bin/env", "--default-signal=INT,TERM"),
-                all.toArray(new String[0])).start();
+        List<String> prefix = new ArrayList<>(List.of("/usr/bin/env", "--default-signal=INT,TERM"));
+        if (runDir != null) {
+            prefix.add("RAID_RUN_DIR=" + runDir);
+        }
+        Process p = RaidLauncher.builder(dir, prefix, all.toArray(new String[0])).start();
         Tools.track(p);
         CompletableFuture<byte[]> out = RaidLauncher.drain(p.getInputStream());
         BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));

@@ -45,6 +45,8 @@ public final class ArrayCounters implements AutoCloseable {
     private final ArrayListener forward;
     private final Thread ticker;
     private volatile boolean closed;
+    /** The file's pages could not be touched (truncated under us, or its file system full): publishing stopped. */
+    private volatile boolean broken;
 
     private final class MemberCounters {
         final Member member;
@@ -106,7 +108,14 @@ public final class ArrayCounters implements AutoCloseable {
         events = file.newCounter(scope, Stat.EVENTS);
         forward = e -> {
             eventCount.incrementAndGet();
-            file.transmit(eventLine(e));
+            if (broken) {
+                return;
+            }
+            try {
+                file.transmit(eventLine(e));
+            } catch (InternalError | RuntimeException fault) {
+                broke(fault);
+            }
         };
         ticker = new Thread(this::run, "raid-counters-" + core.name);
         ticker.setDaemon(true);
@@ -125,6 +134,21 @@ public final class ArrayCounters implements AutoCloseable {
         return c;
     }
 
+    /**
+     * Records in the file the Unix socket the array is served on (its inode), so that a stop
+     * command can tell this process from another that listens on a path of the same name.
+     */
+    public void recordServerSocket(Path socket) throws java.io.IOException {
+        Object ino = java.nio.file.Files.getAttribute(socket, "unix:ino", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        if (!broken) {
+            try {
+                file.recordServerSocket((Long) ino);
+            } catch (InternalError | RuntimeException fault) {
+                broke(fault);
+            }
+        }
+    }
+
     /** The file the counters are in. */
     public Path path() {
         return file.path();
@@ -138,10 +162,29 @@ public final class ArrayCounters implements AutoCloseable {
                 return;
             }
             synchronized (this) {
-                if (!closed) {
+                if (closed || broken) {
+                    return;
+                }
+                try {
                     update();
+                } catch (InternalError | RuntimeException fault) {
+                    broke(fault);
+                    return;
                 }
             }
+        }
+    }
+
+    /**
+     * A fault touching the mapped file (the JVM turns the SIGBUS of a truncated file or a full tmpfs
+     * into an InternalError): the counters stop, the array and its event delivery go on.
+     */
+    private void broke(Throwable fault) {
+        if (!broken) {
+            broken = true;
+            org.slf4j.LoggerFactory.getLogger(ArrayCounters.class).warn("{}: live counters stopped: {} can no longer be "
+                    + "written (truncated, or its file system is full: {}); the array is served without them",
+                    core.name, file.path(), fault.toString());
         }
     }
 
@@ -197,7 +240,13 @@ public final class ArrayCounters implements AutoCloseable {
             if (closed) {
                 return;
             }
-            update();
+            if (!broken) {
+                try {
+                    update();
+                } catch (InternalError | RuntimeException fault) {
+                    broke(fault);
+                }
+            }
             closed = true;
         }
         ticker.interrupt();

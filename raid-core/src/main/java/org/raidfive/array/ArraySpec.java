@@ -210,6 +210,12 @@ public final class ArraySpec {
                 throw new IllegalArgumentException("array name '" + name + "' is longer than md's "
                         + MAX_NAME + "-byte set_name");
             }
+            // mdadm's POSIX-portable names (letters, digits, '.', '_', '-'), with its host: prefix:
+            // nothing that could break an ARRAY line or a /dev/md/ path (a newline, a space, a slash).
+            if (!name.matches("[A-Za-z0-9._:-]*")) {
+                throw new IllegalArgumentException("array name '" + name.replaceAll("\\p{Cntrl}", "?") + "' may hold "
+                        + "only letters, digits, '.', '_', '-' and a host: prefix, as mdadm's names");
+            }
             if (memberDataBytes < 0 || (memberDataBytes != 0 && memberDataBytes < chunkSize)) {
                 throw new IllegalArgumentException("member data size " + memberDataBytes
                         + " bytes must be 0 (use all) or at least one chunk (" + chunkSize + " bytes)");

@@ -20,11 +20,20 @@ public final class AddressRange {
 
     /** Parses {@code address[/prefix]}; refuses a bad address or prefix with a message naming it. */
     public static AddressRange parse(String cidr) {
-        String s = cidr.trim();
+        String s = cidr;
         int slash = s.indexOf('/');
         String host = slash < 0 ? s : s.substring(0, slash);
-        if (host.isEmpty() || !host.matches("[0-9A-Fa-f:.]+")) {
-            throw new IllegalArgumentException("'" + cidr + "' is not an address block (e.g. 10.0.0.0/8, ::1)");
+        // As inet_pton reads it: IPv4 only as four decimal parts 0-255 (no "127.1", no octal
+        // "010"), IPv6 only with a colon; InetAddress alone would take inet_aton's forms.
+        boolean v4 = host.matches("(0|[1-9][0-9]{0,2})(\\.(0|[1-9][0-9]{0,2})){3}")
+                && java.util.Arrays.stream(host.split("\\.")).allMatch(o -> Integer.parseInt(o) <= 255);
+        boolean v6 = host.contains(":") && host.matches("[0-9A-Fa-f:.]+");
+        if (!v4 && !v6) {
+            throw new IllegalArgumentException("'" + cidr + "' is not an address block (e.g. 10.0.0.0/8, ::1): an "
+                    + "IPv4 address is four decimal parts 0-255, as inet_pton reads it");
+        }
+        if (slash >= 0 && !s.substring(slash + 1).matches("[0-9]{1,3}")) {
+            throw new IllegalArgumentException("'" + cidr + "': the prefix length must be 0 to " + (v4 ? 32 : 128));
         }
         byte[] bytes;
         try {

@@ -50,7 +50,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Hostile clients: a handshake must finish within {@code handshakeTimeout}; at most
  * {@code maxHandshaking} connections may be in it (a new one evicts the oldest), so idle
- * handshakes cannot hold the connection limit; {@code idleTimeout} (optional) and
+ * handshakes cannot hold the connection limit; on a full server a newcomer takes the slot of the
+ * connection idle longest (5 s or more), so idle clients cannot either; {@code idleTimeout} (optional) and
  * {@code replyTimeout} close connections that do nothing or do not take their replies. Memory is
  * bounded: requests larger than {@code maxRequestBytes} (advertised with NBD_INFO_BLOCK_SIZE) are
  * refused with EINVAL before anything is allocated, and payload in flight is limited per
@@ -320,8 +321,9 @@ public final class NbdServer implements AutoCloseable {
     /**
      * Room for one more connection. Idle handshakes can never lock real clients out: past
      * {@code maxHandshaking} connections in the handshake, or at {@code maxConnections} with any
-     * in it, the oldest one in the handshake is evicted; only a server full of connections past
-     * their handshake refuses, and says so.
+     * in it, the oldest one in the handshake is evicted; on a server full of connections past
+     * their handshake, the one idle longest (at least 5 s, nothing in flight) is evicted; only a
+     * server full of busy connections refuses, and says so.
      */
     private boolean makeRoom(String peer) {
         int handshaking = 0;
@@ -342,12 +344,39 @@ public final class NbdServer implements AutoCloseable {
             return true;
         }
         if (full) {
-            refused(peer, connections.size() + " connections are open, the most allowed (--max-connections "
+            // Idle clients cannot lock others out either: when every slot is taken, the connection
+            // idle longest (nothing in flight for at least IDLE_EVICT_NANOS) makes room. A busy
+            // client is never evicted, and an idle one only when a newcomer needs its slot.
+            ServerConnection idlest = null;
+            long now = System.nanoTime();
+            for (ServerConnection c : connections) {
+                if (c.transmitting() && c.inFlight() == 0 && now - c.lastRequestNanos() >= IDLE_EVICT_NANOS
+                        && (idlest == null || c.lastRequestNanos() < idlest.lastRequestNanos())) {
+                    idlest = c;
+                }
+            }
+            if (idlest != null) {
+                String why = "evicted by a new connection: idle for " + (now - idlest.lastRequestNanos()) / 1_000_000_000L
+                        + " s while all " + config.maxConnections() + " connections were taken";
+                idlest.abort(why);
+                connections.remove(idlest);
+                long last = lastEvictionLog;
+                if (now - last > 1_000_000_000L) { // at most once a second: a flood must not flood the log
+                    lastEvictionLog = now;
+                    LOG.warn("{}: {}", idlest.peer(), why);
+                }
+                return true;
+            }
+            refused(peer, connections.size() + " connections are open, none idle for "
+                    + IDLE_EVICT_NANOS / 1_000_000_000L + " s, the most allowed (--max-connections "
                     + config.maxConnections() + ")");
             return false;
         }
         return true;
     }
+
+    /** How long a connection must have been idle before a newcomer may take its slot on a full server. */
+    static final long IDLE_EVICT_NANOS = 5_000_000_000L;
 
     /** A refused connection, logged at most once a second (a flood must not flood the log). */
     private void refused(String peer, String why) {
@@ -361,6 +390,7 @@ public final class NbdServer implements AutoCloseable {
     }
 
     private volatile long lastRefusalLog = System.nanoTime() - 2_000_000_000L;
+    private volatile long lastEvictionLog = System.nanoTime() - 2_000_000_000L;
     private volatile long refusals;
 
     /** Enforces the handshake, idle and reply timeouts; runs every 200 ms on the server's timer. */

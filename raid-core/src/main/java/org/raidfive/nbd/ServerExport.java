@@ -55,8 +55,13 @@ final class ServerExport {
     }
 
     /** True when {@code name} selects this export: its configured name or the empty default name. */
+    /**
+     * The export a client asked for by {@code name}: its own name, or the empty name (the default
+     * export) unless listing is off: a server that does not list its export does not hand it to a
+     * client that does not know its name.
+     */
     boolean matches(String name) {
-        return name.isEmpty() || name.equals(config.exportName());
+        return name.isEmpty() ? config.listExports() : name.equals(config.exportName());
     }
 
     boolean closing() {

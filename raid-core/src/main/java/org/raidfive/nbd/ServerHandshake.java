@@ -230,8 +230,9 @@ final class ServerHandshake {
             return false;
         }
         if (!export.matches(name)) {
-            reply(option, NbdProtocol.REP_ERR_UNKNOWN, "unknown export '" + name
-                    + "'; this server exports '" + export.config.exportName() + "'");
+            // With listing off (--no-list) the refusal names nothing the client did not send.
+            reply(option, NbdProtocol.REP_ERR_UNKNOWN, export.config.listExports() ? "unknown export '" + name
+                    + "'; this server exports '" + export.config.exportName() + "'" : "unknown export");
             return false;
         }
         ByteBuffer info = ByteBuffer.allocate(12);
@@ -245,7 +246,7 @@ final class ServerHandshake {
                     infoString(option, NbdProtocol.INFO_NAME, export.config.exportName());
                     break;
                 case NbdProtocol.INFO_DESCRIPTION:
-                    if (!export.config.description().isEmpty()) {
+                    if (!export.config.description().isEmpty() && export.config.listExports()) {
                         infoString(option, NbdProtocol.INFO_DESCRIPTION, export.config.description());
                     }
                     break;

@@ -109,10 +109,52 @@ public final class TlsCredentials {
     private static KeyStore keyStore(Path certFile, Path keyFile) throws IOException, GeneralSecurityException {
         List<Certificate> chain = certificates(certFile);
         PrivateKey key = privateKey(keyFile);
+        checkPair(key, chain.get(0), keyFile, certFile);
         KeyStore ks = KeyStore.getInstance("PKCS12");
         ks.load(null, null);
         ks.setKeyEntry("key", key, new char[0], chain.toArray(new Certificate[0]));
         return ks;
+    }
+
+    /**
+     * The key must be the certificate's: checked at start (a signature made with the key verified
+     * with the certificate), or every client would fail its handshake later with nothing logged.
+     */
+    static void checkPair(PrivateKey key, Certificate cert, Path keyFile, Path certFile)
+            throws IOException, GeneralSecurityException {
+        String algorithm;
+        switch (key.getAlgorithm()) {
+            case "RSA":
+                algorithm = "SHA256withRSA";
+                break;
+            case "EC":
+                algorithm = "SHA256withECDSA";
+                break;
+            case "Ed25519":
+            case "Ed448":
+            case "EdDSA":
+                algorithm = key.getAlgorithm();
+                break;
+            default:
+                return; // a kind we cannot sign with here: the handshake will tell
+        }
+        byte[] probe = "raidfive key check".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        java.security.Signature sign = java.security.Signature.getInstance(algorithm);
+        sign.initSign(key);
+        sign.update(probe);
+        byte[] signature = sign.sign();
+        java.security.Signature verify = java.security.Signature.getInstance(algorithm);
+        try {
+            verify.initVerify(cert.getPublicKey());
+            verify.update(probe);
+            if (verify.verify(signature)) {
+                return;
+            }
+        } catch (java.security.InvalidKeyException | java.security.SignatureException wrongKind) {
+            // a certificate for another kind of key: not this key's either
+        }
+        throw new IOException(keyFile + " is not the private key of " + certFile
+                + " (the first certificate there): every TLS handshake would fail");
     }
 
     private static KeyStore trustStore(Path caFile) throws IOException, GeneralSecurityException {

@@ -47,7 +47,7 @@ import org.agrona.concurrent.status.CountersReader;
 public final class CountersFile implements AutoCloseable {
     /** "RAIDCNT1", little-endian. */
     static final long MAGIC = 0x31544e4344494152L;
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final int HEADER_LENGTH = 4096;
     static final int MAX_COUNTERS = 1024;
     static final int EVENTS_CAPACITY = 64 * 1024;
@@ -56,6 +56,10 @@ public final class CountersFile implements AutoCloseable {
     private static final int META_LENGTH_OFFSET = 32;
     private static final int VALUES_LENGTH_OFFSET = 36;
     private static final int EVENTS_LENGTH_OFFSET = 40;
+    /** The writer's process start, epoch millis: with the pid, names the process across pid reuse. */
+    private static final int PROCESS_START_OFFSET = 48;
+    /** The inode of the Unix socket the writer serves on, 0 if none: how {@code raid stop --socket} finds it. */
+    private static final int SOCKET_INODE_OFFSET = 56;
     private static final int NAME_OFFSET = 64;
     private static final int UUID_OFFSET = 192;
     private static final int MAX_TEXT = 120;
@@ -73,19 +77,34 @@ public final class CountersFile implements AutoCloseable {
     private final String arrayUuid;
     private final long pid;
     private final long startMillis;
+    private final long processStartMillis;
 
     private CountersFile(Path path, MappedByteBuffer mapped, boolean writer) {
         this.path = path;
         this.mapped = mapped;
         ByteBuffer header = mapped.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        if (header.getLong(0) != MAGIC || header.getInt(8) != VERSION) {
+        if (mapped.capacity() < HEADER_LENGTH || header.getLong(0) != MAGIC) {
             throw new IllegalArgumentException(path + " is not a raidfive counters file");
+        }
+        if (header.getInt(8) != VERSION) {
+            throw new IllegalArgumentException(path + " is a raidfive counters file of version " + header.getInt(8)
+                    + ", not " + VERSION + " (another raidfive release)");
         }
         int metaLength = header.getInt(META_LENGTH_OFFSET);
         int valuesLength = header.getInt(VALUES_LENGTH_OFFSET);
         int eventsLength = header.getInt(EVENTS_LENGTH_OFFSET);
+        long need = (long) HEADER_LENGTH + metaLength + valuesLength + eventsLength;
+        if (metaLength != MAX_COUNTERS * CountersReader.METADATA_LENGTH
+                || valuesLength != MAX_COUNTERS * CountersReader.COUNTER_LENGTH
+                || eventsLength != EVENTS_CAPACITY + BroadcastBufferDescriptor.TRAILER_LENGTH
+                || need > mapped.capacity()) {
+            throw new IllegalArgumentException(path + " is damaged: its header says " + metaLength + " + "
+                    + valuesLength + " + " + eventsLength + " bytes of buffers after the header, the file holds "
+                    + mapped.capacity() + " bytes");
+        }
         this.pid = header.getLong(PID_OFFSET);
         this.startMillis = header.getLong(START_OFFSET);
+        this.processStartMillis = header.getLong(PROCESS_START_OFFSET);
         this.arrayName = text(header, NAME_OFFSET);
         this.arrayUuid = text(header, UUID_OFFSET);
         UnsafeBuffer meta = new UnsafeBuffer(mapped, HEADER_LENGTH, metaLength);
@@ -115,18 +134,37 @@ public final class CountersFile implements AutoCloseable {
         int valuesLength = MAX_COUNTERS * CountersReader.COUNTER_LENGTH;
         int eventsLength = EVENTS_CAPACITY + BroadcastBufferDescriptor.TRAILER_LENGTH;
         long length = (long) HEADER_LENGTH + metaLength + valuesLength + eventsLength;
-        Files.createDirectories(path.toAbsolutePath().getParent());
-        Path tmp = path.resolveSibling(path.getFileName() + ".tmp" + ProcessHandle.current().pid());
+        RunDirectory.check(path.toAbsolutePath().getParent());
+        // A name no one can guess, made with O_CREAT|O_EXCL (CREATE_NEW) without following a link:
+        // whatever another user put in the directory is never opened, written or truncated.
+        Path tmp = path.resolveSibling(path.getFileName() + ".tmp" + ProcessHandle.current().pid() + "."
+                + Long.toHexString(new java.security.SecureRandom().nextLong()));
         MappedByteBuffer mapped;
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+        try (FileChannel ch = FileChannel.open(tmp, java.util.Set.of(StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.READ, StandardOpenOption.WRITE, java.nio.file.LinkOption.NOFOLLOW_LINKS),
+                java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                        java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--")))) {
+            // Every page written before it is mapped: on a full tmpfs this write fails here, with
+            // ENOSPC, instead of a SIGBUS later in whichever thread first touches the page.
+            ByteBuffer zeros = ByteBuffer.allocate(64 * 1024);
+            for (long at = 0; at < length; at += zeros.capacity()) {
+                zeros.clear().limit((int) Math.min(zeros.capacity(), length - at));
+                while (zeros.hasRemaining()) {
+                    ch.write(zeros, at + zeros.position());
+                }
+            }
+            ch.force(false);
             mapped = ch.map(FileChannel.MapMode.READ_WRITE, 0, length);
+        } catch (IOException e) {
+            Files.deleteIfExists(tmp);
+            throw new IOException("cannot make the counters file in " + tmp.getParent() + ": " + e.getMessage(), e);
         }
         ByteBuffer header = mapped.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         header.putInt(8, VERSION);
         header.putInt(12, HEADER_LENGTH);
         header.putLong(PID_OFFSET, ProcessHandle.current().pid());
         header.putLong(START_OFFSET, System.currentTimeMillis());
+        header.putLong(PROCESS_START_OFFSET, processStart(ProcessHandle.current()));
         header.putInt(META_LENGTH_OFFSET, metaLength);
         header.putInt(VALUES_LENGTH_OFFSET, valuesLength);
         header.putInt(EVENTS_LENGTH_OFFSET, eventsLength);
@@ -151,12 +189,18 @@ public final class CountersFile implements AutoCloseable {
         return file;
     }
 
-    /** Maps an existing counters file for reading. */
+    /**
+     * Maps an existing counters file for reading, read-only (a user who may read it can).
+     *
+     * @throws IllegalArgumentException if it is not a counters file, or a damaged one
+     */
     public static CountersFile open(Path path) throws IOException {
         MappedByteBuffer mapped;
-        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            // READ_WRITE: Agrona's buffers are writable views; this side only reads through them.
-            mapped = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size());
+        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            if (ch.size() < HEADER_LENGTH || ch.size() > (64L << 20)) {
+                throw new IllegalArgumentException(path + " is not a raidfive counters file (" + ch.size() + " bytes)");
+            }
+            mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size());
         }
         try {
             return new CountersFile(path, mapped, false);
@@ -237,9 +281,31 @@ public final class CountersFile implements AutoCloseable {
         return startMillis;
     }
 
-    /** True while the process that made the file runs. */
+    /**
+     * True while the process that made the file runs: its pid is alive and started when the writer
+     * did (a pid reused since, or a file naming pid 1, is stale).
+     */
     public boolean writerAlive() {
-        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+        return ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+                .map(h -> Math.abs(processStart(h) - processStartMillis) < 1000).orElse(false);
+    }
+
+    /** The writer records the inode of the Unix socket it serves on (0: none). */
+    public void recordServerSocket(long inode) {
+        if (manager == null) {
+            throw new IllegalStateException("only the writer records its socket");
+        }
+        mapped.duplicate().order(ByteOrder.LITTLE_ENDIAN).putLong(SOCKET_INODE_OFFSET, inode);
+    }
+
+    /** The inode of the Unix socket the writer serves on, 0 if it records none. */
+    public long serverSocketInode() {
+        return mapped.duplicate().order(ByteOrder.LITTLE_ENDIAN).getLong(SOCKET_INODE_OFFSET);
+    }
+
+    /** When {@code h} started, epoch millis (0 where the OS does not say). */
+    static long processStart(ProcessHandle h) {
+        return h.info().startInstant().map(java.time.Instant::toEpochMilli).orElse(0L);
     }
 
     /** Unmaps; the writer also deletes the file. */
@@ -268,9 +334,28 @@ public final class CountersFile implements AutoCloseable {
         return Path.of(System.getProperty("java.io.tmpdir"), "raidfive");
     }
 
-    /** Where the array with this UUID keeps its counters in {@code dir}. */
+    /**
+     * Where this process publishes the counters of the array with this UUID in {@code dir}: the
+     * pid is in the name, so two processes serving copies of one array never share a file.
+     */
     public static Path pathFor(Path dir, String uuid) {
-        return dir.resolve(uuid + ".counters");
+        return dir.resolve(uuid + "." + ProcessHandle.current().pid() + ".counters");
+    }
+
+    /** The counters files of the array with this UUID in {@code dir}, one per process that published. */
+    public static List<Path> find(Path dir, String uuid) throws IOException {
+        List<Path> out = new ArrayList<>();
+        if (!Files.isDirectory(dir)) {
+            return out;
+        }
+        try (java.util.stream.Stream<Path> s = Files.list(dir)) {
+            s.filter(p -> {
+                String n = p.getFileName().toString();
+                return n.startsWith(uuid + ".") && n.endsWith(".counters")
+                        && n.substring(uuid.length() + 1, n.length() - ".counters".length()).matches("[0-9]+");
+            }).sorted().forEach(out::add);
+        }
+        return out;
     }
 
     private static void putText(ByteBuffer header, int offset, String s) {

@@ -61,6 +61,23 @@ class NbdTlsTest {
                 "-file", untrusted.resolve("ca-cert.pem").toString());
     }
 
+    @Test
+    void aKeyThatIsNotTheCertificatesIsRefusedAtStart() throws Exception {
+        java.security.KeyStore mine = java.security.KeyStore.getInstance("PKCS12");
+        try (java.io.InputStream in = Files.newInputStream(p12)) {
+            mine.load(in, "secret".toCharArray());
+        }
+        java.security.KeyStore theirs = java.security.KeyStore.getInstance("PKCS12");
+        try (java.io.InputStream in = Files.newInputStream(dir.resolve("other.p12"))) {
+            theirs.load(in, "secret".toCharArray());
+        }
+        java.security.PrivateKey key = (java.security.PrivateKey) mine.getKey("srv", "secret".toCharArray());
+        TlsCredentials.checkPair(key, mine.getCertificate("srv"), Path.of("key.pem"), Path.of("cert.pem"));
+        IOException e = assertThrows(IOException.class, () -> TlsCredentials.checkPair(
+                key, theirs.getCertificate("o"), Path.of("key.pem"), Path.of("cert.pem")));
+        assertTrue(e.getMessage().contains("is not the private key of cert.pem"), e.getMessage());
+    }
+
     private static NbdServer server(TlsMode mode, RequestExecution execution) throws IOException {
         return NbdServer.start(new MemoryDisk(32 << 20), NbdServerConfig.builder().port(0).requestExecution(execution)
                 .tls(mode, TlsCredentials.server(p12, "secret".toCharArray())).build());

@@ -165,9 +165,9 @@ class CrashTruthTest {
         MemberFiles.flipByte(Path.of(m.get(0)), dataOffset + 64 * 1024 + 7);
 
         Cli.Result detail = Cli.run(args(List.of("detail"), m));
-        assertTrue(detail.out().contains("State : active, resyncing (PENDING) (run raid rebuild)\n"), detail.out());
+        assertTrue(detail.out().contains("State : clean, resyncing (PENDING) (run raid rebuild)\n"), detail.out());
         Cli.Result json = Cli.run(args(List.of("detail", "--json"), m));
-        assertTrue(json.out().contains("\"state\": \"active, resyncing (PENDING)\""), json.out());
+        assertTrue(json.out().contains("\"state\": \"clean, resyncing (PENDING)\""), json.out());
 
         Map<Path, String> before = MemberFiles.snapshot(m.stream().map(Path::of).toList());
         assertRefused(Cli.run(args(List.of("check"), m)), 2, "check", "resync pending");

@@ -5,7 +5,7 @@ import java.util.List;
 /**
  * What {@code mdadm --detail} shows, as data.
  *
- * @param clean as md's superblock says it: no write in flight and no resync pending
+ * @param clean as mdadm --detail says it (md's in_sync): no write in flight; see {@link #resyncPending()}
  * @param state mdadm's words: clean or active, then degraded or FAILED, then recovering / resyncing /
  *              checking while a pass runs, or {@code resyncing (PENDING)} / {@code recovering (PENDING)}
  *              while one is due and none runs

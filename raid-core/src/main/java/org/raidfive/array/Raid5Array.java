@@ -343,9 +343,10 @@ public final class Raid5Array implements AsyncDisk {
                     b.slot() < 0 ? Integer.MAX_VALUE : b.slot()));
             boolean degraded = isDegraded();
             boolean failed = isFailed();
-            // "clean" as md's superblock says it: no write in flight and parity known good (resync_offset
-            // MaxSector); an array with a resync pending is "active" on disk and here.
-            boolean clean = !meta.dirty() && meta.recoveryCp() == Long.MAX_VALUE;
+            // "clean" as mdadm --detail says it (md's in_sync): no write in flight. A resync pending
+            // does not make it "active" there (md-vm: a dirty array md resyncs shows "clean, resyncing"),
+            // only in the superblock, which raid examine shows as mdadm --examine does.
+            boolean clean = !meta.dirty();
             StringBuilder state = new StringBuilder(clean ? "clean" : "active");
             if (failed) {
                 state.append(", FAILED");

@@ -105,12 +105,34 @@ final class ArrayConfig {
         return List.of(user, Path.of("/etc/raidfive/raid.conf"));
     }
 
+    /** The file's lines; a line that is not UTF-8 is refused in one line naming the file and the line. */
+    private static List<String> utf8Lines(Path file) throws IOException {
+        byte[] all = Files.readAllBytes(file);
+        List<String> lines = new ArrayList<>();
+        java.nio.charset.CharsetDecoder strict = StandardCharsets.UTF_8.newDecoder();
+        int start = 0;
+        for (int i = 0; i <= all.length; i++) {
+            if (i == all.length || all[i] == '\n') {
+                if (i == all.length && start == i) {
+                    break;
+                }
+                try {
+                    lines.add(strict.decode(java.nio.ByteBuffer.wrap(all, start, i - start)).toString());
+                } catch (java.nio.charset.CharacterCodingException e) {
+                    throw CliException.usage(file + " line " + (lines.size() + 1) + ": not UTF-8 text");
+                }
+                start = i + 1;
+            }
+        }
+        return lines;
+    }
+
     static ArrayConfig load(Path file) throws IOException {
         Path base = file.toAbsolutePath().getParent();
         List<String> logical = new ArrayList<>();
         List<Integer> lineNumbers = new ArrayList<>();
         int n = 0;
-        for (String raw : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+        for (String raw : utf8Lines(file)) {
             n++;
             int hash = raw.indexOf('#');
             String line = hash >= 0 ? raw.substring(0, hash) : raw;

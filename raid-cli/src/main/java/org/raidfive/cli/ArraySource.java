@@ -229,7 +229,12 @@ final class ArraySource {
         }
         Path root = prefix;
         int depth = whole.getNameCount() - first;
-        PathMatcher matcher = FileSystems.getDefault().getPathMatcher("glob:" + pattern);
+        PathMatcher matcher;
+        try {
+            matcher = FileSystems.getDefault().getPathMatcher("glob:" + pattern);
+        } catch (java.util.regex.PatternSyntaxException e) {
+            throw CliException.usage("'" + pattern + "' is not a valid glob: " + e.getDescription());
+        }
         List<String> out = new ArrayList<>();
         Path start = root.toString().isEmpty() ? Path.of(".") : root;
         if (!Files.isDirectory(start)) {

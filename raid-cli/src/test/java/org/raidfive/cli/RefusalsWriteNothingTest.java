@@ -114,6 +114,22 @@ class RefusalsWriteNothingTest {
     }
 
     @Test
+    void configAndGlobErrorsAreOneLineNamingTheProblem() throws Exception {
+        Path conf = dir.resolve("bad.conf");
+        Files.write(conf, new byte[] {'D', 'E', 'V', 'I', 'C', 'E', ' ', 'a', '\n', 'A', 'R', 'R', 'A', 'Y', ' ',
+            (byte) 0xff, (byte) 0xfe, '\n'});
+        Cli.Result r = Cli.run("detail", "--scan", "--config", conf.toString());
+        assertEquals(2, r.exit(), r.all());
+        assertEquals(1, r.errLines().size(), r.all());
+        assertTrue(r.errLines().get(0).contains(conf + " line 2: not UTF-8 text"), r.all());
+        Cli.Result g = Cli.run("assemble", "--scan", dir.resolve("[abc").toString());
+        assertEquals(2, g.exit(), g.all());
+        assertEquals(1, g.errLines().size(), g.all());
+        assertTrue(g.errLines().get(0).contains("is not a valid glob"), g.all());
+        assertFalse(r.err().contains("Exception") || g.err().contains("Exception"), r.all() + g.all());
+    }
+
+    @Test
     void aRefusedGrowWritesNothing() throws Exception {
         List<String> m = created("a", "b", "c", "d");
         // md's smallest layout: data right after the superblock, no bad block log: no room for a

@@ -7,7 +7,7 @@ Opens IDLE connections that never send a byte of handshake, NONREADERS clients t
 reads and never read a reply, and BIGREADERS that ask for 32 MiB reads and never read them; holds
 them until stdin closes (or the process is killed). Prints READY once all are in place.
 """
-import socket, struct, sys, threading
+import socket, struct, sys, threading, time
 
 NBDMAGIC = 0x4e42444d41474943
 IHAVEOPT = 0x49484156454F5054
@@ -49,6 +49,7 @@ def main():
             keep.append(socket.create_connection((host, port)))
         except OSError:
             pass
+    time.sleep(1.2)  # silent past the grace in which raid serve keeps a client of the same user
     for n, size, count in ((nonreaders, 1 << 20, 100000), (big, 32 << 20, 1000)):
         for _ in range(n):
             s = go(host, port)

@@ -589,6 +589,60 @@ def hardening_section(out):
     return L
 
 
+def lockouts_section(out):
+    """The shared-machine issue's lock-out figures, from bench/lockouts' lock_* files."""
+    L, m = section_start(out, "Lock-outs: a good client beside clients that try to keep it out", "lock_machine.txt",
+                         "bench/lockouts")
+    w = L.append
+    if not m:
+        return L
+    attacks = (("idle", "64 clients past NBD_OPT_GO, then silent"),
+               ("trickle", "64 clients trickling a 1 MiB write's payload a byte a second"),
+               ("silent", "40 connections a second that never send a byte"))
+    rows = {}
+    for server in ("raid", "nbdkit"):
+        for name in ("alone",) + tuple(a for a, _ in attacks):
+            rows[server, name] = {r["round"]: r["iops"] for r in load_lines(os.path.join(out, "lock_%s_%s.jsonl" % (server, name)))}
+
+    def figs(key):
+        v = list(rows[key].values())
+        if not v:
+            return "n/a"
+        st = spread(v)
+        return "%s / %s / %s" % (fmt_count(st["min"]), fmt_count(st["median"]), fmt_count(st["max"]))
+
+    def ratio(server, name):
+        a, b = rows[server, name], rows[server, "alone"]
+        r = [a[k] / b[k] for k in a if k in b and b[k]]
+        return spread(r) if r else None
+
+    def rat(r):
+        return "%.2fx (%.2f-%.2f)" % (r["median"], r["min"], r["max"]) if r else "n/a"
+    w("fio's nbd engine, 4 KiB random reads, iodepth 16, one job over TCP from 127.0.0.1, alone and 6 s after "
+      "`bench/lockout_attacks.py` started an attack from the same address (every attacker comes back as soon as it is "
+      "closed or refused), against `raid serve --backend memory --disks 4 --size 1G --port 0` with the server's "
+      "defaults (64 connections, 32 per address, 16 in the handshake, payload timeout 10 s) and against nbdkit's "
+      "memory plugin (the peer, which has no connection limit). Rounds interleaved; ratios per round to the same "
+      "round's alone figure, median (min-max). A run that fio could not start counts 0 IOPS.")
+    w("")
+    w("Measured %s, commit %s, %s, %s cores, load average %s at the start and %s at the end, %s rounds x %s s." % (
+        m.get("date", "?"), m.get("commit", "?"), m.get("cpu", "?"), m.get("cores", "?"), m.get("loadavg_start", "?"),
+        m.get("loadavg_end", "?"), m.get("repeat", "?"), m.get("runtime", "?")))
+    w("")
+    w("| the good client | raid serve IOPS min / median / max | ratio to alone | goal | verdict | nbdkit IOPS min / median / max | ratio to alone |")
+    w("|---|---|---|---:|---|---|---|")
+    w("| alone | %s | | | | %s | |" % (figs(("raid", "alone")), figs(("nbdkit", "alone"))))
+    for name, label in attacks:
+        r = ratio("raid", name)
+        w("| beside %s | %s | %s | >= 0.50x | %s | %s | %s |" % (label, figs(("raid", name)), rat(r),
+                                                              verdict(r and r["median"], 0.5), figs(("nbdkit", name)),
+                                                              rat(ratio("nbdkit", name))))
+    w("")
+    w("Command: `bench/lockouts` (or `bench/run-benchmarks --only lockouts`; its header says what each attack does).")
+    w("")
+    return L
+
+
 def real_section(out):
     """The parallel stripe engine issue's figures on members that are not memory, from bench/real-members."""
     L, m = section_start(out, "Real members: files with O_DIRECT, members with 2 ms of latency", "real_machine.txt", "bench/real-members")
@@ -1265,6 +1319,7 @@ def render(out):
 
     L.extend(nbd_section(R))
     L.extend(hardening_section(out))
+    L.extend(lockouts_section(out))
     L.extend(real_section(out))
     L.extend(engine_ab_section(out))
     L.extend(ppl_section(R))

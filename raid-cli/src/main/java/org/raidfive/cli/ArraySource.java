@@ -157,8 +157,9 @@ final class ArraySource {
             }
         }
         if (candidates.isEmpty()) {
-            throw CliException.usage("--array " + wanted + ": " + cfg.file() + " gives it no devices= and has no DEVICE "
-                    + "line: nowhere to look for its members");
+            throw CliException.usage("--array " + wanted + ": " + cfg.file() + " gives it no devices= and "
+                    + (cfg.devices().isEmpty() ? "has no DEVICE line" : "its DEVICE lines match no file ("
+                    + String.join(" ", cfg.devices()) + ")") + ": nowhere to look for its members");
         }
         List<String> members = new ArrayList<>();
         for (String c : candidates) {
@@ -210,13 +211,43 @@ final class ArraySource {
                     }
                 } else if (Files.exists(p)) {
                     out.add(w);
+                } else if (Files.isSymbolicLink(p)) {
+                    refuseLinkLoop(w, p); // a link to nothing is passed over, as a device not there now
                 }
             }
         }
         return new ArrayList<>(out);
     }
 
-    /** Regular files and block devices matching {@code pattern} (glob syntax in any path component). */
+    /** A DEVICE word that is a loop of symbolic links is a mistake in the config: said in one line. */
+    private static void refuseLinkLoop(String word, Path p) {
+        try {
+            p.toRealPath();
+        } catch (java.nio.file.FileSystemException e) {
+            if (e.getReason() != null && e.getReason().contains("symbolic links")) {
+                throw CliException.usage("DEVICE " + word + ": a loop of symbolic links");
+            }
+        } catch (IOException e) {
+            // a dangling link: nothing there now
+        }
+    }
+
+    /** A regular file or a block device (following links); false for anything else or what cannot be read. */
+    private static boolean fileOrBlockDevice(Path p) {
+        try {
+            int mode = (Integer) Files.getAttribute(p, "unix:mode");
+            int type = mode & 0170000;
+            return type == 0100000 || type == 0060000;
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException | SecurityException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Regular files and block devices matching {@code pattern} (glob syntax in any path component).
+     * Directories that cannot be read, entries that vanish meanwhile (/proc) and links that lead
+     * nowhere are passed over; pipes, sockets and terminals are never candidates.
+     */
     private static List<String> glob(String pattern) throws IOException {
         Path whole = Path.of(pattern);
         Path prefix = whole.isAbsolute() ? whole.getRoot() : Path.of("");
@@ -240,11 +271,49 @@ final class ArraySource {
         if (!Files.isDirectory(start)) {
             return out;
         }
-        try (Stream<Path> walk = Files.walk(start, depth)) {
-            walk.map(p -> start == root ? p : start.relativize(p))
-                    .filter(p -> p.getNameCount() > 0 && matcher.matches(p) && !Files.isDirectory(p))
-                    .map(Path::toString).sorted().forEach(out::add);
+        // Directories that cannot lead to a match are not entered (/proc/*/fd/* reads no /proc/1/map_files).
+        List<PathMatcher> prefixes = new ArrayList<>();
+        if (!pattern.contains("**")) {
+            for (int k = 1; k < depth; k++) {
+                Path prefixPattern = whole.getRoot() == null ? whole.subpath(0, first + k)
+                        : whole.getRoot().resolve(whole.subpath(0, first + k));
+                prefixes.add(FileSystems.getDefault().getPathMatcher("glob:" + prefixPattern));
+            }
         }
+        Files.walkFileTree(start, java.util.EnumSet.noneOf(java.nio.file.FileVisitOption.class), depth,
+                new java.nio.file.SimpleFileVisitor<>() {
+                    @Override
+                    public java.nio.file.FileVisitResult preVisitDirectory(Path d,
+                            java.nio.file.attribute.BasicFileAttributes a) {
+                        Path p = start == root ? d : start.relativize(d);
+                        int level = d.getNameCount() - start.getNameCount();
+                        if (d.equals(start) || prefixes.isEmpty() || level < 1 || level > prefixes.size()) {
+                            return java.nio.file.FileVisitResult.CONTINUE;
+                        }
+                        return prefixes.get(level - 1).matches(p) ? java.nio.file.FileVisitResult.CONTINUE
+                                : java.nio.file.FileVisitResult.SKIP_SUBTREE;
+                    }
+
+                    @Override
+                    public java.nio.file.FileVisitResult postVisitDirectory(Path d, IOException e) {
+                        return java.nio.file.FileVisitResult.CONTINUE; // a directory that could not be read to the end
+                    }
+
+                    @Override
+                    public java.nio.file.FileVisitResult visitFile(Path file, java.nio.file.attribute.BasicFileAttributes a) {
+                        Path p = start == root ? file : start.relativize(file);
+                        if (p.getNameCount() > 0 && matcher.matches(p) && fileOrBlockDevice(file)) {
+                            out.add(p.toString());
+                        }
+                        return java.nio.file.FileVisitResult.CONTINUE;
+                    }
+
+                    @Override
+                    public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) {
+                        return java.nio.file.FileVisitResult.CONTINUE; // unreadable, or gone meanwhile
+                    }
+                });
+        out.sort(null);
         return out;
     }
 

@@ -114,9 +114,20 @@ final class ServeCommand extends Verb {
 
     @Option(names = "--max-connections", paramLabel = "N", defaultValue = "64",
             description = "Connections open at once (default: ${DEFAULT-VALUE}); at most 16 of them may be in the "
-                    + "handshake, a new one evicting the oldest, so idle handshakes cannot lock clients out. A server "
-                    + "full of working connections refuses new ones and logs why.")
+                    + "handshake, a new one evicting one that has sent nothing, so idle handshakes cannot lock clients "
+                    + "out; on a full server a newcomer takes the slot of one idle for 5 s or trickling a write. A "
+                    + "server full of working connections refuses new ones and logs why.")
     int maxConnections;
+
+    @Option(names = "--max-connections-per-address", paramLabel = "N", defaultValue = "0",
+            description = "Connections one client address (on a Unix socket: one user) may hold at once (default: "
+                    + "half of --max-connections), so one address cannot hold every slot.")
+    int maxConnectionsPerAddress;
+
+    @Option(names = "--payload-timeout", paramLabel = "SECONDS", defaultValue = "10",
+            description = "A write's data must have arrived this long, plus a second per MiB of it, after its "
+                    + "header, or the connection is closed (default: ${DEFAULT-VALUE}; 0: never).")
+    long payloadTimeout;
 
     @Option(names = "--handshake-timeout", paramLabel = "SECONDS", defaultValue = "10",
             description = "A client that has not finished the NBD handshake after this long is disconnected "
@@ -331,10 +342,14 @@ final class ServeCommand extends Verb {
                     + "107 (use a shorter or relative path)");
         }
         for (Object[] t : new Object[][] {{"--handshake-timeout", handshakeTimeout}, {"--idle-timeout", idleTimeout},
-            {"--reply-timeout", replyTimeout}}) {
+            {"--reply-timeout", replyTimeout}, {"--payload-timeout", payloadTimeout}}) {
             if ((long) t[1] < 0) {
                 throw CliException.usage(t[0] + " " + t[1] + " is negative (0 means never)");
             }
+        }
+        if (maxConnectionsPerAddress < 0) {
+            throw CliException.usage("--max-connections-per-address " + maxConnectionsPerAddress
+                    + " is negative (0 means half of --max-connections)");
         }
         if (maxRequest > (1 << 30)) {
             throw CliException.usage("--max-request " + maxRequest + " is larger than 1 GiB");
@@ -344,6 +359,8 @@ final class ServeCommand extends Verb {
                 .handshakeTimeout(java.time.Duration.ofSeconds(handshakeTimeout))
                 .idleTimeout(java.time.Duration.ofSeconds(idleTimeout))
                 .replyTimeout(java.time.Duration.ofSeconds(replyTimeout))
+                .payloadTimeout(java.time.Duration.ofSeconds(payloadTimeout))
+                .maxConnectionsPerAddress(maxConnectionsPerAddress)
                 .maxRequestBytes((int) maxRequest).inFlightBudgetBytes(inFlightBudget)
                 .maxInFlightBytesPerConnection(Math.max(maxRequest, NbdServerConfig.DEFAULT_MAX_IN_FLIGHT_BYTES_PER_CONNECTION))
                 .requestExecution(parseExecutor(executor, backend != null)).workerThreads(workers)

@@ -60,11 +60,49 @@ final class NbdWire implements AutoCloseable {
 
     /** Connects without reading anything (to see whether the server hangs up at once). */
     static NbdWire connectRaw(String uri) throws IOException {
+        return connectRaw(uri, null);
+    }
+
+    /**
+     * Connects from {@code source} (a loopback address such as 127.0.0.2, so one test can be
+     * several client addresses; null for any) without reading anything.
+     */
+    static NbdWire connectRaw(String uri, String source) throws IOException {
         Matcher m = TCP.matcher(uri);
         if (!m.matches()) {
             throw new IllegalArgumentException("not an nbd://host:port/name URI: " + uri);
         }
-        return new NbdWire(SocketChannel.open(new InetSocketAddress(m.group(1), Integer.parseInt(m.group(2)))));
+        SocketChannel channel = SocketChannel.open();
+        try {
+            if (source != null) {
+                channel.bind(new InetSocketAddress(source, 0));
+            }
+            channel.connect(new InetSocketAddress(m.group(1), Integer.parseInt(m.group(2))));
+        } catch (IOException e) {
+            channel.close();
+            throw e;
+        }
+        return new NbdWire(channel);
+    }
+
+    /** Like {@link #connect(String)}, from {@code source}. */
+    static NbdWire connectFrom(String uri, String source) throws IOException {
+        NbdWire w = connectRaw(uri, source);
+        try {
+            w.greeting();
+            w.write(ByteBuffer.allocate(4).putInt(3).flip()); // FIXED_NEWSTYLE | NO_ZEROES
+        } catch (IOException | RuntimeException | Error e) {
+            w.close();
+            throw e;
+        }
+        return w;
+    }
+
+    /** Reads and checks the server's greeting. */
+    void greeting() throws IOException {
+        ByteBuffer greeting = readExactly(18);
+        assertEquals(NBDMAGIC, greeting.getLong(), "NBDMAGIC");
+        assertEquals(IHAVEOPT, greeting.getLong(), "IHAVEOPT");
     }
 
     /** NBD_OPT_GO for {@code name}: the type of the final reply (REP_ACK, or an error). */

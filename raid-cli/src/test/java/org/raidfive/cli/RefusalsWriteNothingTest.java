@@ -127,6 +127,23 @@ class RefusalsWriteNothingTest {
         assertEquals(1, g.errLines().size(), g.all());
         assertTrue(g.errLines().get(0).contains("is not a valid glob"), g.all());
         assertFalse(r.err().contains("Exception") || g.err().contains("Exception"), r.all() + g.all());
+        // a DEVICE that is a loop of links is named as such (it was "has no DEVICE line")
+        Files.createSymbolicLink(dir.resolve("loop1"), dir.resolve("loop2"));
+        Files.createSymbolicLink(dir.resolve("loop2"), dir.resolve("loop1"));
+        Path loops = dir.resolve("loops.conf");
+        Files.writeString(loops, "DEVICE " + dir.resolve("loop1") + "\nARRAY /dev/md/x UUID=01234567:89abcdef:01234567:89abcdef\n");
+        Cli.Result l = Cli.run("detail", "--array", "x", "--config", loops.toString());
+        assertEquals(2, l.exit(), l.all());
+        assertEquals(List.of("raid detail: DEVICE " + dir.resolve("loop1") + ": a loop of symbolic links"), l.errLines(),
+                l.all());
+        // a glob over /proc, where directories cannot be read and entries vanish, is looked through (it aborted);
+        // pipes, sockets and terminals are never candidates
+        Path proc = dir.resolve("proc.conf");
+        Files.writeString(proc, "DEVICE /proc/*/fd/*\nARRAY /dev/md/x UUID=01234567:89abcdef:01234567:89abcdef\n");
+        Cli.Result p = Cli.run("detail", "--array", "x", "--config", proc.toString());
+        assertEquals(2, p.exit(), p.all());
+        assertEquals(1, p.errLines().size(), p.all());
+        assertTrue(p.errLines().get(0).startsWith("raid detail: --array x: no member found (looked at "), p.all());
     }
 
     @Test

@@ -22,6 +22,12 @@ final class ChannelInput {
     /** Unread bytes are {@code [position, limit)}. */
     private final ByteBuffer buffer;
     private Runnable beforeBlockingRead;
+    /**
+     * Bytes read from the channel so far. Only the connection's reader writes it; the server's
+     * timer reads it (volatile, once per read call, not per byte) to tell a silent or trickling
+     * client from a progressing one.
+     */
+    private volatile long received;
 
     ChannelInput(ReadableByteChannel channel, int bufferBytes) {
         this.channel = channel;
@@ -50,7 +56,16 @@ final class ChannelInput {
         if (beforeBlockingRead != null) {
             beforeBlockingRead.run();
         }
-        return channel.read(dst);
+        int n = channel.read(dst);
+        if (n > 0) {
+            received += n; // single writer
+        }
+        return n;
+    }
+
+    /** Bytes read from the channel so far (any thread). */
+    long received() {
+        return received;
     }
 
     /**

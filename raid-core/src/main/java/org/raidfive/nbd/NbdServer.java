@@ -49,10 +49,14 @@ import org.slf4j.LoggerFactory;
  * writes the replies.
  *
  * <p>Hostile clients: a handshake must finish within {@code handshakeTimeout}; at most
- * {@code maxHandshaking} connections may be in it (a new one evicts the oldest), so idle
- * handshakes cannot hold the connection limit; on a full server a newcomer takes the slot of the
- * connection idle longest (5 s or more), so idle clients cannot either; {@code idleTimeout} (optional) and
- * {@code replyTimeout} close connections that do nothing or do not take their replies. Memory is
+ * {@code maxHandshaking} connections may be in it (a new one evicts one that has sent nothing;
+ * a slow but progressing handshake keeps its slot), so idle handshakes cannot hold the connection
+ * limit; one address (one user on a Unix socket) holds at most {@code maxConnectionsPerAddress};
+ * on a full server a newcomer takes the slot of a connection not being used (idle 5 s or more,
+ * or trickling a write payload), so idle clients cannot either (see {@code makeRoom}); a write's
+ * payload must arrive within {@code payloadTimeout} plus a second per MiB; {@code idleTimeout}
+ * (optional) and {@code replyTimeout} close connections that do nothing or do not take their
+ * replies. Memory is
  * bounded: requests larger than {@code maxRequestBytes} (advertised with NBD_INFO_BLOCK_SIZE) are
  * refused with EINVAL before anything is allocated, and payload in flight is limited per
  * connection and server-wide (see {@link ServerConnection}); direct memory running out is answered
@@ -291,11 +295,12 @@ public final class NbdServer implements AutoCloseable {
             closeQuietly(channel);
             return;
         }
-        if (!makeRoom(peer)) {
+        String source = source(channel, remote);
+        if (!makeRoom(peer, source)) {
             closeQuietly(channel);
             return;
         }
-        ServerConnection connection = new ServerConnection(this, export, channel, peer);
+        ServerConnection connection = new ServerConnection(this, export, channel, peer, source);
         connections.add(connection);
         Thread thread = daemon(connection, peer);
         connectionThreads.add(thread);
@@ -319,52 +324,88 @@ public final class NbdServer implements AutoCloseable {
     }
 
     /**
-     * Room for one more connection. Idle handshakes can never lock real clients out: past
-     * {@code maxHandshaking} connections in the handshake, or at {@code maxConnections} with any
-     * in it, the oldest one in the handshake is evicted; on a server full of connections past
-     * their handshake, the one idle longest (at least 5 s, nothing in flight) is evicted; only a
-     * server full of busy connections refuses, and says so.
+     * Whom a connection counts against for {@code maxConnectionsPerAddress}: its IP address; for a
+     * local client (loopback, where every user shares one address) its user, from
+     * {@code /proc/net/tcp} ({@link LocalPeer}), and on a Unix socket from SO_PEERCRED.
      */
-    private boolean makeRoom(String peer) {
+    private static String source(SocketChannel channel, SocketAddress remote) {
+        if (remote instanceof InetSocketAddress inet) {
+            if (inet.getAddress().isLoopbackAddress()) {
+                // every local client is 127.0.0.1: tell them apart by user, as on a Unix socket
+                try {
+                    if (channel.getLocalAddress() instanceof InetSocketAddress local) {
+                        long uid = LocalPeer.uid(inet, local);
+                        if (uid >= 0) {
+                            return "uid " + uid;
+                        }
+                    }
+                } catch (IOException e) {
+                    // closed meanwhile: the address will do
+                }
+            }
+            return inet.getAddress().getHostAddress();
+        }
+        try {
+            return "user " + channel.getOption(jdk.net.ExtendedSocketOptions.SO_PEERCRED).user().getName();
+        } catch (IOException | UnsupportedOperationException e) {
+            return "unix"; // no credentials: all Unix clients share one quota
+        }
+    }
+
+    /**
+     * Room for one more connection from {@code source}, so that no client can keep another out:
+     * <ul>
+     * <li>one source (an address, or a user on a Unix socket) holds at most
+     *     {@code maxConnectionsPerAddress} connections; beyond, the newcomer takes the place of one
+     *     of that source's own that is not being used, or is refused;
+     * <li>past {@code maxHandshaking} connections in the handshake, a newcomer evicts one that has
+     *     not sent a byte (from the source holding the most connections, the oldest first); a
+     *     handshake that is progressing, however slowly, keeps its slot until the handshake
+     *     timeout, and a connection that has its NBD_OPT_GO reply is never in the handshake;
+     * <li>on a full server a newcomer takes the slot of a connection not being used: a silent
+     *     handshake, a client idle (nothing in flight) for 5 s or more, or one trickling a write
+     *     payload slower than 64 KiB/s; a busy client is never evicted, and only a server full of
+     *     busy connections refuses, and says so.
+     * </ul>
+     */
+    private boolean makeRoom(String peer, String source) {
+        long now = System.nanoTime();
+        java.util.Map<String, Integer> perSource = new java.util.HashMap<>();
         int handshaking = 0;
-        ServerConnection oldest = null;
         for (ServerConnection c : connections) {
+            perSource.merge(c.source, 1, Integer::sum);
             if (!c.transmitting()) {
                 handshaking++;
-                if (oldest == null || c.openedNanos < oldest.openedNanos) {
-                    oldest = c;
-                }
             }
+        }
+        int mine = perSource.getOrDefault(source, 0);
+        // At a quota of --max-connections itself, the server is full first: the checks below say so.
+        if (mine >= config.maxConnectionsPerAddress() && config.maxConnectionsPerAddress() < config.maxConnections()) {
+            ServerConnection victim = unused(now, perSource, source, source, true);
+            if (victim == null || !evict(victim, now, mine + " connections from " + source
+                    + " were open (--max-connections-per-address " + config.maxConnectionsPerAddress() + ")")) {
+                refused(peer, mine + " connections from " + source + " are open, none unused, the most one source "
+                        + "may hold (--max-connections-per-address " + config.maxConnectionsPerAddress() + ")");
+                return false;
+            }
+            return true; // one out, one in: the totals below are unchanged
         }
         boolean full = connections.size() >= config.maxConnections();
-        if (oldest != null && (handshaking >= config.maxHandshaking() || full)) {
-            oldest.abort("evicted by a new connection: " + handshaking + " connections still in the handshake"
-                    + (full ? ", " + connections.size() + " of at most " + config.maxConnections() + " open" : ""));
-            connections.remove(oldest); // its thread removes it too, when it ends
-            return true;
+        if (handshaking >= config.maxHandshaking() || full) {
+            ServerConnection victim = unused(now, perSource, source, null, false);
+            if (victim != null && evict(victim, now, handshaking + " connections in the handshake, "
+                    + connections.size() + " of at most " + config.maxConnections() + " open")) {
+                return true;
+            }
+            if (handshaking >= config.maxHandshaking()) {
+                refused(peer, handshaking + " connections are in the handshake and each has sent something (the "
+                        + "handshake timeout ends them)");
+                return false;
+            }
         }
         if (full) {
-            // Idle clients cannot lock others out either: when every slot is taken, the connection
-            // idle longest (nothing in flight for at least IDLE_EVICT_NANOS) makes room. A busy
-            // client is never evicted, and an idle one only when a newcomer needs its slot.
-            ServerConnection idlest = null;
-            long now = System.nanoTime();
-            for (ServerConnection c : connections) {
-                if (c.transmitting() && c.inFlight() == 0 && now - c.lastRequestNanos() >= IDLE_EVICT_NANOS
-                        && (idlest == null || c.lastRequestNanos() < idlest.lastRequestNanos())) {
-                    idlest = c;
-                }
-            }
-            if (idlest != null) {
-                String why = "evicted by a new connection: idle for " + (now - idlest.lastRequestNanos()) / 1_000_000_000L
-                        + " s while all " + config.maxConnections() + " connections were taken";
-                idlest.abort(why);
-                connections.remove(idlest);
-                long last = lastEvictionLog;
-                if (now - last > 1_000_000_000L) { // at most once a second: a flood must not flood the log
-                    lastEvictionLog = now;
-                    LOG.warn("{}: {}", idlest.peer(), why);
-                }
+            ServerConnection victim = unused(now, perSource, source, null, true);
+            if (victim != null && evict(victim, now, "all " + config.maxConnections() + " connections were taken")) {
                 return true;
             }
             refused(peer, connections.size() + " connections are open, none idle for "
@@ -374,6 +415,81 @@ public final class NbdServer implements AutoCloseable {
         }
         return true;
     }
+
+    /**
+     * A connection a newcomer from {@code newcomer} may take the place of, or null: a handshake that
+     * has sent nothing (for {@link #SILENT_GRACE_NANOS}, unless its source holds more connections
+     * than the newcomer's: a fresh client is not evicted by its own kind before it could speak), and
+     * when {@code pastHandshake} also a client idle for {@link #IDLE_EVICT_NANOS} or trickling a
+     * payload. Only from {@code only} when it is given; else from the source holding the most
+     * connections. The one unused longest goes first.
+     */
+    private ServerConnection unused(long now, java.util.Map<String, Integer> perSource, String newcomer, String only,
+            boolean pastHandshake) {
+        ServerConnection best = null;
+        int bestCount = 0;
+        long bestSince = 0;
+        int newcomers = perSource.getOrDefault(newcomer, 0);
+        for (ServerConnection c : connections) {
+            if (only != null && !only.equals(c.source)) {
+                continue;
+            }
+            long since;
+            if (c.silentHandshake()) {
+                since = c.openedNanos;
+                if (now - since < SILENT_GRACE_NANOS && perSource.getOrDefault(c.source, 0) <= newcomers) {
+                    continue;
+                }
+            } else if (!pastHandshake || !c.transmitting()) {
+                continue;
+            } else if (c.inFlight() == 0 && now - c.lastRequestNanos() >= IDLE_EVICT_NANOS) {
+                since = c.lastRequestNanos();
+            } else if (c.tricklingPayload(now, MIN_PAYLOAD_BYTES_PER_SECOND)) {
+                since = c.payloadSinceNanos();
+            } else {
+                continue;
+            }
+            int count = perSource.getOrDefault(c.source, 0);
+            if (best == null || count > bestCount || (count == bestCount && since - bestSince < 0)) {
+                best = c;
+                bestCount = count;
+                bestSince = since;
+            }
+        }
+        return best;
+    }
+
+    /** Evicts {@code victim}; false if it chose its export meanwhile (then it stays, and so does the newcomer's refusal). */
+    private boolean evict(ServerConnection victim, long now, String situation) {
+        String why;
+        if (!victim.transmitting()) {
+            if (!victim.claimHandshakeForEviction()) {
+                return false;
+            }
+            why = "evicted by a new connection: silent in the handshake for " + (now - victim.openedNanos) / 1_000_000L
+                    + " ms while " + situation;
+        } else if (victim.payloadSinceNanos() != 0) {
+            why = "evicted by a new connection: a " + victim.payloadBytes() + "-byte write payload trickling in for "
+                    + (now - victim.payloadSinceNanos()) / 1_000_000_000L + " s while " + situation;
+        } else {
+            why = "evicted by a new connection: idle for " + (now - victim.lastRequestNanos()) / 1_000_000_000L
+                    + " s while " + situation;
+        }
+        victim.abort(why, false);
+        connections.remove(victim); // its thread removes it too, when it ends
+        long last = lastEvictionLog;
+        if (now - last > 1_000_000_000L) { // at most once a second: a flood must not flood the log
+            lastEvictionLog = now;
+            LOG.warn("{}: {}", victim.peer(), why);
+        }
+        return true;
+    }
+
+    /** How long a handshake may stay silent before a newcomer of its own source may evict it. */
+    static final long SILENT_GRACE_NANOS = 1_000_000_000L;
+
+    /** A write payload arriving slower than this (after its first second) may lose its slot to a newcomer. */
+    static final long MIN_PAYLOAD_BYTES_PER_SECOND = 64 * 1024;
 
     /** How long a connection must have been idle before a newcomer may take its slot on a full server. */
     static final long IDLE_EVICT_NANOS = 5_000_000_000L;
@@ -392,6 +508,9 @@ public final class NbdServer implements AutoCloseable {
     private volatile long lastRefusalLog = System.nanoTime() - 2_000_000_000L;
     private volatile long lastEvictionLog = System.nanoTime() - 2_000_000_000L;
     private volatile long refusals;
+    /** Only the timer thread touches these two. */
+    private long lastPayloadTimeoutLog = System.nanoTime() - 2_000_000_000L;
+    private long payloadTimeouts;
 
     /** Enforces the handshake, idle and reply timeouts; runs every 200 ms on the server's timer. */
     private void sweep() {
@@ -401,6 +520,19 @@ public final class NbdServer implements AutoCloseable {
                 long limit = config.handshakeTimeout().toNanos();
                 if (limit > 0 && now - c.openedNanos > limit) {
                     c.abort("no handshake within " + config.handshakeTimeout().toSeconds() + " s (--handshake-timeout)");
+                }
+                continue;
+            }
+            long payloadDeadline = c.payloadDeadlineNanos(config.payloadTimeout().toNanos());
+            if (config.payloadTimeout().toNanos() > 0 && payloadDeadline != 0 && now - payloadDeadline > 0) {
+                String why = "a " + c.payloadBytes() + "-byte write payload did not arrive within "
+                        + (payloadDeadline - c.payloadSinceNanos()) / 1_000_000_000L + " s (--payload-timeout "
+                        + config.payloadTimeout().toSeconds() + " plus a second per MiB)";
+                c.abort(why, false);
+                payloadTimeouts++;
+                if (now - lastPayloadTimeoutLog > 1_000_000_000L) { // a flood of tricklers: one line a second
+                    lastPayloadTimeoutLog = now;
+                    LOG.warn("{}: closing: {} ({} in all)", c.peer(), why, payloadTimeouts);
                 }
                 continue;
             }

@@ -13,8 +13,9 @@ import java.util.Objects;
  *
  * <p>Defaults: export {@code "raid"} (the empty default-export name selects it too), read-write,
  * TCP on 127.0.0.1:10809, requests on a pool of 4 worker threads, 64 connections of which at most
- * 16 in the handshake (a new one evicts the oldest), 10 s to finish the handshake, no idle timeout,
- * 30 s for a client to take its replies, 64 in-flight requests and 64 MiB of payload per connection,
+ * 16 in the handshake (a new one evicts a silent one), at most half of them from one address (or one
+ * user, on a Unix socket), 10 s to finish the handshake, no idle timeout, 10 s plus a second per MiB
+ * for a write's payload to arrive, 30 s for a client to take its replies, 64 in-flight requests and 64 MiB of payload per connection,
  * 4 MiB of it reserved, 256 MiB shared by all connections beyond their reserves, 32 MiB maximum
  * request (advertised with NBD_INFO_BLOCK_SIZE), minimum block size 1, trim ignored, write-zeroes
  * supported, 30 s drain timeout, no TLS, every address allowed, exports listed.
@@ -36,6 +37,8 @@ public final class NbdServerConfig {
     public static final Duration DEFAULT_REPLY_TIMEOUT = Duration.ofSeconds(30);
     /** Connections in the handshake at once at most. */
     public static final int DEFAULT_MAX_HANDSHAKING = 16;
+    /** How long a write's payload may take to arrive, plus a second per MiB of it. */
+    public static final Duration DEFAULT_PAYLOAD_TIMEOUT = Duration.ofSeconds(10);
     /** Request and reply data all connections together may hold beyond their reserves. */
     public static final long DEFAULT_IN_FLIGHT_BUDGET_BYTES = 256L << 20;
     /** Data each connection may always hold, budget or not. */
@@ -61,7 +64,9 @@ public final class NbdServerConfig {
     private final Duration handshakeTimeout;
     private final Duration idleTimeout;
     private final Duration replyTimeout;
+    private final Duration payloadTimeout;
     private final int maxHandshaking;
+    private final int maxConnectionsPerAddress;
     private final long inFlightBudgetBytes;
     private final long connectionReserveBytes;
     private final long maxInFlightBytesPerConnection;
@@ -90,7 +95,10 @@ public final class NbdServerConfig {
         this.handshakeTimeout = b.handshakeTimeout;
         this.idleTimeout = b.idleTimeout;
         this.replyTimeout = b.replyTimeout;
+        this.payloadTimeout = b.payloadTimeout;
         this.maxHandshaking = b.maxHandshaking;
+        this.maxConnectionsPerAddress = b.maxConnectionsPerAddress > 0 ? b.maxConnectionsPerAddress
+                : Math.max(1, b.maxConnections / 2);
         this.inFlightBudgetBytes = b.inFlightBudgetBytes;
         this.connectionReserveBytes = b.connectionReserveBytes;
         this.maxInFlightBytesPerConnection = b.maxInFlightBytesPerConnection;
@@ -127,7 +135,9 @@ public final class NbdServerConfig {
         b.handshakeTimeout = handshakeTimeout;
         b.idleTimeout = idleTimeout;
         b.replyTimeout = replyTimeout;
+        b.payloadTimeout = payloadTimeout;
         b.maxHandshaking = maxHandshaking;
+        b.maxConnectionsPerAddress = maxConnectionsPerAddress;
         b.inFlightBudgetBytes = inFlightBudgetBytes;
         b.connectionReserveBytes = connectionReserveBytes;
         b.maxInFlightBytesPerConnection = maxInFlightBytesPerConnection;
@@ -233,11 +243,28 @@ public final class NbdServerConfig {
     }
 
     /**
-     * Connections still in the handshake at once; a new one beyond it evicts the oldest, so idle
-     * handshakes can never lock real clients out.
+     * A write's payload must have arrived this long, plus a second per MiB of it, after its header
+     * (zero: no limit), so a client trickling payloads cannot hold its slot and buffers.
+     */
+    public Duration payloadTimeout() {
+        return payloadTimeout;
+    }
+
+    /**
+     * Connections still in the handshake at once; a new one beyond it evicts one that has sent
+     * nothing yet (never one that is progressing, never one past NBD_OPT_GO), so idle handshakes
+     * can never lock real clients out.
      */
     public int maxHandshaking() {
         return maxHandshaking;
+    }
+
+    /**
+     * Connections one client address (on a Unix socket: one user) may hold at once; half of
+     * {@link #maxConnections()} unless set, so one address cannot hold every slot.
+     */
+    public int maxConnectionsPerAddress() {
+        return maxConnectionsPerAddress;
     }
 
     /** Server-wide bytes of request and reply payload in flight beyond every connection's reserve. */
@@ -311,7 +338,9 @@ public final class NbdServerConfig {
         private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
         private Duration idleTimeout = Duration.ZERO;
         private Duration replyTimeout = DEFAULT_REPLY_TIMEOUT;
+        private Duration payloadTimeout = DEFAULT_PAYLOAD_TIMEOUT;
         private int maxHandshaking = DEFAULT_MAX_HANDSHAKING;
+        private int maxConnectionsPerAddress;
         private long inFlightBudgetBytes = DEFAULT_IN_FLIGHT_BUDGET_BYTES;
         private long connectionReserveBytes = DEFAULT_CONNECTION_RESERVE_BYTES;
         private long maxInFlightBytesPerConnection = DEFAULT_MAX_IN_FLIGHT_BYTES_PER_CONNECTION;
@@ -345,6 +374,18 @@ public final class NbdServerConfig {
         /** Connections in the handshake at once at most. */
         public Builder maxHandshaking(int max) {
             this.maxHandshaking = max;
+            return this;
+        }
+
+        /** How long a write's payload may take to arrive, plus a second per MiB; zero for no limit. */
+        public Builder payloadTimeout(Duration timeout) {
+            this.payloadTimeout = Objects.requireNonNull(timeout, "payloadTimeout");
+            return this;
+        }
+
+        /** Connections one address (one user on a Unix socket) may hold; 0 for half of maxConnections. */
+        public Builder maxConnectionsPerAddress(int max) {
+            this.maxConnectionsPerAddress = max;
             return this;
         }
 
@@ -536,10 +577,14 @@ public final class NbdServerConfig {
                 throw new IllegalArgumentException("drainTimeout must not be negative, got " + drainTimeout);
             }
             for (Object[] t : new Object[][] {{"handshakeTimeout", handshakeTimeout}, {"idleTimeout", idleTimeout},
-                {"replyTimeout", replyTimeout}}) {
+                {"replyTimeout", replyTimeout}, {"payloadTimeout", payloadTimeout}}) {
                 if (((Duration) t[1]).isNegative()) {
                     throw new IllegalArgumentException(t[0] + " must not be negative (zero: none), got " + t[1]);
                 }
+            }
+            if (maxConnectionsPerAddress < 0) {
+                throw new IllegalArgumentException("maxConnectionsPerAddress must not be negative (zero: half of "
+                        + "maxConnections), got " + maxConnectionsPerAddress);
             }
             if (maxHandshaking < 1) {
                 throw new IllegalArgumentException("maxHandshaking must be at least 1, got " + maxHandshaking);

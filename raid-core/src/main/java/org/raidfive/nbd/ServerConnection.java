@@ -51,6 +51,9 @@ final class ServerConnection implements Runnable {
     private final ServerExport export;
     private final SocketChannel channel;
     private final String peer;
+    /** Whom this connection counts against for --max-connections-per-address: an address, or a user. */
+    final String source;
+    private final ChannelInput in;
     private final int maxInFlight;
     private final ArrayBlockingQueue<ServerRequest> free;
     private final ReplyWriter replies;
@@ -60,8 +63,25 @@ final class ServerConnection implements Runnable {
     private volatile Throwable firstUnexpected;
     private long requests;
     final long openedNanos = System.nanoTime();
-    /** The handshake is over (the server no longer counts this as an idle handshake). */
+    /**
+     * The client chose the export (set before the reply to NBD_OPT_GO or NBD_OPT_EXPORT_NAME is
+     * sent, so no connection that has its GO reply is ever treated as one in the handshake).
+     */
     private volatile boolean transmitting;
+    /**
+     * HANDSHAKE until the client chooses the export (CHOSEN) or a newcomer evicts the connection
+     * (EVICTED): one compare-and-set decides, so a connection is never evicted once its GO reply
+     * may be on its way, and never told GO once it is evicted.
+     */
+    private final java.util.concurrent.atomic.AtomicInteger handshakeState = new java.util.concurrent.atomic.AtomicInteger();
+    private static final int HANDSHAKE = 0;
+    private static final int CHOSEN = 1;
+    private static final int EVICTED = 2;
+    /** When the write payload now being read began (System.nanoTime), 0 when none is. */
+    private volatile long payloadSinceNanos;
+    private volatile long payloadBytes;
+    /** {@link ChannelInput#received()} when that payload began. */
+    private volatile long payloadReceivedAtStart;
     /** When the last request arrived (System.nanoTime), for the idle timeout. */
     private volatile long lastRequestNanos = openedNanos;
     /** Payload bytes of this connection's requests in flight (read and write data, replies not yet sent). */
@@ -69,11 +89,13 @@ final class ServerConnection implements Runnable {
     private volatile String closeReason;
     private final java.util.concurrent.atomic.AtomicBoolean warnedMemory = new java.util.concurrent.atomic.AtomicBoolean();
 
-    ServerConnection(NbdServer server, ServerExport export, SocketChannel channel, String peer) {
+    ServerConnection(NbdServer server, ServerExport export, SocketChannel channel, String peer, String source) {
         this.server = server;
         this.export = export;
         this.channel = channel;
         this.peer = peer;
+        this.source = source;
+        this.in = new ChannelInput(channel, INPUT_BUFFER_BYTES);
         this.maxInFlight = export.config.maxInFlightPerConnection();
         this.free = new ArrayBlockingQueue<>(maxInFlight);
         this.inline = export.config.requestExecution() == RequestExecution.CONNECTION_THREAD;
@@ -95,7 +117,6 @@ final class ServerConnection implements Runnable {
 
     @Override
     public void run() {
-        ChannelInput in = new ChannelInput(channel, INPUT_BUFFER_BYTES);
         if (inline) {
             in.beforeBlockingRead(replies::flush);
         } else {
@@ -103,12 +124,11 @@ final class ServerConnection implements Runnable {
         }
         String end = "client closed the connection";
         try {
-            ServerHandshake handshake = new ServerHandshake(in, channel, export, peer);
+            ServerHandshake handshake = new ServerHandshake(in, channel, export, peer, this::exportChosen);
             if (handshake.run()) {
                 if (handshake.tls() != null) {
                     replies.channel(handshake.tls());
                 }
-                transmitting = true;
                 LOG.debug("{}: transmission phase, size {} flags 0x{}", peer, export.size,
                         Integer.toHexString(export.transmissionFlags));
                 end = transmission(in);
@@ -183,11 +203,15 @@ final class ServerConnection implements Runnable {
                             error = NbdProtocol.ENOMEM;
                         }
                     }
+                    if (length > in.buffered()) {
+                        payloadStarts(length);
+                    }
                     if (error != 0) {
                         in.skip(length); // keep the stream in step; nothing is allocated
                     } else {
                         in.readFully(request.payload, 0, (int) length);
                     }
+                    payloadSinceNanos = 0;
                 }
                 handedOff = true;
                 if (error != 0) {
@@ -330,8 +354,70 @@ final class ServerConnection implements Runnable {
         }
     }
 
+    /**
+     * Called by the handshake once the export is chosen, before the reply that says so; false
+     * when the connection was evicted first (the handshake then ends without that reply).
+     */
+    private boolean exportChosen() {
+        lastRequestNanos = System.nanoTime();
+        if (!handshakeState.compareAndSet(HANDSHAKE, CHOSEN)) {
+            return false;
+        }
+        transmitting = true;
+        return true;
+    }
+
+    /**
+     * Claims a connection still in the handshake for eviction; false if it has chosen its export
+     * meanwhile (it then stays).
+     */
+    boolean claimHandshakeForEviction() {
+        return handshakeState.compareAndSet(HANDSHAKE, EVICTED);
+    }
+
+    private void payloadStarts(long length) {
+        payloadBytes = length;
+        payloadReceivedAtStart = in.received();
+        payloadSinceNanos = System.nanoTime();
+    }
+
     boolean transmitting() {
         return transmitting;
+    }
+
+    /** In the handshake and not a byte received: what a newcomer may evict. */
+    boolean silentHandshake() {
+        return !transmitting && in.received() == 0;
+    }
+
+    /** When the write payload being read now began, or 0. */
+    long payloadSinceNanos() {
+        return payloadSinceNanos;
+    }
+
+    /** The deadline of the payload being read now (its timeout plus a second per MiB), or 0. */
+    long payloadDeadlineNanos(long timeoutNanos) {
+        long since = payloadSinceNanos;
+        return since == 0 ? 0 : since + timeoutNanos + (payloadBytes >> 20) * 1_000_000_000L;
+    }
+
+    long payloadBytes() {
+        return payloadBytes;
+    }
+
+    /**
+     * A write payload arriving slower than {@code minBytesPerSecond} for at least a second: the
+     * client holds a slot (and a buffer) without using it, so a newcomer on a full server may
+     * take its place.
+     */
+    boolean tricklingPayload(long now, long minBytesPerSecond) {
+        long since = payloadSinceNanos;
+        long elapsed = now - since;
+        if (since == 0 || elapsed < 1_000_000_000L) {
+            return false;
+        }
+        long arrived = in.received() - payloadReceivedAtStart;
+        return arrived * 1_000_000_000.0 / elapsed < minBytesPerSecond;
     }
 
     long lastRequestNanos() {
@@ -349,9 +435,18 @@ final class ServerConnection implements Runnable {
 
     /** Ends the connection from outside (a timeout, eviction), saying why once. */
     void abort(String reason) {
+        abort(reason, true);
+    }
+
+    /** Like {@link #abort(String)}; {@code log} false when the caller logs (rate-limited) itself. */
+    void abort(String reason, boolean log) {
         if (closeReason == null) {
             closeReason = reason;
-            LOG.info("{}: closing: {}", peer, reason);
+            if (log) {
+                LOG.info("{}: closing: {}", peer, reason);
+            } else {
+                LOG.debug("{}: closing: {}", peer, reason);
+            }
         }
         closeChannel();
     }

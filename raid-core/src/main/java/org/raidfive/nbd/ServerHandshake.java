@@ -34,12 +34,19 @@ final class ServerHandshake {
     private WritableByteChannel out;
     private final ServerExport export;
     private final String peer;
+    /**
+     * Asked once the client has chosen the export, before the reply that tells it so; false (the
+     * connection was evicted meanwhile) ends the handshake without that reply.
+     */
+    private final java.util.function.BooleanSupplier chosen;
     private boolean noZeroes;
     /** The TLS channel after NBD_OPT_STARTTLS, else null. */
     private TlsChannel tls;
 
-    ServerHandshake(ChannelInput in, java.nio.channels.SocketChannel socket, ServerExport export, String peer) {
+    ServerHandshake(ChannelInput in, java.nio.channels.SocketChannel socket, ServerExport export, String peer,
+            java.util.function.BooleanSupplier chosen) {
         this.in = in;
+        this.chosen = chosen;
         this.socket = socket;
         this.out = socket;
         this.export = export;
@@ -154,6 +161,9 @@ final class ServerHandshake {
             LOG.debug("{}: NBD_OPT_EXPORT_NAME for unknown export '{}', disconnecting", peer, name);
             return false;
         }
+        if (!chosen.getAsBoolean()) {
+            return false;
+        }
         ByteBuffer reply = ByteBuffer.allocate(10 + (noZeroes ? 0 : 124));
         reply.putLong(export.size).putShort((short) export.transmissionFlags);
         reply.position(reply.capacity()).flip();
@@ -234,6 +244,9 @@ final class ServerHandshake {
             reply(option, NbdProtocol.REP_ERR_UNKNOWN, export.config.listExports() ? "unknown export '" + name
                     + "'; this server exports '" + export.config.exportName() + "'" : "unknown export");
             return false;
+        }
+        if (option == NbdProtocol.OPT_GO && !chosen.getAsBoolean()) {
+            throw new java.nio.channels.ClosedChannelException(); // evicted before its GO reply
         }
         ByteBuffer info = ByteBuffer.allocate(12);
         info.putShort((short) NbdProtocol.INFO_EXPORT).putLong(export.size)

@@ -619,9 +619,9 @@ def lockouts_section(out):
     def rat(r):
         return "%.2fx (%.2f-%.2f)" % (r["median"], r["min"], r["max"]) if r else "n/a"
     w("fio's nbd engine, 4 KiB random reads, iodepth 16, one job over TCP from 127.0.0.1, alone and 6 s after "
-      "`bench/lockout_attacks.py` started an attack from the same address (every attacker comes back as soon as it is "
-      "closed or refused), against `raid serve --backend memory --disks 4 --size 1G --port 0` with the server's "
-      "defaults (64 connections, 32 per address, 16 in the handshake, payload timeout 10 s) and against nbdkit's "
+      "`bench/lockout_attacks.py` started an attack as another user of the machine (nobody, through setpriv) from the same "
+      "127.0.0.1 (every attacker comes back as soon as it is closed or refused), against `raid serve --backend memory --disks 4 --size 1G --port 0` with the server's "
+      "defaults (64 connections, 32 per address or local user, 16 in the handshake, payload timeout 10 s) and against nbdkit's "
       "memory plugin (the peer, which has no connection limit). Rounds interleaved; ratios per round to the same "
       "round's alone figure, median (min-max). A run that fio could not start counts 0 IOPS.")
     w("")
@@ -1328,6 +1328,11 @@ def render(out):
     L.extend(rwsem_section(R, out))
     L.extend(fastpath_section(R, out))
     L.extend(startup_section(out))
+    # A/B figures measured by hand with farm-bench (their command and machine are in the text)
+    ab = read_text(os.path.join(os.path.dirname(os.path.abspath(__file__)), "assembly-ab.md"), "").rstrip()
+    if ab:
+        L.extend(ab.splitlines())
+        w("")
     w("## Running the suites by hand")
     w("")
     w("    mvn -B -q install -DskipTests                    # raid-bench/target/benchmarks.jar, raid-cli/target/raid.jar")

@@ -7,29 +7,11 @@ Opens IDLE connections that never send a byte of handshake, NONREADERS clients t
 reads and never read a reply, and BIGREADERS that ask for 32 MiB reads and never read them; holds
 them until stdin closes (or the process is killed). Prints READY once all are in place.
 """
-import socket, struct, sys, threading, time
+import os, socket, struct, sys, threading, time
 
-NBDMAGIC = 0x4e42444d41474943
-IHAVEOPT = 0x49484156454F5054
-OPT_GO = 7
-REP_ACK = 1
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lockout_attacks import go  # noqa: E402  (the same NBD_OPT_GO handshake)
 
-def go(host, port):
-    s = socket.create_connection((host, port))
-    s.recv(18, socket.MSG_WAITALL)
-    s.sendall(struct.pack(">I", 3))
-    name = b"raid"
-    data = struct.pack(">I", len(name)) + name + struct.pack(">H", 0)
-    s.sendall(struct.pack(">QII", IHAVEOPT, OPT_GO, len(data)) + data)
-    while True:
-        hdr = s.recv(20, socket.MSG_WAITALL)
-        _, _, typ, length = struct.unpack(">QIII", hdr)
-        if length:
-            s.recv(length, socket.MSG_WAITALL)
-        if typ == REP_ACK:
-            return s
-        if typ & 0x80000000:
-            raise SystemExit("GO refused: 0x%x" % typ)
 
 def flood(s, size, count):
     try:

@@ -52,12 +52,13 @@ def go(host, port):
             raise OSError("GO refused: 0x%x" % typ)
 
 
-def idle(host, port, first):
+def persistent(host, port, first, hold):
+    """One attacker slot: connect and finish the handshake, then hold(s) until the server closes
+    it; again, for as long as the run lasts."""
     while not stop.is_set():
         try:
             s = go(host, port)
-            first.set()
-            s.recv(1)  # silent until the server closes us
+            hold(s, first)
             s.close()
         except OSError:
             pass
@@ -66,21 +67,17 @@ def idle(host, port, first):
         time.sleep(0.1)
 
 
-def trickle(host, port, first):
+def idle(s, first):
+    first.set()
+    s.recv(1)  # silent until the server closes us
+
+
+def trickle(s, first):
+    s.sendall(struct.pack(">IHHQQI", REQUEST_MAGIC, 0, CMD_WRITE, 1, 0, 1 << 20))
+    first.set()
     while not stop.is_set():
-        try:
-            s = go(host, port)
-            s.sendall(struct.pack(">IHHQQI", REQUEST_MAGIC, 0, CMD_WRITE, 1, 0, 1 << 20))
-            first.set()
-            while not stop.is_set():
-                s.sendall(b"x")
-                time.sleep(1)
-            s.close()
-        except OSError:
-            pass
-        first.set()
-        count(closed)
-        time.sleep(0.1)
+        s.sendall(b"x")
+        time.sleep(1)
 
 
 def silent(host, port, rate):
@@ -102,12 +99,12 @@ def main():
         threading.Thread(target=silent, args=(host, port, n), daemon=True).start()
         time.sleep(1)
     else:
-        target = {"idle": idle, "trickle": trickle}[mode]
+        hold = {"idle": idle, "trickle": trickle}[mode]
         ready = []
         for _ in range(n):
             first = threading.Event()
             ready.append(first)
-            threading.Thread(target=target, args=(host, port, first), daemon=True).start()
+            threading.Thread(target=persistent, args=(host, port, first, hold), daemon=True).start()
         for first in ready:
             first.wait(30)
     print("READY", flush=True)

@@ -471,8 +471,6 @@ def nbd_section(R):
         return "%s / %s / %s (%.0f%%)" % (fmt_count(st["min"]), fmt_count(st["median"]), fmt_count(st["max"]),
                                         100 * st["cv"])
 
-    def rat(r):
-        return "%.2fx (%.2f-%.2f)" % (r["median"], r["min"], r["max"]) if r else "n/a"
     for rw in ("randread", "randwrite"):
         ours, pool, peer, ratio, pratio = R.nbd(rw)
         w("| 4 KiB %s | %s | %s | %s | %s | %s | >= %.2fx | %s |" % (
@@ -511,6 +509,18 @@ def kv_file(path):
     return m
 
 
+def measured_line(m):
+    """When, where and how a script-made section was measured, from its machine file."""
+    return "Measured %s, commit %s, %s, %s cores, load average %s at the start and %s at the end, %s rounds x %s s." % (
+        m.get("date", "?"), m.get("commit", "?"), m.get("cpu", "?"), m.get("cores", "?"), m.get("loadavg_start", "?"),
+        m.get("loadavg_end", "?"), m.get("repeat", "?"), m.get("runtime", "?"))
+
+
+def rat(r):
+    """A ratio's spread as median (min-max), or n/a."""
+    return "%.2fx (%.2f-%.2f)" % (r["median"], r["min"], r["max"]) if r else "n/a"
+
+
 def section_start(out, title, machine_file, how):
     """A script-made section's heading and its machine file: (lines so far, machine), machine None when the
     script did not run in this set of results (the lines then say which command measures it)."""
@@ -546,8 +556,6 @@ def hardening_section(out):
             return None
         return spread(r)
 
-    def rat(r):
-        return "%.2fx (%.2f-%.2f)" % (r["median"], r["min"], r["max"]) if r else "n/a"
     w("fio's nbd engine, 4 KiB random reads, one job, against `raid serve --backend memory --disks 4 --size 1G` "
       "(Unix socket, default executor) and nbdkit's memory plugin; the same with TLS required on both sides "
       "(`--tls require`, `nbdkit --tls=require`, one RSA-2048 certificate made by the script); and a good client "
@@ -556,9 +564,7 @@ def hardening_section(out):
       "\"Before\" is `raid serve` built from %s. Rounds interleaved; ratios per round, median (min-max)." % (
           m.get("before_jar", "?")))
     w("")
-    w("Measured %s, commit %s, %s, %s cores, load average %s at the start and %s at the end, %s rounds x %s s." % (
-        m.get("date", "?"), m.get("commit", "?"), m.get("cpu", "?"), m.get("cores", "?"), m.get("loadavg_start", "?"),
-        m.get("loadavg_end", "?"), m.get("repeat", "?"), m.get("runtime", "?")))
+    w(measured_line(m))
     w("")
     w("| configuration | IOPS min / median / max (CV) |")
     w("|---|---|")
@@ -616,8 +622,6 @@ def lockouts_section(out):
         r = [a[k] / b[k] for k in a if k in b and b[k]]
         return spread(r) if r else None
 
-    def rat(r):
-        return "%.2fx (%.2f-%.2f)" % (r["median"], r["min"], r["max"]) if r else "n/a"
     w("fio's nbd engine, 4 KiB random reads, iodepth 16, one job over TCP from 127.0.0.1, alone and 6 s after "
       "`bench/lockout_attacks.py` started an attack as another user of the machine (nobody, through setpriv) from the same "
       "127.0.0.1 (every attacker comes back as soon as it is closed or refused), against `raid serve --backend memory --disks 4 --size 1G --port 0` with the server's "
@@ -625,9 +629,7 @@ def lockouts_section(out):
       "memory plugin (the peer, which has no connection limit). Rounds interleaved; ratios per round to the same "
       "round's alone figure, median (min-max). A run that fio could not start counts 0 IOPS.")
     w("")
-    w("Measured %s, commit %s, %s, %s cores, load average %s at the start and %s at the end, %s rounds x %s s." % (
-        m.get("date", "?"), m.get("commit", "?"), m.get("cpu", "?"), m.get("cores", "?"), m.get("loadavg_start", "?"),
-        m.get("loadavg_end", "?"), m.get("repeat", "?"), m.get("runtime", "?")))
+    w(measured_line(m))
     w("")
     w("| the good client | raid serve IOPS min / median / max | ratio to alone | goal | verdict | nbdkit IOPS min / median / max | ratio to alone |")
     w("|---|---|---|---:|---|---|---|")

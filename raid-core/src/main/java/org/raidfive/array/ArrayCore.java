@@ -46,7 +46,10 @@ final class ArrayCore {
      * How long a configuration change or close waits for I/O in flight (and a pass to stop) before it
      * gives up with an error naming the members with I/O still in flight.
      */
-    volatile java.time.Duration drainTimeout = Raid5Array.DEFAULT_DRAIN_TIMEOUT;
+    /** How long close and a member change wait for I/O in flight, unless set. */
+    static final java.time.Duration DEFAULT_DRAIN_TIMEOUT = java.time.Duration.ofSeconds(60);
+
+    volatile java.time.Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
     final PercpuRef activeAlignedReads;
     final ArrayHooks hooks;
 

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.raidfive.layout.Raid5Layout;
+import org.raidfive.md.MdUuid;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -335,5 +336,10 @@ final class ArrayMetadata implements ArrayHooks {
             i++;
         }
         return i;
+    }
+
+    /** How a claim names this array to another claimant: {@code array NAME (UUID ...)}. */
+    static String holder(String name, byte[] uuid) {
+        return "array " + name + " (UUID " + MdUuid.format(uuid) + ")";
     }
 }

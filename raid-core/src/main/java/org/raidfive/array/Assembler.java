@@ -112,7 +112,7 @@ final class Assembler {
             }
         }
         byte[] uuid = spec.uuid() != null ? spec.uuid() : MdUuid.random();
-        List<DiskClaim> claims = claimAll(all, ClaimMode.EXCLUSIVE, holder(spec.name(), uuid), null);
+        List<DiskClaim> claims = claimAll(all, ClaimMode.EXCLUSIVE, ArrayMetadata.holder(spec.name(), uuid), null);
         try {
             long ctime = org.raidfive.md.MdTime.nowSeconds();
             // A degraded array has nothing to resync (md resyncs only whole arrays): the missing
@@ -238,10 +238,6 @@ final class Assembler {
     /** Where mdadm puts an internal bitmap: sectors after a v1.2 superblock. */
     static final int BITMAP_OFFSET = 8;
 
-    static String holder(String name, byte[] uuid) {
-        return "array " + name + " (UUID " + MdUuid.format(uuid) + ")";
-    }
-
     /**
      * Claims every disk, or none: on a refusal the claims already taken are given back and the
      * refusal says which array the member belongs to, when its superblock tells.
@@ -257,7 +253,7 @@ final class Assembler {
             claims.forEach(DiskClaim::close);
             Superblock sb = superblocks == null ? null : superblocks.get(find(disks, e.member()));
             throw sb == null ? e : new MemberInUseException(e.member(), e.getMessage() + "; it is a member of "
-                    + holder(sb.name(), sb.setUuid()) + ", held there", e.holderPid());
+                    + ArrayMetadata.holder(sb.name(), sb.setUuid()) + ", held there", e.holderPid());
         } catch (IOException | RuntimeException e) {
             claims.forEach(DiskClaim::close);
             throw e;
@@ -291,7 +287,7 @@ final class Assembler {
                 throw new ArrayConfigException(disk.name() + " is too small to join " + meta.name + ": it needs "
                         + needed + " bytes, it has " + disk.size());
             }
-            DiskClaim claim = disk.claim(ClaimMode.EXCLUSIVE, holder(meta.name, meta.uuid));
+            DiskClaim claim = disk.claim(ClaimMode.EXCLUSIVE, ArrayMetadata.holder(meta.name, meta.uuid));
             try {
                 Member spare = new Member(disk, dataOffset, meta.nextDevNumber(), MdUuid.random(), -1,
                         MemberState.SPARE, 0, array.core.counterMode);
@@ -383,7 +379,7 @@ final class Assembler {
             bySb.put(f.disk, f.sb);
         }
         List<DiskClaim> claims = claimAll(disks, options.readOnly() ? ClaimMode.SHARED : ClaimMode.EXCLUSIVE,
-                holder(first.name(), first.setUuid()), bySb);
+                ArrayMetadata.holder(first.name(), first.setUuid()), bySb);
         Map<MemberDisk, DiskClaim> claimOf = new IdentityHashMap<>();
         for (int i = 0; i < disks.size(); i++) {
             claimOf.put(disks.get(i), claims.get(i));

@@ -345,7 +345,7 @@ final class Membership {
                     close(old);
                 }
                 org.raidfive.disk.DiskClaim claim = disk.claim(org.raidfive.disk.ClaimMode.EXCLUSIVE,
-                        Assembler.holder(meta.name, meta.uuid));
+                        ArrayMetadata.holder(meta.name, meta.uuid));
                 int devNumber = sb.devNumber();
                 synchronized (meta.lock) {
                     for (Member m : meta.members) {

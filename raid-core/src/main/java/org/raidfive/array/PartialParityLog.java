@@ -5,6 +5,7 @@ import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
+import org.raidfive.disk.AlignedBuffers;
 import org.raidfive.md.PplHeader;
 import org.raidfive.md.Superblock;
 
@@ -256,11 +257,11 @@ final class PartialParityLog {
 
     static void writeEmptyArea(org.raidfive.disk.MemberDisk disk, long areaStart, long areaBytes, int signature)
             throws IOException {
-        ByteBuffer zeros = StripeOp.aligned(64 * 1024);
+        ByteBuffer zeros = AlignedBuffers.allocate(64 * 1024);
         for (long done = 0; done < areaBytes; done += zeros.capacity()) {
             disk.write(areaStart + done, zeros, 0, (int) Math.min(zeros.capacity(), areaBytes - done));
         }
-        ByteBuffer h = StripeOp.aligned(PplHeader.SIZE);
+        ByteBuffer h = AlignedBuffers.allocate(PplHeader.SIZE);
         PplHeader.begin(h, signature, 0);
         PplHeader.seal(h, 0, new CRC32C());
         disk.write(areaStart, h, 0, PplHeader.SIZE);
@@ -298,7 +299,7 @@ final class PartialParityLog {
     /** md's {@code ppl_io_unit}: a header, the partial parity of its entries, its stripes in flight. */
     final class Unit {
         final MemberLog log;
-        final ByteBuffer buffer = StripeOp.aligned(PplHeader.SIZE + entrySpace);
+        final ByteBuffer buffer = AlignedBuffers.allocate(PplHeader.SIZE + entrySpace);
         /** Used by whoever holds the unit: the logger adding under the log's lock, then its submitter. */
         private final CRC32C crc = new CRC32C();
         Member member;

@@ -3,6 +3,7 @@ package org.raidfive.array;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.zip.CRC32C;
+import org.raidfive.disk.AlignedBuffers;
 import org.raidfive.layout.Raid5Layout;
 import org.raidfive.md.PplHeader;
 import org.raidfive.parity.Xor;
@@ -35,9 +36,9 @@ final class PplRecovery {
     private final PartialParityLog log;
     private final Raid5Layout layout;
     private final CRC32C crc = new CRC32C();
-    private final ByteBuffer header = StripeOp.aligned(PplHeader.SIZE);
-    private final ByteBuffer block = StripeOp.aligned(4096);
-    private final ByteBuffer sum = StripeOp.aligned(4096);
+    private final ByteBuffer header = AlignedBuffers.allocate(PplHeader.SIZE);
+    private final ByteBuffer block = AlignedBuffers.allocate(4096);
+    private final ByteBuffer sum = AlignedBuffers.allocate(4096);
 
     PplRecovery(ArrayCore core, PartialParityLog log) {
         this.core = core;

@@ -37,7 +37,7 @@ import org.raidfive.md.MdUuid;
  */
 public final class Raid5Array implements AsyncDisk {
     /** How long a configuration change or close waits for I/O in flight unless {@link #setDrainTimeout} says otherwise. */
-    public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(60);
+    public static final Duration DEFAULT_DRAIN_TIMEOUT = ArrayCore.DEFAULT_DRAIN_TIMEOUT;
 
     final ArrayCore core;
     final ArrayMetadata meta;

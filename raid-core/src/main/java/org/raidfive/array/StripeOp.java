@@ -2,9 +2,9 @@ package org.raidfive.array;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.Arrays;
 import org.jctools.queues.MpmcArrayQueue;
+import org.raidfive.disk.AlignedBuffers;
 import org.raidfive.layout.Raid5Layout;
 import org.raidfive.parity.Xor;
 import org.slf4j.Logger;
@@ -66,9 +66,9 @@ final class StripeOp {
         int slots = layout.disks();
         buffers = new ByteBuffer[slots];
         for (int i = 0; i < slots; i++) {
-            buffers[i] = aligned(pieceSize);
+            buffers[i] = AlignedBuffers.allocate(pieceSize);
         }
-        scratch = aligned(pieceSize);
+        scratch = AlignedBuffers.allocate(pieceSize);
         // Read-modify-write XORs old parity plus old and new bytes of every written member.
         sources = new ByteBuffer[2 * slots + 1];
         offsets = new int[2 * slots + 1];
@@ -286,7 +286,7 @@ final class StripeOp {
         long pageOffset = stripeOffset + x4;
         Member[] s = table.slots;
         if (ppBuffer == null) {
-            ppBuffer = aligned(pieceSize); // once per operation object, for arrays with a log
+            ppBuffer = AlignedBuffers.allocate(pieceSize); // once per operation object, for arrays with a log
         }
         if (written == layout.dataDisks()) {
             ppSize = 0;
@@ -745,10 +745,6 @@ final class StripeOp {
         }
         destination = null;
         parityBuffer = null;
-    }
-
-    static ByteBuffer aligned(int size) {
-        return ByteBuffer.allocateDirect(size + 4096).alignedSlice(4096).order(ByteOrder.LITTLE_ENDIAN);
     }
 
     /**

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
+import org.raidfive.disk.AlignedBuffers;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.md.BadBlockLog;
 import org.raidfive.md.BitmapSuperblock;
@@ -59,7 +60,7 @@ final class SuperblockIo {
             throw new SuperblockException(disk.name(), "not an md member: the disk (" + disk.size()
                     + " bytes) is too small to hold a superblock at " + Superblock.SUPERBLOCK_OFFSET);
         }
-        ByteBuffer buf = aligned(BLOCK);
+        ByteBuffer buf = AlignedBuffers.allocate(BLOCK);
         disk.read(Superblock.SUPERBLOCK_OFFSET, buf, 0, BLOCK);
         return Superblock.decode(buf, disk.name(), Superblock.SUPERBLOCK_OFFSET_SECTORS);
     }
@@ -86,7 +87,7 @@ final class SuperblockIo {
     /** Writes a new internal bitmap to a member: its superblock, then every bit set (as mdadm creates one). */
     static void writeNewBitmap(MemberDisk disk, int bitmapOffsetSectors, BitmapSuperblock sb) throws IOException {
         long bytes = sb.areaBytes(4096);
-        ByteBuffer b = aligned((int) bytes);
+        ByteBuffer b = AlignedBuffers.allocate((int) bytes);
         for (int i = 0; i < bytes; i++) {
             b.put(i, (byte) 0xff);
         }
@@ -196,7 +197,7 @@ final class SuperblockIo {
     private static ByteBuffer readRange(MemberDisk disk, long start, int length) throws IOException {
         long first = start & -BLOCK;
         int span = (int) (((start + length + BLOCK - 1) & -BLOCK) - first);
-        ByteBuffer buf = aligned(span);
+        ByteBuffer buf = AlignedBuffers.allocate(span);
         disk.read(first, buf, 0, span);
         return buf.position((int) (start - first)).limit((int) (start - first) + length).slice()
                 .order(ByteOrder.LITTLE_ENDIAN);
@@ -220,8 +221,8 @@ final class SuperblockIo {
      */
     private static void updateBlocks(MemberDisk disk, MemberDisk source, long start, long length, BlockEdit edit)
             throws IOException {
-        ByteBuffer block = aligned(BLOCK);
-        ByteBuffer other = source == null ? null : aligned(BLOCK);
+        ByteBuffer block = AlignedBuffers.allocate(BLOCK);
+        ByteBuffer other = source == null ? null : AlignedBuffers.allocate(BLOCK);
         long end = start + length;
         for (long b = start & -BLOCK; b < end; b += BLOCK) {
             disk.read(b, block, 0, BLOCK);
@@ -287,7 +288,7 @@ final class SuperblockIo {
         if (m.bblogOffset != 0 && m.takeBadBlocksChanged()) {
             writeBadBlockLog(m);
         }
-        ByteBuffer buf = aligned(BLOCK);
+        ByteBuffer buf = AlignedBuffers.allocate(BLOCK);
         sb.encode(buf);
         m.disk.write(Superblock.SUPERBLOCK_OFFSET, buf, 0, BLOCK);
         m.disk.flush();
@@ -325,11 +326,5 @@ final class SuperblockIo {
             return was + "at the same events it records role " + role + ", this array wrote " + expected.role() + kept;
         }
         return null;
-    }
-
-    private static ByteBuffer aligned(int bytes) {
-        ByteBuffer b = ByteBuffer.allocateDirect(bytes + BLOCK).alignedSlice(BLOCK).order(ByteOrder.LITTLE_ENDIAN);
-        b.limit(bytes);
-        return b;
     }
 }

@@ -6,6 +6,7 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import org.raidfive.disk.AlignedBuffers;
 import org.raidfive.md.BitmapSuperblock;
 import org.raidfive.md.Superblock;
 import org.slf4j.Logger;
@@ -363,7 +364,7 @@ final class WriteIntentBitmap {
     private ByteBuffer compose(int page, int alsoSet) {
         ByteBuffer b = pageBuffers[page];
         if (b == null) {
-            b = StripeOp.aligned(PAGE);
+            b = AlignedBuffers.allocate(PAGE);
             pageBuffers[page] = b;
         }
         for (int i = 0; i < PAGE; i += 8) {

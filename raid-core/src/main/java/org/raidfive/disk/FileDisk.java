@@ -67,7 +67,7 @@ public final class FileDisk implements AsyncDisk {
         this.size = size;
         this.direct = direct;
         this.regular = regular;
-        this.bounce = direct ? ThreadLocal.withInitial(() -> alignedBuffer(1 << 20)) : null;
+        this.bounce = direct ? ThreadLocal.withInitial(() -> AlignedBuffers.allocate(1 << 20)) : null;
     }
 
     /** Opens an existing file or block device for reading and writing. */
@@ -330,14 +330,10 @@ public final class FileDisk implements AsyncDisk {
     private ByteBuffer bounceBuffer(int length) {
         ByteBuffer b = bounce.get();
         if (b.capacity() < length) {
-            b = alignedBuffer(length);
+            b = AlignedBuffers.allocate(length);
             bounce.set(b);
         }
         return b;
-    }
-
-    private static ByteBuffer alignedBuffer(int length) {
-        return ByteBuffer.allocateDirect(length + DIRECT_ALIGNMENT).alignedSlice(DIRECT_ALIGNMENT);
     }
 
     private void checkOpen() throws IOException {

@@ -342,7 +342,10 @@ public final class CountersFile implements AutoCloseable {
         return dir.resolve(uuid + "." + ProcessHandle.current().pid() + ".counters");
     }
 
-    /** The counters files of the array with this UUID in {@code dir}, one per process that published. */
+    /**
+     * The counters files of the array with this UUID in {@code dir} (of every array when it is null),
+     * one per process that published.
+     */
     public static List<Path> find(Path dir, String uuid) throws IOException {
         List<Path> out = new ArrayList<>();
         if (!Files.isDirectory(dir)) {
@@ -351,8 +354,9 @@ public final class CountersFile implements AutoCloseable {
         try (java.util.stream.Stream<Path> s = Files.list(dir)) {
             s.filter(p -> {
                 String n = p.getFileName().toString();
-                return n.startsWith(uuid + ".") && n.endsWith(".counters")
-                        && n.substring(uuid.length() + 1, n.length() - ".counters".length()).matches("[0-9]+");
+                int dot = n.lastIndexOf('.', n.length() - ".counters".length() - 1);
+                return n.endsWith(".counters") && dot > 0 && (uuid == null || n.substring(0, dot).equals(uuid))
+                        && n.substring(dot + 1, n.length() - ".counters".length()).matches("[0-9]+");
             }).sorted().forEach(out::add);
         }
         return out;

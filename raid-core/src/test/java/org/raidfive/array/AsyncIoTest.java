@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.raidfive.disk.ForwardingDisk;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.MemoryDisk;
 
@@ -159,7 +160,7 @@ class AsyncIoTest {
         assertThrows(IllegalStateException.class,
                 () -> io.submitRead(0, ByteBuffer.allocate(BLOCK), 0, BLOCK, batch, 99));
         io.close(); // idempotent
-        disk.delegate.read(0, ByteBuffer.allocate(BLOCK)); // the disk stays open
+        disk.inner().read(0, ByteBuffer.allocate(BLOCK)); // the disk stays open
     }
 
     @Test
@@ -312,14 +313,13 @@ class AsyncIoTest {
     }
 
     /** Holds every I/O at a gate until {@link #open()}, counting how many wait there at once. */
-    private static final class GatedDisk implements MemberDisk {
-        final MemberDisk delegate;
+    private static final class GatedDisk extends ForwardingDisk {
         final CountDownLatch gate = new CountDownLatch(1);
         final AtomicInteger concurrent = new AtomicInteger();
         final AtomicInteger peakConcurrent = new AtomicInteger();
 
         GatedDisk(MemberDisk delegate) {
-            this.delegate = delegate;
+            super(delegate);
         }
 
         void open() {
@@ -345,36 +345,24 @@ class AsyncIoTest {
             }
         }
 
-        @Override
-        public long size() {
-            return delegate.size();
-        }
 
         @Override
         public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
             pass();
-            delegate.read(position, dst, dstOffset, length);
+            inner.read(position, dst, dstOffset, length);
         }
 
         @Override
         public void write(long position, ByteBuffer src, int srcOffset, int length) throws IOException {
             pass();
-            delegate.write(position, src, srcOffset, length);
+            inner.write(position, src, srcOffset, length);
         }
 
-        @Override
-        public void flush() throws IOException {
-            delegate.flush();
-        }
 
         @Override
         public String name() {
-            return "gated " + delegate.name();
+            return "gated " + inner.name();
         }
 
-        @Override
-        public void close() throws IOException {
-            delegate.close();
-        }
     }
 }

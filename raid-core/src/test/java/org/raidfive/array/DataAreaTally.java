@@ -3,14 +3,14 @@ package org.raidfive.array;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
+import org.raidfive.disk.ForwardingDisk;
 import org.raidfive.disk.MemberDisk;
 
 /**
  * A member wrapper that counts, as an oracle independent of the engine, the reads and writes that
  * reach the data area (at or beyond {@code dataOffset}; superblock, bitmap and logs lie before it).
  */
-public final class DataAreaTally implements MemberDisk {
-    private final MemberDisk inner;
+public final class DataAreaTally extends ForwardingDisk {
     private volatile long dataOffset;
     public final AtomicLong reads = new AtomicLong();
     public final AtomicLong writes = new AtomicLong();
@@ -19,7 +19,7 @@ public final class DataAreaTally implements MemberDisk {
 
     /** Counts from {@code dataOffset}; {@link Long#MAX_VALUE} counts nothing until {@link #dataOffset(long)}. */
     public DataAreaTally(MemberDisk inner, long dataOffset) {
-        this.inner = inner;
+        super(inner);
         this.dataOffset = dataOffset;
     }
 
@@ -28,10 +28,6 @@ public final class DataAreaTally implements MemberDisk {
         dataOffset = bytes;
     }
 
-    @Override
-    public long size() {
-        return inner.size();
-    }
 
     @Override
     public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
@@ -51,18 +47,6 @@ public final class DataAreaTally implements MemberDisk {
         }
     }
 
-    @Override
-    public void flush() throws IOException {
-        inner.flush();
-    }
 
-    @Override
-    public String name() {
-        return inner.name();
-    }
 
-    @Override
-    public void close() throws IOException {
-        inner.close();
-    }
 }

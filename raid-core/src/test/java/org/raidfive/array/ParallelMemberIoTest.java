@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.raidfive.disk.FaultyDisk;
+import org.raidfive.disk.ForwardingDisk;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.MemoryDisk;
 
@@ -31,19 +32,24 @@ class ParallelMemberIoTest {
     private static final int CHUNK = 64 * 1024;
 
     /** Counts calls in flight on one member, and the most seen at once, across all members of an array. */
-    static final class Counting implements MemberDisk {
-        final FaultyDisk inner;
+    static final class Counting extends ForwardingDisk {
+        final FaultyDisk faulty;
         final AtomicInteger now;
         final AtomicInteger max;
 
         Counting(MemberDisk disk, AtomicInteger now, AtomicInteger max) {
-            this.inner = new FaultyDisk(disk);
+            this(new FaultyDisk(disk), now, max);
+        }
+
+        private Counting(FaultyDisk faulty, AtomicInteger now, AtomicInteger max) {
+            super(faulty);
+            this.faulty = faulty;
             this.now = now;
             this.max = max;
         }
 
         void latency(long amount, TimeUnit unit) {
-            inner.latency(amount, unit);
+            faulty.latency(amount, unit);
         }
 
         private void enter() {
@@ -70,25 +76,9 @@ class ParallelMemberIoTest {
             }
         }
 
-        @Override
-        public long size() {
-            return inner.size();
-        }
 
-        @Override
-        public void flush() throws IOException {
-            inner.flush();
-        }
 
-        @Override
-        public String name() {
-            return inner.name();
-        }
 
-        @Override
-        public void close() throws IOException {
-            inner.close();
-        }
     }
 
     @Test
@@ -206,7 +196,7 @@ class ParallelMemberIoTest {
             try (AsyncIo io = new AsyncIo(array, 1, depth)) {
                 for (int i = 0; i < writes; i++) {
                     if (i == writes / 2) {
-                        disks.get(1).inner.failAfter(0); // every call on slot 1 fails from here on
+                        disks.get(1).faulty.failAfter(0); // every call on slot 1 fails from here on
                     }
                     long at = 4096L * order.get(i);
                     byte[] data = new byte[4096];

@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.raidfive.disk.MemberDisk;
+import org.raidfive.disk.ForwardingDisk;
 import org.raidfive.disk.MemoryDisk;
 import org.raidfive.md.Superblock;
 
@@ -42,8 +43,9 @@ class WriteIntentBitmapTest {
      * A member that counts its data-area I/O and, when {@code checkBits} is on, checks that every
      * write to the data area lands only after its bitmap chunk's bit is set on this very member.
      */
-    static final class Watched implements MemberDisk {
-        final MemoryDisk inner;
+    static final class Watched extends ForwardingDisk {
+        /** The memory beneath, which outlives the array (a re-add wraps it again). */
+        final MemoryDisk memory;
         volatile long dataOffset = Long.MAX_VALUE;
         volatile boolean checkBits;
         final AtomicLong dataReads = new AtomicLong();
@@ -52,14 +54,11 @@ class WriteIntentBitmapTest {
         volatile CountDownLatch holdWrites;
         volatile CountDownLatch held;
 
-        Watched(MemoryDisk inner) {
-            this.inner = inner;
+        Watched(MemoryDisk memory) {
+            super(memory);
+            this.memory = memory;
         }
 
-        @Override
-        public long size() {
-            return inner.size();
-        }
 
         @Override
         public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
@@ -94,15 +93,7 @@ class WriteIntentBitmapTest {
             inner.write(position, src, srcOffset, length);
         }
 
-        @Override
-        public void flush() throws IOException {
-            inner.flush();
-        }
 
-        @Override
-        public String name() {
-            return inner.name();
-        }
 
         @Override
         public void close() {
@@ -300,7 +291,7 @@ class WriteIntentBitmapTest {
             settle(array);
             long dirty = array.core.bitmap.dirtyChunks();
             assertTrue(dirty >= 1 && dirty <= 3, "degraded writes keep their bits: " + dirty);
-            Watched back = new Watched(d.get(3).inner);
+            Watched back = new Watched(d.get(3).memory);
             back.dataOffset = d.get(3).dataOffset;
             ReAddOutcome o = array.reAdd(back);
             assertTrue(o.byBitmap(), "by the bitmap: " + o);
@@ -335,7 +326,7 @@ class WriteIntentBitmapTest {
             settle(array); // whole again: the bits are cleared, events_cleared moves past d3's events
             array.fail(spare);
             array.remove(spare);
-            Watched back = new Watched(d.get(3).inner);
+            Watched back = new Watched(d.get(3).memory);
             ReAddOutcome o = array.reAdd(back);
             assertFalse(o.byBitmap());
             assertNotNull(o.fullRebuildWhy());
@@ -352,7 +343,7 @@ class WriteIntentBitmapTest {
             watch(d, array);
             byte[] image = LoadGenerator.fillRandom(array, 8);
             array.fail(d.get(2));
-            ReAddOutcome o = array.reAdd(new Watched(d.get(2).inner));
+            ReAddOutcome o = array.reAdd(new Watched(d.get(2).memory));
             assertFalse(o.byBitmap());
             assertTrue(o.fullRebuildWhy().contains("no write-intent bitmap"), o.fullRebuildWhy());
             assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());

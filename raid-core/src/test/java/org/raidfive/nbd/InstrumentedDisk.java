@@ -4,14 +4,14 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.raidfive.disk.ForwardingDisk;
 import org.raidfive.disk.MemberDisk;
 
 /**
  * A test wrapper: counts flushes and concurrent calls, can hold I/O at a gate, and can fail a
  * byte range with an IOException or a RuntimeException.
  */
-final class InstrumentedDisk implements MemberDisk {
-    final MemberDisk inner;
+final class InstrumentedDisk extends ForwardingDisk {
     final AtomicInteger flushes = new AtomicInteger();
     final AtomicInteger active = new AtomicInteger();
     final AtomicInteger maxActive = new AtomicInteger();
@@ -23,7 +23,7 @@ final class InstrumentedDisk implements MemberDisk {
     private volatile long crashTo = -1;
 
     InstrumentedDisk(MemberDisk inner) {
-        this.inner = inner;
+        super(inner);
     }
 
     /** Holds every read and write until {@link #openGate()}. */
@@ -72,10 +72,6 @@ final class InstrumentedDisk implements MemberDisk {
         }
     }
 
-    @Override
-    public long size() {
-        return inner.size();
-    }
 
     @Override
     public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
@@ -108,8 +104,4 @@ final class InstrumentedDisk implements MemberDisk {
         return "instrumented " + inner.name();
     }
 
-    @Override
-    public void close() throws IOException {
-        inner.close();
-    }
 }

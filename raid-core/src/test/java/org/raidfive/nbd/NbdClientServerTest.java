@@ -123,7 +123,7 @@ class NbdClientServerTest {
             pool.shutdownNow();
         }
         // Oracle through another path: the server's disk itself.
-        assertArrayEquals(reference, readAll(disk.inner), "seed " + seed);
+        assertArrayEquals(reference, readAll(disk.inner()), "seed " + seed);
         return disk;
     }
 
@@ -251,7 +251,7 @@ class NbdClientServerTest {
             for (int i = 0; i < 8; i++) {
                 byte[] expected = new byte[65536];
                 Arrays.fill(expected, (byte) (i + 1));
-                assertArrayEquals(expected, NbdServerProtocolTest.read((MemoryDisk) disk.inner, i * 65536L, 65536));
+                assertArrayEquals(expected, NbdServerProtocolTest.read((MemoryDisk) disk.inner(), i * 65536L, 65536));
             }
             long start = System.nanoTime();
             assertThrows(IOException.class, () -> client.read(0, ByteBuffer.allocate(8), 0, 8));

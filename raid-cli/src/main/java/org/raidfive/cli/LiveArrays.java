@@ -53,7 +53,7 @@ final class LiveArrays {
             throw new CliException(ExitCode.USAGE, ErrorHandler.message(e), e);
         }
         String uuid = MdUuid.format(survey.top().setUuid());
-        List<Path> live = servers(dir, uuid, members);
+        List<Path> live = servers(dir, uuid, members).stream().map(Server::file).toList();
         if (live.isEmpty()) {
             throw new CliException(ExitCode.PROBLEM, "array " + survey.top().name() + " (" + uuid
                     + ") is not running with live counters: no " + uuid + ".PID.counters of a running process in "
@@ -62,30 +62,42 @@ final class LiveArrays {
         return live;
     }
 
+    /** A running raid serve as its counters file names it: verified by pid and process start time. */
+    record Server(Path file, long pid, String arrayUuid, long socketInode) {
+    }
+
     /**
-     * The counters files in {@code dir} of running servers of the array {@code uuid}: the one whose
-     * process holds one of {@code members} when there is one (copies of an array served twice each
-     * have their own file), else every live one.
+     * The running servers that keep a counters file in {@code dir}, of the array {@code uuid} (of
+     * any when null). Damaged, foreign and stale files are passed over: never a server to signal.
      */
-    static List<Path> servers(Path dir, String uuid, List<String> members) throws IOException {
-        List<Path> live = new ArrayList<>();
-        List<Long> pids = new ArrayList<>();
+    static List<Server> running(Path dir, String uuid) throws IOException {
+        List<Server> out = new ArrayList<>();
         for (Path p : CountersFile.find(dir, uuid)) {
             try (CountersFile f = CountersFile.open(p)) {
-                if (f.writerAlive()) {
-                    live.add(p);
-                    pids.add(f.pid());
+                if (f.writerAlive() && (uuid == null || uuid.equals(f.arrayUuid()))) {
+                    out.add(new Server(p, f.pid(), f.arrayUuid(), f.serverSocketInode()));
                 }
-            } catch (IllegalArgumentException | IOException | InternalError damaged) {
-                // not one a running server of this array keeps: passed over
+            } catch (IllegalArgumentException | IOException | InternalError notOne) {
+                // damaged, foreign or gone
             }
         }
+        return out;
+    }
+
+    /**
+     * The running servers of the array {@code uuid} in {@code dir}: the one whose process holds one
+     * of {@code members} when there is one (copies of an array served twice each have their own
+     * file), else every live one.
+     */
+    static List<Server> servers(Path dir, String uuid, List<String> members) throws IOException {
+        List<Server> live = running(dir, uuid);
         for (String m : members) {
             if (!Members.isNbd(m)) {
                 long holder = org.raidfive.disk.FileDisk.holderPid(Path.of(m));
-                int i = pids.indexOf(holder);
-                if (holder >= 0 && i >= 0) {
-                    return List.of(live.get(i));
+                for (Server s : live) {
+                    if (holder >= 0 && s.pid() == holder) {
+                        return List.of(s);
+                    }
                 }
             }
         }

@@ -341,17 +341,7 @@ final class ServeCommand extends Verb {
                     java.nio.charset.StandardCharsets.UTF_8).length + " bytes long; a Unix socket path holds at most "
                     + "107 (use a shorter or relative path)");
         }
-        for (Object[] t : new Object[][] {{"--handshake-timeout", handshakeTimeout}, {"--idle-timeout", idleTimeout},
-            {"--reply-timeout", replyTimeout}, {"--payload-timeout", payloadTimeout}}) {
-            if ((long) t[1] < 0) {
-                throw CliException.usage(t[0] + " " + t[1] + " is negative (0 means never)");
-            }
-        }
-        if (maxConnectionsPerAddress < 0) {
-            throw CliException.usage("--max-connections-per-address " + maxConnectionsPerAddress
-                    + " is negative (0 means half of --max-connections)");
-        }
-        if (maxRequest > (1 << 30)) {
+        if (maxRequest > (1 << 30)) { // before the int cast below; the rest NbdServerConfig checks
             throw CliException.usage("--max-request " + maxRequest + " is larger than 1 GiB");
         }
         NbdServerConfig.Builder b = NbdServerConfig.builder().exportName(exportName).readOnly(readOnly)
@@ -408,8 +398,27 @@ final class ServeCommand extends Verb {
         try {
             return b.build();
         } catch (IllegalArgumentException e) {
-            throw CliException.usage(e.getMessage());
+            throw CliException.usage(optionNames(e.getMessage()));
         }
+    }
+
+    /** NbdServerConfig's settings as this command's options, for its refusals. */
+    private static final java.util.Map<String, String> OPTIONS = java.util.Map.ofEntries(
+            java.util.Map.entry("handshakeTimeout", "--handshake-timeout"),
+            java.util.Map.entry("idleTimeout", "--idle-timeout"), java.util.Map.entry("replyTimeout", "--reply-timeout"),
+            java.util.Map.entry("payloadTimeout", "--payload-timeout"),
+            java.util.Map.entry("maxConnectionsPerAddress", "--max-connections-per-address"),
+            java.util.Map.entry("maxConnections", "--max-connections"), java.util.Map.entry("workerThreads", "--workers"),
+            java.util.Map.entry("maxRequestBytes", "--max-request"), java.util.Map.entry("exportName", "--export"));
+
+    /** A refusal of NbdServerConfig's in this command's words: its setting names become option names. */
+    static String optionNames(String message) {
+        StringBuilder out = new StringBuilder();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\b[a-z]+[A-Z][A-Za-z]*\\b").matcher(message);
+        while (m.find()) {
+            m.appendReplacement(out, java.util.regex.Matcher.quoteReplacement(OPTIONS.getOrDefault(m.group(), m.group())));
+        }
+        return m.appendTail(out).toString();
     }
 
     static TlsMode parseTls(String text) {

@@ -1,14 +1,11 @@
 package org.raidfive.cli;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.raidfive.disk.FileDisk;
 import org.raidfive.md.Superblock;
 import picocli.CommandLine.Command;
@@ -61,7 +58,8 @@ final class StopCommand extends Verb {
             } catch (IOException e) {
                 throw CliException.usage("no socket at " + path + ": nothing to stop");
             }
-            pid = verifiedServer(dir, null, inode);
+            pid = LiveArrays.running(dir, null).stream().filter(s -> s.socketInode() == inode)
+                    .mapToLong(LiveArrays.Server::pid).findFirst().orElse(-1);
             if (pid < 0) {
                 throw CliException.usage("no running raid serve names the socket " + path + " (inode " + inode
                         + ") in " + dir + ": nothing to stop (a server of another run directory, RAID_RUN_DIR?)");
@@ -91,7 +89,7 @@ final class StopCommand extends Verb {
             }
             String uuid = org.raidfive.md.MdUuid.format(survey.top().setUuid());
             long held = holder;
-            pid = LiveArrays.servers(dir, uuid, members).stream().anyMatch(p -> pidOf(p) == held) ? holder : -1;
+            pid = LiveArrays.running(dir, uuid).stream().anyMatch(s -> s.pid() == held) ? holder : -1;
             if (pid < 0) {
                 throw CliException.usage(join(members) + " is held by pid " + holder + ", which is not a raid serve of "
                         + "array " + survey.top().name() + " that this command can verify (no counters file in " + dir
@@ -130,40 +128,6 @@ final class StopCommand extends Verb {
         say("stopped " + (name != null ? name : what) + " (pid " + pid + " exited" + (members.isEmpty() ? ")"
                 : "; the members are clean)"));
         return ExitCode.OK;
-    }
-
-    /**
-     * The pid of the running raid serve that published a counters file in {@code dir} for the array
-     * {@code uuid} (any, when null) and, when {@code socketInode} is not 0, serves on that socket; -1
-     * if none. The file's pid and the process's start time name the process (never a command line).
-     */
-    private static long verifiedServer(Path dir, String uuid, long socketInode) throws IOException {
-        if (!Files.isDirectory(dir)) {
-            return -1;
-        }
-        List<Path> files;
-        try (Stream<Path> s = Files.list(dir)) {
-            files = s.filter(p -> p.getFileName().toString().endsWith(".counters")).sorted().toList();
-        }
-        for (Path p : files) {
-            try (org.raidfive.stats.CountersFile f = org.raidfive.stats.CountersFile.open(p)) {
-                if (f.writerAlive() && (uuid == null || uuid.equals(f.arrayUuid()))
-                        && (socketInode == 0 || f.serverSocketInode() == socketInode)) {
-                    return f.pid();
-                }
-            } catch (IllegalArgumentException | IOException | InternalError notOne) {
-                // damaged, foreign or gone: not a server this command can verify
-            }
-        }
-        return -1;
-    }
-
-    private static long pidOf(Path countersFile) {
-        try (org.raidfive.stats.CountersFile f = org.raidfive.stats.CountersFile.open(countersFile)) {
-            return f.pid();
-        } catch (IllegalArgumentException | IOException | InternalError e) {
-            return -1;
-        }
     }
 
     /** The command line as {@code raid ...} when it is the raid jar's; else as the system shows it. */

@@ -2,13 +2,10 @@ package org.raidfive.cli;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,9 +14,6 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
-import org.raidfive.disk.FileDisk;
-import org.raidfive.md.Superblock;
 
 /**
  * What {@code raid} says after a crash, and that a refusal writes nothing: the state as the
@@ -28,58 +22,11 @@ import org.raidfive.md.Superblock;
  * out by every command.
  */
 @Timeout(180)
-class CrashTruthTest {
-    @TempDir
-    Path dir;
-
-    private String f(String name) {
-        return dir.resolve(name).toString();
-    }
-
-    private List<String> files(String... names) {
-        List<String> out = new ArrayList<>();
-        for (String n : names) {
-            out.add(f(n));
-        }
-        return out;
-    }
-
-    private static String[] args(List<String> head, List<String> members) {
-        List<String> all = new ArrayList<>(head);
-        all.addAll(members);
-        return all.toArray(new String[0]);
-    }
-
-    private static void ok(Cli.Result r) {
-        assertEquals(0, r.exit(), r.all());
-    }
-
-    private static void assertRefused(Cli.Result r, int exit, String verb, String phrase) {
-        assertEquals(exit, r.exit(), r.all());
-        List<String> lines = r.errLines();
-        assertEquals(1, lines.size(), "one line on stderr:\n" + r.all());
-        assertTrue(lines.get(0).startsWith("raid " + verb + ": "), r.all());
-        assertTrue(lines.get(0).contains(phrase), "expected '" + phrase + "' in: " + lines.get(0));
-        assertFalse(r.err().contains("Exception"), r.all());
-    }
-
-    private static Superblock superblock(String member) throws Exception {
-        try (FileDisk d = FileDisk.open(Path.of(member))) {
-            ByteBuffer block = ByteBuffer.allocate(4096).order(ByteOrder.LITTLE_ENDIAN);
-            d.read(Superblock.SUPERBLOCK_OFFSET, block, 0, 4096);
-            return Superblock.decode(block, member);
-        }
-    }
-
+class CrashTruthTest extends CliInTempDir {
     /** What a crash while writing leaves: every superblock dirty (resync_offset 0), nothing else changed. */
     private static void leaveDirty(List<String> members) throws Exception {
         for (String x : members) {
-            Superblock sb = superblock(x);
-            try (FileDisk d = FileDisk.open(Path.of(x))) {
-                ByteBuffer block = ByteBuffer.allocate(4096).order(ByteOrder.LITTLE_ENDIAN);
-                sb.resyncOffset(0).encode(block);
-                d.write(Superblock.SUPERBLOCK_OFFSET, block.clear(), 0, 4096);
-            }
+            MemberFiles.writeSuperblock(x, MemberFiles.superblock(x).resyncOffset(0));
         }
     }
 
@@ -87,7 +34,7 @@ class CrashTruthTest {
     private String examinedState(String member) throws Exception {
         String mdadm = Tools.mdadm();
         if (mdadm == null) {
-            return superblock(member).isClean() ? "clean" : "active";
+            return MemberFiles.superblock(member).isClean() ? "clean" : "active";
         }
         String out = Tools.runOk(dir, Duration.ofSeconds(30), mdadm, "--examine", member);
         for (String line : out.split("\n")) {
@@ -161,7 +108,7 @@ class CrashTruthTest {
         write(m, 0, data);
         leaveDirty(m);
         // The crash tore a stripe: one sector of member 0's data area no longer matches parity.
-        long dataOffset = superblock(m.get(0)).dataOffset() * 512;
+        long dataOffset = MemberFiles.superblock(m.get(0)).dataOffset() * 512;
         MemberFiles.flipByte(Path.of(m.get(0)), dataOffset + 64 * 1024 + 7);
 
         Cli.Result detail = Cli.run(args(List.of("detail"), m));

@@ -44,83 +44,6 @@ class Ext4IT {
         Assumptions.assumeTrue(Tools.canLoop(), "no loop device can be attached here (root and /dev/loop-control)");
     }
 
-    /** raid serve, nbdfuse over its socket, a loop device over the FUSE file: the block device a user gets. */
-    private final class Stack implements AutoCloseable {
-        final Served served;
-        final Process fuse;
-        final Path fuseDir = dir.resolve("fuse");
-        final Path mnt = dir.resolve("mnt");
-        String loop;
-        boolean mounted;
-        /** raid serve's exit at a SIGTERM: 0, or 1 when the array is degraded. */
-        int stopExit;
-
-        Stack() throws Exception {
-            this(MEMBERS);
-        }
-
-        Stack(List<String> members) throws Exception {
-            List<String> args = new ArrayList<>(List.of("--socket", dir.resolve("s.sock").toString()));
-            args.addAll(members);
-            served = Served.start(dir, args.toArray(new String[0]));
-            Files.createDirectories(fuseDir);
-            Files.createDirectories(mnt);
-            fuse = Tools.start(dir, List.of("nbdfuse", fuseDir.toString(), served.uri()), dir.resolve("fuse.log"));
-            Path file = fuseDir.resolve("nbd");
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!Files.exists(file)) {
-                assertTrue(System.nanoTime() < deadline && fuse.isAlive(), "nbdfuse did not come up:\n"
-                        + Files.readString(dir.resolve("fuse.log")));
-                Thread.sleep(50);
-            }
-            loop = Tools.runOk(dir, Duration.ofSeconds(30), "losetup", "-f", "--show", file.toString()).trim();
-        }
-
-        void mount() throws Exception {
-            Tools.runOk(dir, Duration.ofSeconds(60), "mount", "-t", "ext4", loop, mnt.toString());
-            mounted = true;
-        }
-
-        void umount() throws Exception {
-            if (mounted) {
-                Tools.runOk(dir, Duration.ofSeconds(120), "umount", mnt.toString());
-                mounted = false;
-            }
-        }
-
-        String fsck() throws Exception {
-            Tools.Result r = Tools.run(dir, Duration.ofSeconds(120), List.of("e2fsck", "-fn", loop));
-            assertEquals(0, r.exit(), "e2fsck -fn " + loop + ":\n" + r.output());
-            return r.output();
-        }
-
-        /** Takes the stack down below the server (the server itself is stopped or killed by the caller). */
-        void detach() throws Exception {
-            if (mounted) {
-                Tools.run(dir, Duration.ofSeconds(60), List.of("umount", "-l", mnt.toString()));
-                mounted = false;
-            }
-            if (loop != null) {
-                Tools.run(dir, Duration.ofSeconds(30), List.of("losetup", "-d", loop));
-                loop = null;
-            }
-            Tools.run(dir, Duration.ofSeconds(30), List.of("fusermount3", "-u", "-z", fuseDir.toString()));
-            fuse.destroy();
-            fuse.waitFor(10, TimeUnit.SECONDS);
-        }
-
-        @Override
-        public void close() throws Exception {
-            try {
-                detach();
-            } finally {
-                if (served.process().isAlive()) {
-                    assertEquals(stopExit, served.stop("TERM"), served.stderr());
-                }
-            }
-        }
-    }
-
     private void create(String... options) {
         List<String> args = new ArrayList<>(List.of("create", "--size", "96M", "--chunk", "64K"));
         args.addAll(List.of(options));
@@ -169,7 +92,7 @@ class Ext4IT {
     void aCopiedTreeAndFioVerifySurviveAStopAndRestart() throws Exception {
         create();
         Map<String, String> before;
-        try (Stack s = new Stack()) {
+        try (Ext4Stack s = new Ext4Stack(dir, MEMBERS, false)) {
             Tools.runOk(dir, Duration.ofSeconds(120), "mkfs.ext4", "-q", s.loop);
             s.mount();
             Tools.runOk(dir, Duration.ofSeconds(120), "cp", "-a", sourceTree().toString(), s.mnt.resolve("tree").toString());
@@ -181,7 +104,7 @@ class Ext4IT {
         }
         Cli.Result check = Cli.run(Stream.concat(Stream.of("check"), members().stream()).toArray(String[]::new));
         assertEquals(0, check.exit(), "parity after a clean stop: " + check.all());
-        try (Stack s = new Stack()) {
+        try (Ext4Stack s = new Ext4Stack(dir, MEMBERS, false)) {
             s.fsck();
             s.mount();
             assertEquals(before, hashes(s.mnt), "every file as it was before the stop");
@@ -194,7 +117,7 @@ class Ext4IT {
     void aMemberFailingUnderLoadLosesNothing() throws Exception {
         create();
         Map<String, String> before;
-        try (Stack s = new Stack()) {
+        try (Ext4Stack s = new Ext4Stack(dir, MEMBERS, false)) {
             Tools.runOk(dir, Duration.ofSeconds(120), "mkfs.ext4", "-q", s.loop);
             s.mount();
             Tools.runOk(dir, Duration.ofSeconds(120), "cp", "-a", sourceTree().toString(), s.mnt.resolve("tree").toString());
@@ -219,7 +142,7 @@ class Ext4IT {
                 .toString())).toArray(String[]::new));
         assertEquals(1, detail.exit(), "degraded: " + detail.all());
         assertTrue(detail.out().contains("degraded"), detail.out());
-        try (Stack s = new Stack(three)) {
+        try (Ext4Stack s = new Ext4Stack(dir, three, false)) {
             s.stopExit = 1;
             s.fsck();
             s.mount();
@@ -231,13 +154,13 @@ class Ext4IT {
     @Test
     void killingTheServerLosesNoFsyncedFile() throws Exception {
         create();
-        try (Stack s = new Stack()) {
+        try (Ext4Stack s = new Ext4Stack(dir, MEMBERS, false)) {
             Tools.runOk(dir, Duration.ofSeconds(120), "mkfs.ext4", "-q", s.loop);
         }
         Path done = dir.resolve("fsynced.txt"); // on the host: a name is listed only after its fsync returned
         int written = 0;
         for (int round = 0; round < 5; round++) {
-            Stack s = new Stack();
+            Ext4Stack s = new Ext4Stack(dir, MEMBERS, false);
             try {
                 s.fsck();
                 s.mount();
@@ -259,7 +182,7 @@ class Ext4IT {
             written = Files.readAllLines(done).size();
         }
         assertTrue(written >= 5, "files were written and fsynced: " + written);
-        try (Stack s = new Stack()) {
+        try (Ext4Stack s = new Ext4Stack(dir, MEMBERS, false)) {
             s.fsck();
             s.mount();
             assertEquals(written, verifyListed(s.mnt, done));

@@ -86,7 +86,7 @@ class Ext4WriteHoleIT {
             RaidLauncher.Result made = RaidLauncher.run(d, create.toArray(new String[0]));
             assertEquals(0, made.exit(), made.all());
             List<String> before;
-            Stack s = new Stack(d, uris);
+            Ext4Stack s = new Ext4Stack(d, serveArgs(uris), true);
             try {
                 Tools.runOk(d, Duration.ofSeconds(120), "mkfs.ext4", "-q", s.loop);
                 s.mount();
@@ -121,7 +121,8 @@ class Ext4WriteHoleIT {
             Path image3 = d.resolve("m3.raw");
             kits.set(3, Tools.Nbdkit.unix(d, "k3b", "file", image3.toString()));
             List<String> without0 = List.of(uris.get(1), uris.get(2), kits.get(3).uri());
-            Stack after = new Stack(d, without0, policy.equals("ppl") ? new String[0] : new String[] {"--force"});
+            Ext4Stack after = new Ext4Stack(d, serveArgs(without0, policy.equals("ppl") ? new String[0]
+                    : new String[] {"--force"}), true);
             try {
                 if (policy.equals("ppl")) {
                     assertTrue(after.served.stderr().contains("partial parity log")
@@ -182,75 +183,11 @@ class Ext4WriteHoleIT {
         return out;
     }
 
-    /** raid serve over the given members, nbdfuse, a loop device: as in {@link Ext4IT}. */
-    private static final class Stack implements AutoCloseable {
-        final Served served;
-        final Process fuse;
-        final Path fuseDir;
-        final Path mnt;
-        final Path d;
-        String loop;
-        boolean mounted;
-        int stopExit;
-
-        Stack(Path d, List<String> members, String... options) throws Exception {
-            this.d = d;
-            fuseDir = Files.createDirectories(d.resolve("fuse"));
-            mnt = Files.createDirectories(d.resolve("mnt"));
-            // 16 workers: many stripe writes in flight at once, as on a busy server, so a crash tears several
-            List<String> args = new ArrayList<>(List.of("--socket", d.resolve("s.sock").toString(), "--workers", "16"));
-            args.addAll(List.of(options));
-            args.addAll(members);
-            served = Served.start(d, args.toArray(new String[0]));
-            fuse = Tools.start(d, List.of("nbdfuse", fuseDir.toString(), served.uri()), d.resolve("fuse.log"));
-            Path file = fuseDir.resolve("nbd");
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!Files.exists(file)) {
-                assertTrue(System.nanoTime() < deadline && fuse.isAlive(), "nbdfuse did not come up");
-                Thread.sleep(50);
-            }
-            loop = Tools.runOk(d, Duration.ofSeconds(30), "losetup", "-f", "--show", "--direct-io=on",
-                    file.toString()).trim();
-        }
-
-        void mount() throws Exception {
-            Tools.runOk(d, Duration.ofSeconds(60), "mount", "-t", "ext4", loop, mnt.toString());
-            mounted = true;
-        }
-
-        void umount() throws Exception {
-            Tools.runOk(d, Duration.ofSeconds(120), "umount", mnt.toString());
-            mounted = false;
-        }
-
-        void fsck() throws Exception {
-            Tools.Result r = Tools.run(d, Duration.ofSeconds(120), List.of("e2fsck", "-fn", loop));
-            assertEquals(0, r.exit(), "e2fsck -fn:\n" + r.output());
-        }
-
-        void detach() throws Exception {
-            if (mounted) {
-                Tools.run(d, Duration.ofSeconds(60), List.of("umount", "-l", mnt.toString()));
-                mounted = false;
-            }
-            if (loop != null) {
-                Tools.run(d, Duration.ofSeconds(30), List.of("losetup", "-d", loop));
-                loop = null;
-            }
-            Tools.run(d, Duration.ofSeconds(30), List.of("fusermount3", "-u", "-z", fuseDir.toString()));
-            fuse.destroy();
-            fuse.waitFor(10, TimeUnit.SECONDS);
-        }
-
-        @Override
-        public void close() throws Exception {
-            try {
-                detach();
-            } finally {
-                if (served.process().isAlive()) {
-                    assertEquals(stopExit, served.stop("TERM"), served.stderr());
-                }
-            }
-        }
+    /** 16 workers: many stripe writes in flight at once, as on a busy server, so a crash tears several. */
+    private static List<String> serveArgs(List<String> members, String... options) {
+        List<String> args = new ArrayList<>(List.of("--workers", "16"));
+        args.addAll(List.of(options));
+        args.addAll(members);
+        return args;
     }
 }

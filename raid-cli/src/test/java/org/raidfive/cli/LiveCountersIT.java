@@ -18,7 +18,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code raid stat} and {@code raid monitor} against a running {@code raid serve}, each in its own
@@ -28,30 +27,22 @@ import org.junit.jupiter.api.io.TempDir;
  * and end by itself.
  */
 @Timeout(value = 150, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class LiveCountersIT {
+class LiveCountersIT extends CliInTempDir {
     private static final Duration TOOL = Duration.ofSeconds(60);
     private static final List<String> MEMBERS = List.of("a.img", "b.img", "c.img", "d.img");
 
-    @TempDir
-    Path dir;
-
-    private static String[] with(List<String> head, List<String> tail) {
-        List<String> all = new ArrayList<>(head);
-        all.addAll(tail);
-        return all.toArray(new String[0]);
-    }
 
     @Test
     void statAndMonitorFollowAServedArrayFromOtherProcesses() throws Exception {
         Tools.assumeInstalled("qemu-io", "qemu-utils");
-        RaidLauncher.Result created = RaidLauncher.run(dir, with(List.of("create", "--size", "16M", "--chunk", "64K",
+        RaidLauncher.Result created = RaidLauncher.run(dir, args(List.of("create", "--size", "16M", "--chunk", "64K",
                 "--name", "live"), MEMBERS));
         assertEquals(0, created.exit(), created.all());
         Path sock = dir.resolve("live.sock");
         Process monitor = null;
-        try (Served s = Served.start(dir, with(List.of("--socket", sock.toString()), MEMBERS))) {
+        try (Served s = Served.start(dir, args(List.of("--socket", sock.toString()), MEMBERS))) {
             assertTrue(s.stderr().contains("live counters and events in"), s.stderr());
-            monitor = RaidLauncher.builder(dir, List.of(), with(List.of("monitor", "--json", "--test"), MEMBERS)).start();
+            monitor = RaidLauncher.builder(dir, List.of(), args(List.of("monitor", "--json", "--test"), MEMBERS)).start();
             Tools.track(monitor);
             ByteArrayOutputStream events = new ByteArrayOutputStream();
             RaidLauncher.drain(monitor.getInputStream(), events);
@@ -61,7 +52,7 @@ class LiveCountersIT {
             Tools.runOk(dir, TOOL, "qemu-io", "-f", "raw", s.uri(), "-c", "write -P 0x5a 0 1M",
                     "-c", "read -P 0x5a 0 1M", "-c", "read -P 0x5a 0 1M");
             Thread.sleep(400); // two publications of the counters
-            String stat = RaidLauncher.run(dir, with(List.of("stat", "--json"), MEMBERS)).out();
+            String stat = RaidLauncher.run(dir, args(List.of("stat", "--json"), MEMBERS)).out();
             assertEquals(1, number(stat, "array", "writes"), stat);
             assertEquals(2, number(stat, "array", "reads"), stat);
             assertEquals(1 << 20, number(stat, "array", "write_bytes"), stat);
@@ -75,7 +66,7 @@ class LiveCountersIT {
                     "-c", "read 8M 4M");
             awaitOutput(events, "DegradedArray");
             Thread.sleep(400);
-            RaidLauncher.Result text = RaidLauncher.run(dir, with(List.of("stat"), MEMBERS));
+            RaidLauncher.Result text = RaidLauncher.run(dir, args(List.of("stat"), MEMBERS));
             assertEquals(0, text.exit(), text.all());
             String table = text.out();
             assertTrue(table.contains("live (") && table.contains("degraded"), table);
@@ -105,7 +96,7 @@ class LiveCountersIT {
                 monitor.destroyForcibly();
             }
         }
-        RaidLauncher.Result gone = RaidLauncher.run(dir, with(List.of("stat"), MEMBERS));
+        RaidLauncher.Result gone = RaidLauncher.run(dir, args(List.of("stat"), MEMBERS));
         assertEquals(1, gone.exit(), gone.all());
         assertTrue(gone.all().contains("is not running with live counters"), gone.all());
         assertFalse(Files.exists(RaidLauncher.RUN_DIR) && Files.list(RaidLauncher.RUN_DIR)

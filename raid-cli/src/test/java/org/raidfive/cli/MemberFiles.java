@@ -104,4 +104,22 @@ final class MemberFiles {
         }
         return out;
     }
+
+    /** The member file's superblock, as raidfive reads it. */
+    static org.raidfive.md.Superblock superblock(String member) throws Exception {
+        try (org.raidfive.disk.FileDisk d = org.raidfive.disk.FileDisk.open(Path.of(member))) {
+            java.nio.ByteBuffer block = java.nio.ByteBuffer.allocate(4096).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            d.read(org.raidfive.md.Superblock.SUPERBLOCK_OFFSET, block, 0, 4096);
+            return org.raidfive.md.Superblock.decode(block, member);
+        }
+    }
+
+    /** Writes {@code sb} over the member file's superblock (to stage what a crash or another tool leaves). */
+    static void writeSuperblock(String member, org.raidfive.md.Superblock sb) throws Exception {
+        try (org.raidfive.disk.FileDisk d = org.raidfive.disk.FileDisk.open(Path.of(member))) {
+            java.nio.ByteBuffer block = java.nio.ByteBuffer.allocate(4096).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            sb.encode(block);
+            d.write(org.raidfive.md.Superblock.SUPERBLOCK_OFFSET, block.clear(), 0, 4096);
+        }
+    }
 }

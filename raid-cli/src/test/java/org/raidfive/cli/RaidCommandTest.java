@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import org.raidfive.array.AssembleOptions;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.disk.FileDisk;
@@ -23,30 +22,9 @@ import org.raidfive.disk.MemberDisk;
 
 /** Fast checks: the command line driven in-process, with captured stdout and stderr. */
 @Timeout(120)
-class RaidCommandTest {
+class RaidCommandTest extends CliInTempDir {
     private static final String[] VERBS = {"create", "detail", "examine", "write", "read", "fail", "remove", "add",
         "replace", "rebuild", "check", "repair", "demo", "completion"};
-
-    @TempDir
-    Path dir;
-
-    private String f(String name) {
-        return dir.resolve(name).toString();
-    }
-
-    private List<String> files(String... names) {
-        List<String> out = new ArrayList<>();
-        for (String n : names) {
-            out.add(f(n));
-        }
-        return out;
-    }
-
-    private static String[] args(List<String> head, List<String> members) {
-        List<String> all = new ArrayList<>(head);
-        all.addAll(members);
-        return all.toArray(new String[0]);
-    }
 
     private Cli.Result create(List<String> members, String... options) {
         List<String> head = new ArrayList<>(List.of("create", "--size", "8M", "--chunk", "64K"));
@@ -54,16 +32,6 @@ class RaidCommandTest {
         Cli.Result r = Cli.run(args(head, members));
         assertEquals(0, r.exit(), r.all());
         return r;
-    }
-
-    /** A refusal: the exit code, one line on stderr naming the problem, no stack trace. */
-    private static void assertRefused(Cli.Result r, int exit, String verb, String phrase) {
-        assertEquals(exit, r.exit(), r.all());
-        List<String> lines = r.errLines();
-        assertEquals(1, lines.size(), "one line on stderr:\n" + r.all());
-        assertTrue(lines.get(0).startsWith(verb.isEmpty() ? "raid: " : "raid " + verb + ": "), r.all());
-        assertTrue(lines.get(0).contains(phrase), "expected '" + phrase + "' in: " + lines.get(0));
-        assertFalse(r.err().contains("Exception"), r.all());
     }
 
     @Test

@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import org.raidfive.disk.FileDisk;
 import org.raidfive.md.BadBlockLog;
 import org.raidfive.md.Superblock;
@@ -25,28 +24,7 @@ import org.raidfive.md.Superblock;
  * stderr naming the problem, no stack trace.
  */
 @Timeout(180)
-class RefusalsWriteNothingTest {
-    @TempDir
-    Path dir;
-
-    private String f(String name) {
-        return dir.resolve(name).toString();
-    }
-
-    private List<String> files(String... names) {
-        List<String> out = new ArrayList<>();
-        for (String n : names) {
-            out.add(f(n));
-        }
-        return out;
-    }
-
-    private static String[] args(List<String> head, List<String> members) {
-        List<String> all = new ArrayList<>(head);
-        all.addAll(members);
-        return all.toArray(new String[0]);
-    }
-
+class RefusalsWriteNothingTest extends CliInTempDir {
     private List<String> created(String... names) {
         List<String> m = files(names);
         Cli.Result r = Cli.run(args(List.of("create", "--size", "8M", "--chunk", "64K"), m));
@@ -67,22 +45,6 @@ class RefusalsWriteNothingTest {
         assertTrue(last.contains(phrase), "expected '" + phrase + "' in: " + last);
         assertFalse(r.err().contains("Exception"), r.all());
         MemberFiles.assertUnchanged(before, String.join(" ", command));
-    }
-
-    private static Superblock superblock(String member) throws Exception {
-        try (FileDisk d = FileDisk.open(Path.of(member))) {
-            ByteBuffer block = ByteBuffer.allocate(4096).order(ByteOrder.LITTLE_ENDIAN);
-            d.read(Superblock.SUPERBLOCK_OFFSET, block, 0, 4096);
-            return Superblock.decode(block, member);
-        }
-    }
-
-    private static void writeSuperblock(String member, Superblock sb) throws Exception {
-        try (FileDisk d = FileDisk.open(Path.of(member))) {
-            ByteBuffer block = ByteBuffer.allocate(4096).order(ByteOrder.LITTLE_ENDIAN);
-            sb.encode(block);
-            d.write(Superblock.SUPERBLOCK_OFFSET, block.clear(), 0, 4096);
-        }
     }
 
     @Test
@@ -111,6 +73,20 @@ class RefusalsWriteNothingTest {
         // fail that would fail the array (after one failure)
         assertEquals(0, Cli.run(args(List.of("fail", "--member", m.get(3)), m)).exit());
         refusedWritingNothing(all, 2, "would fail", args(List.of("fail", "--member", m.get(1)), m));
+    }
+
+    @Test
+    void serveOptionsAreRefusedNamingTheOption() {
+        for (String[] c : new String[][] {{"--handshake-timeout", "-1", "--handshake-timeout must not be negative"},
+            {"--payload-timeout", "-3", "--payload-timeout must not be negative (zero: none), got -3 s"},
+            {"--max-connections-per-address", "-1", "--max-connections-per-address must not be negative"},
+            {"--max-connections", "0", "--max-connections must be at least 1"},
+            {"--workers", "0", "--workers must be 1 to 1024"}}) {
+            Cli.Result r = Cli.run("serve", "--backend", "memory", "--disks", "3", "--size", "8M", c[0], c[1]);
+            assertEquals(2, r.exit(), r.all());
+            assertEquals(1, r.errLines().size(), r.all());
+            assertTrue(r.errLines().get(0).contains(c[2]), "expected '" + c[2] + "' in: " + r.all());
+        }
     }
 
     @Test
@@ -152,7 +128,7 @@ class RefusalsWriteNothingTest {
         // md's smallest layout: data right after the superblock, no bad block log: no room for a
         // bitmap or a log (mdadm --data-offset=8K makes such members). The data area is all zeros.
         for (String x : m) {
-            writeSuperblock(x, superblock(x).dataOffset(16).bblogOffset(0).bblogSize(0).bblogShift(0));
+            MemberFiles.writeSuperblock(x, MemberFiles.superblock(x).dataOffset(16).bblogOffset(0).bblogSize(0).bblogShift(0));
         }
         refusedWritingNothing(m, 2, "no room", args(List.of("grow", "--consistency-policy", "bitmap"), m));
         refusedWritingNothing(m, 2, "no room", args(List.of("grow", "--consistency-policy", "ppl"), m));
@@ -165,7 +141,7 @@ class RefusalsWriteNothingTest {
     @Test
     void aWriteSplittingARangeOfAFullBadBlockLogStands() throws Exception {
         List<String> m = created("a", "b", "c", "d");
-        Superblock sb = superblock(m.get(0));
+        Superblock sb = MemberFiles.superblock(m.get(0));
         long data = sb.dataOffset();
         BadBlockLog log = BadBlockLog.EMPTY.add(data + 40, 8);
         for (int i = 0; log.ranges() < BadBlockLog.MAX_ENTRIES; i++) {
@@ -192,7 +168,7 @@ class RefusalsWriteNothingTest {
             d.read((data + 43) * 512, onMember, 0, 512);
             assertArrayEquals(block, onMember.array(), "the write reached the member");
         }
-        Superblock after = superblock(m.get(0));
+        Superblock after = MemberFiles.superblock(m.get(0));
         try (FileDisk d = FileDisk.open(Path.of(m.get(0)))) {
             ByteBuffer back = ByteBuffer.allocate(after.bblogSize() * 512).order(ByteOrder.LITTLE_ENDIAN);
             d.read(Superblock.SUPERBLOCK_OFFSET + after.bblogOffset() * 512L, back, 0, back.capacity());

@@ -16,7 +16,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code raid serve} and its side files on a machine shared with other users: a run directory
@@ -26,20 +25,12 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code raid stop} signals only a server of that array. Real processes, real files.
  */
 @Timeout(300)
-class SharedMachineIT {
+class SharedMachineIT extends CliInTempDir {
     private static final List<String> MEMBERS = List.of("a.img", "b.img", "c.img", "d.img");
 
-    @TempDir
-    Path dir;
-
-    private static String[] with(List<String> head, List<String> tail) {
-        List<String> all = new ArrayList<>(head);
-        all.addAll(tail);
-        return all.toArray(new String[0]);
-    }
 
     private void create(List<String> members) {
-        RaidLauncher.Result r = RaidLauncher.run(dir, with(List.of("create", "--size", "16M"), members));
+        RaidLauncher.Result r = RaidLauncher.run(dir, args(List.of("create", "--size", "16M"), members));
         assertEquals(0, r.exit(), r.all());
     }
 
@@ -147,11 +138,11 @@ class SharedMachineIT {
         }
         Path run = dir.resolve("run");
         try (Served first = serve(run, "s1.sock", MEMBERS); Served second = serve(run, "s2.sock", copies)) {
-            RaidLauncher.Result stat = raid(run, with(List.of("stat", "--json"), MEMBERS));
+            RaidLauncher.Result stat = raid(run, args(List.of("stat", "--json"), MEMBERS));
             assertEquals(0, stat.exit(), stat.all());
             assertTrue(stat.out().contains("\"pid\": " + first.process().pid()), stat.out());
             assertFalse(stat.out().contains("\"pid\": " + second.process().pid()), stat.out());
-            RaidLauncher.Result stat2 = raid(run, with(List.of("stat", "--json"), copies));
+            RaidLauncher.Result stat2 = raid(run, args(List.of("stat", "--json"), copies));
             assertTrue(stat2.out().contains("\"pid\": " + second.process().pid()), stat2.out());
         }
         // damaged: a header that promises more than the file holds
@@ -188,7 +179,7 @@ class SharedMachineIT {
         Process impostor = Tools.start(dir, List.of("flock", dir.resolve("a.img").toString(), "bash", "-c",
                 "exec -a 'raid serve a.img' sleep 60"), dir.resolve("impostor.log"));
         Thread.sleep(500);
-        RaidLauncher.Result r = raid(run, with(List.of("stop"), MEMBERS));
+        RaidLauncher.Result r = raid(run, args(List.of("stop"), MEMBERS));
         assertEquals(2, r.exit(), r.all());
         assertTrue(impostor.isAlive(), "the impostor was not signalled:\n" + r.all());
         impostor.descendants().forEach(ProcessHandle::destroyForcibly); // the child holds the lock too
@@ -209,7 +200,7 @@ class SharedMachineIT {
                 assertTrue(now.process().waitFor(30, TimeUnit.SECONDS), "the server on the path now stopped");
                 assertTrue(old.process().isAlive(), "the old server was not signalled");
             }
-            RaidLauncher.Result byMembers = raid(run, with(List.of("stop"), MEMBERS));
+            RaidLauncher.Result byMembers = raid(run, args(List.of("stop"), MEMBERS));
             assertEquals(0, byMembers.exit(), byMembers.all());
             assertTrue(old.process().waitFor(30, TimeUnit.SECONDS));
         }

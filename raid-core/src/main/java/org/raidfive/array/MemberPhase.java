@@ -14,7 +14,7 @@ import org.raidfive.disk.IoThreads;
  * 2 ms latency costs one round trip per phase, not one per member. Memory members complete inline,
  * so on them a phase costs a few uncontended atomics.
  *
- * <p>One per {@link StripeScratch}, reused; one thread issues and awaits. Counting: the issuer
+ * <p>One per {@link StripeOp}, reused; one thread issues and awaits. Counting: the issuer
  * holds one unit of {@code outstanding} while issuing, and every I/O one more, dropped by its
  * callback; the issuer drops its own in {@link #await()} and parks until the count is zero. The
  * callbacks' writes (an error, a member's counters) happen-before the issuer's return from

@@ -578,8 +578,10 @@ public final class NbdServerConfig {
             }
             for (Object[] t : new Object[][] {{"handshakeTimeout", handshakeTimeout}, {"idleTimeout", idleTimeout},
                 {"replyTimeout", replyTimeout}, {"payloadTimeout", payloadTimeout}}) {
-                if (((Duration) t[1]).isNegative()) {
-                    throw new IllegalArgumentException(t[0] + " must not be negative (zero: none), got " + t[1]);
+                Duration d = (Duration) t[1];
+                if (d.isNegative()) {
+                    throw new IllegalArgumentException(t[0] + " must not be negative (zero: none), got "
+                            + (d.toMillis() % 1000 == 0 ? d.toSeconds() + " s" : d.toMillis() + " ms"));
                 }
             }
             if (maxConnectionsPerAddress < 0) {

@@ -5,17 +5,22 @@
  * {@link org.raidfive.nbd.NbdDisk} use a remote NBD export as a RAID member.
  *
  * <p>Protocol subset (doc/proto.md of NetworkBlockDevice/nbd): fixed newstyle handshake with
- * NBD_OPT_GO / INFO / EXPORT_NAME / LIST / ABORT; simple replies only (structured replies, meta
- * contexts, TLS and extended headers are answered NBD_REP_ERR_UNSUP by the server and never
- * requested by the client); commands READ, WRITE (+FUA), FLUSH, TRIM, WRITE_ZEROES (+NO_HOLE), DISC.
+ * NBD_OPT_GO / INFO / EXPORT_NAME / LIST / ABORT and NBD_OPT_STARTTLS (TLS on both sides:
+ * {@link org.raidfive.nbd.TlsMode}, {@link org.raidfive.nbd.TlsCredentials}); simple replies only
+ * (structured replies, meta contexts and extended headers are answered NBD_REP_ERR_UNSUP by the
+ * server and never requested by the client); commands READ, WRITE (+FUA), FLUSH, TRIM,
+ * WRITE_ZEROES (+NO_HOLE), DISC.
  *
  * <p>Threading contracts, in brief (details at the top of each class):
  * <ul>
- * <li>Server: one reader thread per connection, a shared bounded worker pool, replies written
- *     whole by whichever worker finishes ({@code ReplyWriter}, flat combining, batched gathering
- *     writes). Per-connection in-flight limit gives back-pressure; request objects and payload
- *     buffers are pooled, so the steady state allocates nothing per request and logs nothing
- *     per request (slf4j debug at connection level).</li>
+ * <li>Server: one reader thread per connection; requests run on a shared bounded worker pool (or on
+ *     the reader itself, {@link org.raidfive.nbd.RequestExecution}); each connection's replies go out
+ *     through its own {@code ReplyWriter} in batched gathering writes, so a worker never blocks on a
+ *     client's socket. A per-connection in-flight limit and payload budget give back-pressure;
+ *     request objects and payload buffers are pooled, so the steady state allocates nothing per
+ *     request and logs nothing per request (slf4j debug at connection level). Hostile clients
+ *     (silent or slow handshakes, idle or trickling connections, one address or local user taking
+ *     every slot) are held off as {@link org.raidfive.nbd.NbdServer} describes.</li>
  * <li>Client: callers send under a lock and park; one reader thread completes them by cookie.
  *     Any timeout or transport error closes the client and fails every pending and later call;
  *     nothing is resent.</li>

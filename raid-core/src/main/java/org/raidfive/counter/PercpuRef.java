@@ -378,20 +378,50 @@ public final class PercpuRef {
      */
     private volatile long foldedSum;
 
-    private PercpuRef(Consumer<PercpuRef> release, boolean initialRef, boolean allowReinit, boolean atomicOnly,
-                      boolean startAtomic, boolean forceAtomic, boolean startDead, int slots, boolean owned) {
-        this.release = release;
-        this.initialRef = initialRef;
-        this.allowReinit = allowReinit;
-        this.atomicOnly = atomicOnly;
-        this.owned = owned && !atomicOnly;
-        this.slots = this.owned ? ThreadSlots.CAPACITY : slots;
+    /**
+     * How a reference starts: {@code percpu_ref_init}'s flags and ours, named (the two kinds of
+     * reference are made by {@link #counted} and {@link #inflight}).
+     */
+    private record Init(Consumer<PercpuRef> release, boolean initialRef, boolean allowReinit, boolean atomicOnly,
+            boolean startAtomic, boolean forceAtomic, boolean startDead, int slots, boolean owned) {
+        /** A counted reference with one initial reference and a release callback ({@code percpu_ref_init}). */
+        static Init counted(Consumer<PercpuRef> release, int slots, boolean owned, Flag... flags) {
+            boolean atomic = false;
+            boolean startDead = false;
+            boolean reinit = false;
+            for (Flag f : flags) {
+                switch (f) {
+                    case INIT_ATOMIC -> { atomic = true; reinit = true; }
+                    case INIT_DEAD -> { startDead = true; reinit = true; }
+                    case ALLOW_REINIT -> reinit = true;
+                    default -> throw new AssertionError(f);
+                }
+            }
+            return new Init(release, true, reinit, false, atomic || startDead, atomic, startDead, slots, owned);
+        }
+
+        /** An in-flight counter from zero, no release; {@code ATOMIC} never stripes. */
+        static Init inflight(CounterMode mode, int slots, boolean owned) {
+            boolean atomicOnly = mode == CounterMode.ATOMIC;
+            return new Init(null, false, true, atomicOnly, atomicOnly, atomicOnly, false, atomicOnly ? 0 : slots, owned);
+        }
+    }
+
+    private PercpuRef(Init init) {
+        this.release = init.release();
+        this.initialRef = init.initialRef();
+        this.allowReinit = init.allowReinit();
+        this.atomicOnly = init.atomicOnly();
+        this.owned = init.owned() && !atomicOnly;
+        this.slots = this.owned ? ThreadSlots.CAPACITY : init.slots();
         this.slotShift = atomicOnly ? 0 : PaddedWords.slotShift(this.slots);
         this.words = PaddedWords.allocate(2, this.slots);
-        this.forceAtomic = forceAtomic; // kernel: force_atomic = flags & PERCPU_REF_INIT_ATOMIC
+        this.forceAtomic = init.forceAtomic(); // kernel: force_atomic = flags & PERCPU_REF_INIT_ATOMIC
+        boolean startDead = init.startDead();
         this.releaseState = startDead ? DONE : LIVE;
         long start = (initialRef && !startDead ? 1 : 0) + (startDead ? DEAD : 0);
-        if (startAtomic) {
+        int slots = init.slots();
+        if (init.startAtomic()) {
             words[MODE] = ATOMIC;
             words[COUNT] = start;
             for (int i = 0; i < slots && !this.owned; i++) {
@@ -429,19 +459,7 @@ public final class PercpuRef {
 
     private static PercpuRef create(Consumer<PercpuRef> release, boolean owned, int slots, Flag... flags) {
         Objects.requireNonNull(release, "release");
-        boolean atomic = false;
-        boolean startDead = false;
-        boolean reinit = false;
-        for (Flag f : flags) {
-            switch (f) {
-                case INIT_ATOMIC -> { atomic = true; reinit = true; }
-                case INIT_DEAD -> { startDead = true; reinit = true; }
-                case ALLOW_REINIT -> reinit = true;
-                default -> throw new AssertionError(f);
-            }
-        }
-        return new PercpuRef(release, true, reinit, false, atomic || startDead, atomic, startDead,
-                PaddedWords.checkSlots(slots), owned);
+        return new PercpuRef(Init.counted(release, PaddedWords.checkSlots(slots), owned, flags));
     }
 
     /**
@@ -470,8 +488,7 @@ public final class PercpuRef {
 
     private static PercpuRef inflightCounter(CounterMode mode, int slots, boolean owned) {
         boolean atomicOnly = Objects.requireNonNull(mode, "mode") == CounterMode.ATOMIC;
-        return new PercpuRef(null, false, true, atomicOnly, atomicOnly, atomicOnly, false,
-                atomicOnly ? 0 : PaddedWords.checkSlots(slots), owned);
+        return new PercpuRef(Init.inflight(mode, atomicOnly ? 0 : PaddedWords.checkSlots(slots), owned));
     }
 
     private static void requireMembarrier() {

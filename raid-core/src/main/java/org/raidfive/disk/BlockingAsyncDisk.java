@@ -13,12 +13,12 @@ final class BlockingAsyncDisk implements AsyncDisk {
 
     @Override
     public void readAsync(long position, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
-        IoThreads.SHARED.submit(disk, 0, position, dst, dstOffset, length, callback, tag);
+        IoThreads.SHARED.submit(disk, IoThreads.Op.READ, position, dst, dstOffset, length, callback, tag);
     }
 
     @Override
     public void writeAsync(long position, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag) {
-        IoThreads.SHARED.submit(disk, 1, position, src, srcOffset, length, callback, tag);
+        IoThreads.SHARED.submit(disk, IoThreads.Op.WRITE, position, src, srcOffset, length, callback, tag);
     }
 
     @Override
@@ -28,7 +28,7 @@ final class BlockingAsyncDisk implements AsyncDisk {
 
     @Override
     public void flushAsync(IoCallback callback, int tag) {
-        IoThreads.SHARED.submit(disk, 2, 0, null, 0, 0, callback, tag);
+        IoThreads.SHARED.submit(disk, IoThreads.Op.FLUSH, 0, null, 0, 0, callback, tag);
     }
 
     @Override

@@ -376,12 +376,12 @@ public final class FileDisk implements AsyncDisk {
 
     @Override
     public void readAsync(long position, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
-        IoThreads.SHARED.submit(this, 0, position, dst, dstOffset, length, callback, tag);
+        IoThreads.SHARED.submit(this, IoThreads.Op.READ, position, dst, dstOffset, length, callback, tag);
     }
 
     @Override
     public void writeAsync(long position, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag) {
-        IoThreads.SHARED.submit(this, 1, position, src, srcOffset, length, callback, tag);
+        IoThreads.SHARED.submit(this, IoThreads.Op.WRITE, position, src, srcOffset, length, callback, tag);
     }
 
     @Override
@@ -391,6 +391,6 @@ public final class FileDisk implements AsyncDisk {
 
     @Override
     public void flushAsync(IoCallback callback, int tag) {
-        IoThreads.SHARED.submit(this, 2, 0, null, 0, 0, callback, tag);
+        IoThreads.SHARED.submit(this, IoThreads.Op.FLUSH, 0, null, 0, 0, callback, tag);
     }
 }

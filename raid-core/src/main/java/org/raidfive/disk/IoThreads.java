@@ -31,10 +31,15 @@ public final class IoThreads {
     private static final int SPINS = 16;
     static final IoThreads SHARED = new IoThreads("member-io");
 
+    /** What a queued call does on its member. */
+    enum Op {
+        READ, WRITE, FLUSH
+    }
+
     /** One blocking call, reused. */
     static final class Task {
         MemberDisk disk;
-        int op; // 0 read, 1 write, 2 flush
+        Op op;
         long position;
         ByteBuffer buffer;
         int offset;
@@ -75,7 +80,7 @@ public final class IoThreads {
     }
 
     /** Queues a blocking call; its callback runs on an I/O thread. */
-    void submit(MemberDisk disk, int op, long position, ByteBuffer buffer, int offset, int length,
+    void submit(MemberDisk disk, Op op, long position, ByteBuffer buffer, int offset, int length,
                 IoCallback callback, int tag) {
         Task t = free.relaxedPoll();
         if (t == null) {
@@ -177,9 +182,9 @@ public final class IoThreads {
         busy.incrementAndGet();
         try {
             switch (t.op) {
-                case 0 -> disk.read(t.position, t.buffer, t.offset, t.length);
-                case 1 -> disk.write(t.position, t.buffer, t.offset, t.length);
-                default -> disk.flush();
+                case READ -> disk.read(t.position, t.buffer, t.offset, t.length);
+                case WRITE -> disk.write(t.position, t.buffer, t.offset, t.length);
+                case FLUSH -> disk.flush();
             }
         } catch (IOException e) {
             error = e;

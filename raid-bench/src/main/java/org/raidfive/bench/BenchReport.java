@@ -3,6 +3,7 @@ package org.raidfive.bench;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -240,70 +241,101 @@ public final class BenchReport {
 
     // ------------------------------------------------------------------ JSON
 
+    /** The whole report as one line of JSON (a line of a .jsonl file). */
     public String toJson() {
-        Json j = new Json().beginObject();
-        j.name("config").beginObject()
-                .field("describe", config.describe())
-                .field("rw", config.rw().fioName()).field("rwmixread", config.readPercent())
-                .field("bs", config.bs()).field("iodepth", config.iodepth()).field("numjobs", config.numjobs())
-                .field("size", config.size()).field("size_is", "I/O region of the target")
-                .field("runtime_s", config.runtime().toMillis() / 1000.0)
-                .field("ramp_s", config.ramp().toMillis() / 1000.0)
-                .field("backend", config.backend().toString()).field("direct", config.direct())
-                .field("disks", config.disks()).field("chunk", config.chunk())
-                .field("layout", config.layout().mdadmName()).field("counters", config.counters().toString())
-                .field("degraded", config.degraded()).field("repeat", config.repeat())
-                .field("workers", config.workers());
-        j.name("targets").beginArray();
-        for (BenchConfig.Target t : config.targets()) {
-            j.value(t.toString());
-        }
-        j.endArray().endObject();
-        j.name("machine").beginObject().field("cpu", machine.cpuModel()).field("cores", machine.cores())
-                .field("memory_bytes", machine.memoryBytes()).field("jdk", machine.jdk())
-                .field("loadavg", machine.loadAverage()).endObject();
-        j.name("runs").beginArray();
+        Map<String, Object> c = Json.object();
+        c.put("describe", config.describe());
+        c.put("rw", config.rw().fioName());
+        c.put("rwmixread", config.readPercent());
+        c.put("bs", config.bs());
+        c.put("iodepth", config.iodepth());
+        c.put("numjobs", config.numjobs());
+        c.put("size", config.size());
+        c.put("size_is", "I/O region of the target");
+        c.put("runtime_s", config.runtime().toMillis() / 1000.0);
+        c.put("ramp_s", config.ramp().toMillis() / 1000.0);
+        c.put("backend", config.backend().toString());
+        c.put("direct", config.direct());
+        c.put("disks", config.disks());
+        c.put("chunk", config.chunk());
+        c.put("layout", config.layout().mdadmName());
+        c.put("counters", config.counters().toString());
+        c.put("degraded", config.degraded());
+        c.put("repeat", config.repeat());
+        c.put("workers", config.workers());
+        c.put("targets", config.targets().stream().map(Object::toString).toList());
+        Map<String, Object> m = Json.object();
+        m.put("cpu", machine.cpuModel());
+        m.put("cores", machine.cores());
+        m.put("memory_bytes", machine.memoryBytes());
+        m.put("jdk", machine.jdk());
+        m.put("loadavg", machine.loadAverage());
+        List<Object> runList = new ArrayList<>();
         for (RunResult r : runs) {
-            j.beginObject().field("variant", r.variant().label()).field("round", r.round())
-                    .field("iops", r.iops()).field("read_iops", r.readIops()).field("write_iops", r.writeIops())
-                    .field("bw_bytes", r.bandwidth()).field("ops", r.ops()).field("measured_s", r.measuredNanos() / 1e9)
-                    .field("cpu_pct", r.cpuPercent());
-            percentiles(j, "clat_ns", Latency.Percentiles.of(r.latency()));
-            j.endObject();
+            Map<String, Object> o = Json.object();
+            o.put("variant", r.variant().label());
+            o.put("round", r.round());
+            o.put("iops", r.iops());
+            o.put("read_iops", r.readIops());
+            o.put("write_iops", r.writeIops());
+            o.put("bw_bytes", r.bandwidth());
+            o.put("ops", r.ops());
+            o.put("measured_s", r.measuredNanos() / 1e9);
+            o.put("cpu_pct", r.cpuPercent());
+            o.put("clat_ns", percentiles(Latency.Percentiles.of(r.latency())));
+            runList.add(o);
         }
-        j.endArray();
-        j.name("summaries").beginArray();
+        List<Object> summaryList = new ArrayList<>();
         for (Summary s : summaries) {
-            j.beginObject().field("variant", s.variant().label());
-            stats(j, "iops", s.iops());
-            stats(j, "bw_bytes", s.bandwidth());
-            stats(j, "cpu_pct", s.cpuPercent());
-            percentiles(j, "clat_ns", s.latency());
+            Map<String, Object> o = Json.object();
+            o.put("variant", s.variant().label());
+            o.put("iops", stats(s.iops()));
+            o.put("bw_bytes", stats(s.bandwidth()));
+            o.put("cpu_pct", stats(s.cpuPercent()));
+            o.put("clat_ns", percentiles(s.latency()));
             if (s.readLatency().count() > 0 && s.writeLatency().count() > 0) {
-                percentiles(j, "read_clat_ns", s.readLatency());
-                percentiles(j, "write_clat_ns", s.writeLatency());
+                o.put("read_clat_ns", percentiles(s.readLatency()));
+                o.put("write_clat_ns", percentiles(s.writeLatency()));
             }
-            j.field("spread_warning", s.iops().spreadTooHigh());
-            j.endObject();
+            o.put("spread_warning", s.iops().spreadTooHigh());
+            summaryList.add(o);
         }
-        j.endArray();
-        j.name("ratios").beginArray();
+        List<Object> ratioList = new ArrayList<>();
         for (Ratio r : ratios) {
-            j.beginObject().field("numerator", r.numerator().label()).field("denominator", r.denominator().label());
-            stats(j, "ratio", r.stats());
-            j.endObject();
+            Map<String, Object> o = Json.object();
+            o.put("numerator", r.numerator().label());
+            o.put("denominator", r.denominator().label());
+            o.put("ratio", stats(r.stats()));
+            ratioList.add(o);
         }
-        j.endArray();
-        return j.endObject().toString();
+        Map<String, Object> report = Json.object();
+        report.put("config", c);
+        report.put("machine", m);
+        report.put("runs", runList);
+        report.put("summaries", summaryList);
+        report.put("ratios", ratioList);
+        return Json.line(report).strip();
     }
 
-    private static void stats(Json j, String name, Stats s) {
-        j.name(name).beginObject().field("n", s.n()).field("min", s.min()).field("median", s.median())
-                .field("max", s.max()).field("mean", s.mean()).field("cv", s.cv()).endObject();
+    private static Map<String, Object> stats(Stats s) {
+        Map<String, Object> o = Json.object();
+        o.put("n", s.n());
+        o.put("min", s.min());
+        o.put("median", s.median());
+        o.put("max", s.max());
+        o.put("mean", s.mean());
+        o.put("cv", s.cv());
+        return o;
     }
 
-    private static void percentiles(Json j, String name, Latency.Percentiles p) {
-        j.name(name).beginObject().field("count", p.count()).field("mean", p.mean()).field("p50", p.p50())
-                .field("p99", p.p99()).field("p99_9", p.p999()).field("max", p.max()).endObject();
+    private static Map<String, Object> percentiles(Latency.Percentiles p) {
+        Map<String, Object> o = Json.object();
+        o.put("count", p.count());
+        o.put("mean", p.mean());
+        o.put("p50", p.p50());
+        o.put("p99", p.p99());
+        o.put("p99_9", p.p999());
+        o.put("max", p.max());
+        return o;
     }
 }

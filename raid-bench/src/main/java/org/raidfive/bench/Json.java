@@ -1,128 +1,110 @@
 package org.raidfive.bench;
 
-/** A minimal JSON writer (objects, arrays, strings, numbers, booleans), enough for the reports. */
-final class Json {
-    private final StringBuilder sb = new StringBuilder();
-    private boolean needComma;
+import java.util.Collection;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
-    Json beginObject() {
-        comma();
-        sb.append('{');
-        needComma = false;
-        return this;
+/**
+ * Just enough JSON for every {@code --json} output and benchmark report: maps (in insertion order),
+ * lists, strings, numbers, booleans and null, pretty-printed with two-space indents or on one line.
+ */
+public final class Json {
+    private Json() {
     }
 
-    Json endObject() {
-        sb.append('}');
-        needComma = true;
-        return this;
+    /** An ordered object to fill with {@code put}. */
+    public static Map<String, Object> object() {
+        return new LinkedHashMap<>();
     }
 
-    Json beginArray() {
-        comma();
-        sb.append('[');
-        needComma = false;
-        return this;
+    /** Pretty-printed, with a final newline. */
+    public static String write(Object value) {
+        StringBuilder out = new StringBuilder(256);
+        write(out, value, 0);
+        return out.append('\n').toString();
     }
 
-    Json endArray() {
-        sb.append(']');
-        needComma = true;
-        return this;
+    /** One line (JSON Lines), for a stream of records such as raid monitor's events. */
+    public static String line(Object value) {
+        StringBuilder out = new StringBuilder(128);
+        write(out, value, -1);
+        return out.append('\n').toString();
     }
 
-    Json name(String name) {
-        comma();
-        string(name);
-        sb.append(':');
-        needComma = false;
-        return this;
-    }
-
-    Json value(String s) {
-        comma();
-        if (s == null) {
-            sb.append("null");
+    /** {@code indent} -1: everything on one line. */
+    private static void write(StringBuilder out, Object value, int indent) {
+        if (value == null) {
+            out.append("null");
+        } else if (value instanceof String s) {
+            string(out, s);
+        } else if (value instanceof Double d) {
+            out.append(d.isNaN() || d.isInfinite() ? "null" : String.format(java.util.Locale.ROOT, "%.3f", d));
+        } else if (value instanceof Number || value instanceof Boolean) {
+            out.append(value);
+        } else if (value instanceof Map<?, ?> map) {
+            if (map.isEmpty()) {
+                out.append("{}");
+                return;
+            }
+            boolean flat = indent < 0;
+            out.append(flat ? "{" : "{\n");
+            Iterator<? extends Map.Entry<?, ?>> it = map.entrySet().iterator();
+            while (it.hasNext()) {
+                Map.Entry<?, ?> e = it.next();
+                pad(out, flat ? -1 : indent + 1);
+                string(out, String.valueOf(e.getKey()));
+                out.append(flat ? ":" : ": ");
+                write(out, e.getValue(), flat ? -1 : indent + 1);
+                out.append(it.hasNext() ? (flat ? "," : ",\n") : (flat ? "" : "\n"));
+            }
+            pad(out, indent);
+            out.append('}');
+        } else if (value instanceof Collection<?> list) {
+            if (list.isEmpty()) {
+                out.append("[]");
+                return;
+            }
+            boolean flat = indent < 0;
+            out.append(flat ? "[" : "[\n");
+            Iterator<?> it = list.iterator();
+            while (it.hasNext()) {
+                pad(out, flat ? -1 : indent + 1);
+                write(out, it.next(), flat ? -1 : indent + 1);
+                out.append(it.hasNext() ? (flat ? "," : ",\n") : (flat ? "" : "\n"));
+            }
+            pad(out, indent);
+            out.append(']');
         } else {
-            string(s);
-        }
-        needComma = true;
-        return this;
-    }
-
-    Json value(double d) {
-        comma();
-        if (Double.isNaN(d) || Double.isInfinite(d)) {
-            sb.append("null");
-        } else if (d == Math.rint(d) && Math.abs(d) < 1e15) {
-            sb.append((long) d);
-        } else {
-            sb.append(new java.math.BigDecimal(d).round(new java.math.MathContext(6)).stripTrailingZeros().toString());
-        }
-        needComma = true;
-        return this;
-    }
-
-    Json value(long v) {
-        comma();
-        sb.append(v);
-        needComma = true;
-        return this;
-    }
-
-    Json value(boolean v) {
-        comma();
-        sb.append(v);
-        needComma = true;
-        return this;
-    }
-
-    Json field(String name, String v) {
-        return name(name).value(v);
-    }
-
-    Json field(String name, double v) {
-        return name(name).value(v);
-    }
-
-    Json field(String name, long v) {
-        return name(name).value(v);
-    }
-
-    Json field(String name, boolean v) {
-        return name(name).value(v);
-    }
-
-    private void comma() {
-        if (needComma) {
-            sb.append(',');
-            needComma = false;
+            string(out, value.toString());
         }
     }
 
-    private void string(String s) {
-        sb.append('"');
+    private static void pad(StringBuilder out, int indent) {
+        if (indent > 0) {
+            out.append("  ".repeat(indent));
+        }
+    }
+
+    private static void string(StringBuilder out, String s) {
+        out.append('"');
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
             switch (c) {
-                case '"': sb.append("\\\""); break;
-                case '\\': sb.append("\\\\"); break;
-                case '\n': sb.append("\\n"); break;
-                case '\r': sb.append("\\r"); break;
-                case '\t': sb.append("\\t"); break;
-                default:
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\t' -> out.append("\\t");
+                default -> {
                     if (c < 0x20) {
-                        sb.append(String.format("\\u%04x", (int) c));
+                        out.append(String.format("\\u%04x", (int) c));
                     } else {
-                        sb.append(c);
+                        out.append(c);
                     }
+                }
             }
         }
-        sb.append('"');
-    }
-
-    @Override
-    public String toString() {
-        return sb.toString();
+        out.append('"');
     }
 }

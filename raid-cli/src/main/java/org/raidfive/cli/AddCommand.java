@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import org.raidfive.array.ArrayStatus;
+import org.raidfive.bench.Sizes;
 import org.raidfive.disk.MemberDisk;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

@@ -9,6 +9,7 @@ import org.raidfive.array.ConsistencyPolicy;
 import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncProgress;
+import org.raidfive.bench.Sizes;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.layout.Raid5Algorithm;
 import org.raidfive.layout.Raid5Layout;
@@ -35,7 +36,7 @@ import picocli.CommandLine.Parameters;
                 + "(no resync: there is nothing to compare parity with) until a spare is added and rebuilt; a spare "
                 + "given with --spare is rebuilt at once. (A file named missing is ./missing.)"})
 final class CreateCommand extends Verb {
-    @Option(names = "--chunk", paramLabel = "SIZE", defaultValue = "512K", converter = Sizes.Converter.class,
+    @Option(names = "--chunk", paramLabel = "SIZE", defaultValue = "512K", converter = SizeConverter.class,
             description = "Chunk size: a power of two from 4K to 1G (default: ${DEFAULT-VALUE}).")
     long chunk;
 
@@ -44,7 +45,7 @@ final class CreateCommand extends Verb {
                     + "left-symmetric (ls), right-symmetric (rs), parity-first, parity-last (default: ${DEFAULT-VALUE}).")
     String layout;
 
-    @Option(names = "--size", paramLabel = "SIZE", converter = Sizes.Converter.class,
+    @Option(names = "--size", paramLabel = "SIZE", converter = SizeConverter.class,
             description = "Size of each member file to create when absent (sparse), e.g. 64M or 1G.")
     Long size;
 
@@ -77,7 +78,7 @@ final class CreateCommand extends Verb {
             description = "mdadm's spelling: internal is --consistency-policy bitmap, none is resync.")
     String bitmap;
 
-    @Option(names = "--bitmap-chunk", paramLabel = "SIZE", converter = Sizes.Converter.class,
+    @Option(names = "--bitmap-chunk", paramLabel = "SIZE", converter = SizeConverter.class,
             description = "Member data per bitmap bit (a power of two, at least what the bitmap's room allows; "
                     + "mdadm's default: 64M or more).")
     Long bitmapChunk;

@@ -16,6 +16,7 @@ import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncLimits;
 import org.raidfive.array.SyncProgress;
+import org.raidfive.bench.Sizes;
 import org.raidfive.counter.CounterMode;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.MemoryDisk;
@@ -36,7 +37,7 @@ final class DemoCommand extends Verb {
     private static final int CHUNK = 512 * 1024;
     private static final int MEMBERS = 4;
 
-    @Option(names = "--member-size", paramLabel = "SIZE", defaultValue = "256M", converter = Sizes.Converter.class,
+    @Option(names = "--member-size", paramLabel = "SIZE", defaultValue = "256M", converter = SizeConverter.class,
             description = "Size of each in-memory member (default: ${DEFAULT-VALUE}).")
     long memberSize;
 

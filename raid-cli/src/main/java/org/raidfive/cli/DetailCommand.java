@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.raidfive.array.ArrayConfigException;
 import org.raidfive.array.AssemblyReport;
+import org.raidfive.bench.Json;
 import org.raidfive.disk.MemberInUseException;
 import org.raidfive.md.SuperblockException;
 import picocli.CommandLine.Command;

@@ -6,6 +6,8 @@ import java.util.Locale;
 import java.util.Map;
 import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.MemberState;
+import org.raidfive.bench.Json;
+import org.raidfive.bench.Sizes;
 import org.raidfive.md.MdUuid;
 import org.raidfive.md.Superblock;
 

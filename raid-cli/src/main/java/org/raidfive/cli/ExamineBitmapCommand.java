@@ -3,6 +3,7 @@ package org.raidfive.cli;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Locale;
+import org.raidfive.bench.Sizes;
 import org.raidfive.disk.FileDisk;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.md.BitmapSuperblock;

@@ -2,6 +2,7 @@ package org.raidfive.cli;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.raidfive.bench.Json;
 import org.raidfive.md.SuperblockException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

@@ -4,6 +4,8 @@ import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
 import java.util.Locale;
 import java.util.Map;
+import org.raidfive.bench.Json;
+import org.raidfive.bench.Sizes;
 import org.raidfive.md.MdLayout;
 import org.raidfive.md.MdUuid;
 import org.raidfive.md.Superblock;

@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.raidfive.bench.Json;
 import org.raidfive.stats.CountersFile;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Locale;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncProgress;
+import org.raidfive.bench.Sizes;
 
 /**
  * Shows a background pass while the command waits for it: a bar redrawn in place on a terminal

@@ -17,11 +17,11 @@ import picocli.CommandLine.Option;
                 "Offset and length must be multiples of 512. Assembles read-only: the member files are not changed; "
                 + "a degraded array reconstructs the missing member's data from parity."})
 final class ReadCommand extends Verb {
-    @Option(names = "--offset", required = true, paramLabel = "BYTES", converter = Sizes.Converter.class,
+    @Option(names = "--offset", required = true, paramLabel = "BYTES", converter = SizeConverter.class,
             description = "Array offset to read from; a multiple of 512 (K, M, G suffixes).")
     long offset;
 
-    @Option(names = "--length", required = true, paramLabel = "BYTES", converter = Sizes.Converter.class,
+    @Option(names = "--length", required = true, paramLabel = "BYTES", converter = SizeConverter.class,
             description = "Bytes to read; a multiple of 512.")
     long length;
 

@@ -7,6 +7,7 @@ import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncAction;
 import org.raidfive.array.SyncLimits;
 import org.raidfive.array.SyncProgress;
+import org.raidfive.bench.Sizes;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;

@@ -5,6 +5,7 @@ import java.util.Map;
 import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncProgress;
+import org.raidfive.bench.Json;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 

@@ -9,6 +9,7 @@ import java.util.Locale;
 import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncAction;
+import org.raidfive.bench.Sizes;
 import org.raidfive.counter.CounterMode;
 import org.raidfive.nbd.AddressRange;
 import org.raidfive.nbd.NbdServer;
@@ -144,12 +145,12 @@ final class ServeCommand extends Verb {
                     + "memory its replies hold (default: ${DEFAULT-VALUE}; 0: never).")
     long replyTimeout;
 
-    @Option(names = "--max-request", paramLabel = "SIZE", defaultValue = "32M", converter = Sizes.Converter.class,
+    @Option(names = "--max-request", paramLabel = "SIZE", defaultValue = "32M", converter = SizeConverter.class,
             description = "Largest request, advertised to clients (NBD_INFO_BLOCK_SIZE); larger ones get EINVAL "
                     + "without being read into memory (default: ${DEFAULT-VALUE}).")
     long maxRequest;
 
-    @Option(names = "--in-flight-budget", paramLabel = "SIZE", defaultValue = "256M", converter = Sizes.Converter.class,
+    @Option(names = "--in-flight-budget", paramLabel = "SIZE", defaultValue = "256M", converter = SizeConverter.class,
             description = "Request and reply data all connections together may hold in memory beyond 4 MiB each "
                     + "(default: ${DEFAULT-VALUE}); a client past it is not read from until its replies are taken.")
     long inFlightBudget;
@@ -167,12 +168,12 @@ final class ServeCommand extends Verb {
     @Option(names = "--disks", paramLabel = "N", description = "--backend memory: members (default: 4).")
     Integer disks;
 
-    @Option(names = "--size", paramLabel = "SIZE", converter = Sizes.Converter.class,
+    @Option(names = "--size", paramLabel = "SIZE", converter = SizeConverter.class,
             description = "--backend memory: array size at least this, members sized to hold it (default: "
                     + DEFAULT_SIZE + ").")
     Long size;
 
-    @Option(names = "--chunk", paramLabel = "SIZE", converter = Sizes.Converter.class,
+    @Option(names = "--chunk", paramLabel = "SIZE", converter = SizeConverter.class,
             description = "--backend memory: chunk size (default: 512K).")
     Long chunk;
 

@@ -6,6 +6,7 @@ import java.util.List;
 import org.raidfive.array.ArraySpec;
 import org.raidfive.array.AssembleOptions;
 import org.raidfive.array.Raid5Array;
+import org.raidfive.bench.Sizes;
 import org.raidfive.counter.CounterMode;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.MemoryDisk;

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.raidfive.bench.Json;
 import org.raidfive.stats.CountersFile;
 import org.raidfive.stats.Stat;
 import picocli.CommandLine.Command;

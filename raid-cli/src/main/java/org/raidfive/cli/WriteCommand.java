@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
 import org.raidfive.array.Raid5Array;
+import org.raidfive.bench.Sizes;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -28,7 +29,7 @@ import picocli.CommandLine.Option;
 final class WriteCommand extends Verb {
     static final int BLOCK = 1 << 20;
 
-    @Option(names = "--offset", required = true, paramLabel = "BYTES", converter = Sizes.Converter.class,
+    @Option(names = "--offset", required = true, paramLabel = "BYTES", converter = SizeConverter.class,
             description = "Array offset to write at; a multiple of 512 (K, M, G suffixes).")
     long offset;
 

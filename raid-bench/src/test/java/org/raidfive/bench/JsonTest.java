@@ -1,4 +1,4 @@
-package org.raidfive.cli;
+package org.raidfive.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

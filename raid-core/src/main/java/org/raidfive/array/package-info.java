@@ -28,6 +28,20 @@
  *               the I/O path's per-thread cells, counted only while published)
  * </pre>
  *
+ * <p>Layers, lowest first, as {@code LayersTest} (raid-core's tests) checks them on every build: values
+ * (records, enums, exceptions, listener types, {@code ArrayEvents}) &lt; members ({@code Member},
+ * {@code MemberTable}, {@code StripeLocks}, {@code AsyncIo}) &lt; ports ({@code ArrayHooks}) &lt; the
+ * stripe engine ({@code ArrayCore}, {@code MemberPhase}, {@code StripeOp}) &lt; paths and consistency
+ * policies ({@code ReadPath}, {@code WritePath}, {@code SyncJob}, {@code PplRecovery},
+ * {@code PartialParityLog}, {@code WriteIntentBitmap}) &lt; metadata ({@code SuperblockIo},
+ * {@code ArrayMetadata}) &lt; conductors ({@code Membership}, {@code Recovery}, {@code ArrayCounters})
+ * &lt; the facade and the factory ({@code Raid5Array}, {@code Assembler}). A class names only its
+ * own layer or lower ones; the test lists the seven references upward that remain (the engine
+ * naming the log and the bitmap instead of one consistency port, {@code ReadPath} and
+ * {@code ArrayCounters} reaching the facade, the bitmap reading the metadata) and fails on any new
+ * one. The packages beneath ({@code layout}, {@code parity}, {@code counter}, {@code md},
+ * {@code stats}, {@code disk}) name neither {@code array} nor {@code nbd}.
+ *
  * <p>Locks, outermost first: the conductor's lock (which pass runs), the configuration write side
  * (quiesce), {@code ArrayMetadata.lock}. The I/O path holds only the configuration read side (a
  * per-thread cell), one stripe lock at a time and, when a member fails, the metadata lock.

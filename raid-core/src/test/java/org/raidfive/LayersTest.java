@@ -1,0 +1,135 @@
+package org.raidfive;
+
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.tngtech.archunit.core.domain.Dependency;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * raid-core's layers, checked by the build. Between packages: the foundations (layout, parity,
+ * counter, md, stats, disk) name none of array or nbd, and no two packages form a cycle. Inside
+ * {@code array/}: each class is on one layer, lowest first, and a class names only its own layer
+ * or lower ones; what it needs from above arrives as an interface at construction.
+ *
+ * <p>The references upward that the engine still has are listed in {@link #KNOWN_UPWARD}: a new
+ * one fails the build, and so does a listed one that is gone (take it off the list), so the list
+ * only shrinks. The issue "array/ in layers" empties it.
+ */
+class LayersTest {
+    private static JavaClasses classes;
+
+    @BeforeAll
+    static void load() {
+        classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importPackages("org.raidfive");
+    }
+
+    @Test
+    void foundationsNameNeitherTheArrayNorNbd() {
+        layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("foundations").definedBy("org.raidfive.layout..", "org.raidfive.parity..",
+                        "org.raidfive.counter..", "org.raidfive.md..", "org.raidfive.stats..", "org.raidfive.disk..")
+                .layer("array").definedBy("org.raidfive.array..")
+                .layer("nbd").definedBy("org.raidfive.nbd..")
+                .whereLayer("array").mayNotBeAccessedByAnyLayer()
+                .whereLayer("nbd").mayNotBeAccessedByAnyLayer()
+                .check(classes);
+    }
+
+    @Test
+    void packagesFormNoCycle() {
+        slices().matching("org.raidfive.(*)..").should().beFreeOfCycles().check(classes);
+    }
+
+    /** array/'s layers, lowest first (the issue's picture, with today's classes). */
+    static final List<Set<String>> ARRAY_LAYERS = List.of(
+            // values: records, enums, exceptions, listener types
+            Set.of("ArrayConfigException", "ArrayFailedException", "ArrayStateException", "MemberState", "SyncAction",
+                    "ReAddOutcome", "AssemblyReport", "ConsistencyPolicy", "SyncLimits", "SyncProgress", "SyncOutcome",
+                    "ArrayEvent", "ArrayListener", "ArrayStatus", "ArraySpec", "AssembleOptions", "IoStats",
+                    "ArrayEvents"),
+            // members: one member, the table, the stripe locks, member I/O
+            Set.of("Member", "MemberTable", "StripeLocks", "AsyncIo"),
+            // ports: what lower layers call upward through
+            Set.of("ArrayHooks"),
+            // the stripe engine
+            Set.of("ArrayCore", "MemberPhase", "StripeOp"),
+            // the paths and the consistency policies
+            Set.of("ReadPath", "WritePath", "SyncJob", "PplRecovery", "PartialParityLog", "WriteIntentBitmap"),
+            // metadata
+            Set.of("SuperblockIo", "ArrayMetadata"),
+            // conductors
+            Set.of("Membership", "Recovery", "ArrayCounters"),
+            // the facade and the factory
+            Set.of("Raid5Array", "Assembler"));
+
+    /** Upward references not yet turned into ports: "from -> to" (top-level class names). */
+    static final Set<String> KNOWN_UPWARD = Set.of(
+            // the engine calls the consistency policies by name, not through one consistency port
+            "ArrayCore -> PartialParityLog", "ArrayCore -> WriteIntentBitmap",
+            "StripeOp -> PartialParityLog", "StripeOp -> WriteIntentBitmap",
+            // wired after construction (ReadPath.owner) or reading the facade (ArrayCounters.start)
+            "ReadPath -> Raid5Array", "ArrayCounters -> Raid5Array",
+            // the bitmap reads the array's metadata for its superblock fields
+            "WriteIntentBitmap -> ArrayMetadata");
+
+    @Test
+    void insideArrayAClassNamesOnlyItsLayerOrLowerOnes() {
+        Map<String, Integer> layer = new java.util.HashMap<>();
+        for (int i = 0; i < ARRAY_LAYERS.size(); i++) {
+            for (String c : ARRAY_LAYERS.get(i)) {
+                layer.put(c, i);
+            }
+        }
+        Set<String> unplaced = new TreeSet<>();
+        Set<String> upward = new TreeSet<>();
+        for (JavaClass c : classes) {
+            if (!c.getPackageName().equals("org.raidfive.array") || top(c).equals("package-info")) {
+                continue;
+            }
+            String from = top(c);
+            if (!layer.containsKey(from)) {
+                unplaced.add(from);
+                continue;
+            }
+            for (Dependency d : c.getDirectDependenciesFromSelf()) {
+                JavaClass target = d.getTargetClass().getBaseComponentType();
+                if (!target.getPackageName().equals("org.raidfive.array")) {
+                    continue;
+                }
+                String to = top(target);
+                Integer toLayer = layer.get(to);
+                if (toLayer != null && !to.equals(from) && toLayer > layer.get(from)) {
+                    upward.add(from + " -> " + to);
+                }
+            }
+        }
+        assertEquals(Set.of(), unplaced, "array/ classes on no layer: put each on one in ARRAY_LAYERS");
+        Set<String> added = new TreeSet<>(upward);
+        added.removeAll(KNOWN_UPWARD);
+        assertEquals(Set.of(), added, "new references upward in array/ (what a class needs from above arrives as an "
+                + "interface at construction)");
+        Set<String> gone = new TreeSet<>(KNOWN_UPWARD);
+        gone.removeAll(upward);
+        assertTrue(gone.isEmpty(), "these references upward are gone: take them off KNOWN_UPWARD " + gone);
+    }
+
+    /** The top-level class a class belongs to (nested and anonymous classes count as their outermost). */
+    private static String top(JavaClass c) {
+        String name = c.getName().substring(c.getPackageName().length() + 1);
+        int dollar = name.indexOf('$');
+        return dollar < 0 ? name : name.substring(0, dollar);
+    }
+}

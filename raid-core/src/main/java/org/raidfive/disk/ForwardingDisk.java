@@ -13,6 +13,7 @@ public abstract class ForwardingDisk implements MemberDisk {
     /** The disk every call goes on to. */
     protected final MemberDisk inner;
 
+    /** A disk that hands every call to {@code inner}. */
     protected ForwardingDisk(MemberDisk inner) {
         this.inner = java.util.Objects.requireNonNull(inner, "inner");
     }

@@ -17,8 +17,7 @@ import java.util.List;
  * (in units of {@code 1 << bblog_shift} sectors), ended by an all-ones entry; the rest of the
  * area is all ones. The superblock sets {@code MD_FEATURE_BAD_BLOCKS} while the list is not empty.
  */
-public final class BadBlockLog
-{
+public final class BadBlockLog {
     /** Longest entry md stores, in units of {@code 1 << shift} sectors ({@code BB_MAX_LEN}). */
     public static final int MAX_ENTRY_LENGTH = 512;
     /** md keeps at most one page of entries ({@code MAX_BADBLOCKS}). */
@@ -30,55 +29,44 @@ public final class BadBlockLog
     private final long[] starts;
     private final long[] ends;
 
-    private BadBlockLog(final long[] starts, final long[] ends)
-    {
+    private BadBlockLog(final long[] starts, final long[] ends) {
         this.starts = starts;
         this.ends = ends;
     }
 
     /** True when no sector is listed. */
-    public boolean isEmpty()
-    {
+    public boolean isEmpty() {
         return starts.length == 0;
     }
 
     /** Number of disjoint ranges. */
-    public int ranges()
-    {
+    public int ranges() {
         return starts.length;
     }
 
     /** First sector of range {@code i}. */
-    public long start(final int i)
-    {
+    public long start(final int i) {
         return starts[i];
     }
 
     /** Sectors in range {@code i}. */
-    public long length(final int i)
-    {
+    public long length(final int i) {
         return ends[i] - starts[i];
     }
 
     /** True if any sector of {@code [sector, sector + count)} is listed. */
-    public boolean overlaps(final long sector, final long count)
-    {
-        if (starts.length == 0 || count <= 0)
-        {
+    public boolean overlaps(final long sector, final long count) {
+        if (starts.length == 0 || count <= 0) {
             return false;
         }
         // first range that ends after sector
         int lo = 0;
         int hi = starts.length;
-        while (lo < hi)
-        {
+        while (lo < hi) {
             final int mid = (lo + hi) >>> 1;
-            if (ends[mid] <= sector)
-            {
+            if (ends[mid] <= sector) {
                 lo = mid + 1;
-            }
-            else
-            {
+            } else {
                 hi = mid;
             }
         }
@@ -86,82 +74,63 @@ public final class BadBlockLog
     }
 
     /** This list with {@code [sector, sector + count)} added (merged with neighbours). */
-    public BadBlockLog add(final long sector, final long count)
-    {
-        if (count <= 0)
-        {
+    public BadBlockLog add(final long sector, final long count) {
+        if (count <= 0) {
             return this;
         }
         final List<long[]> out = new ArrayList<>();
         long s = sector;
         long e = sector + count;
         boolean placed = false;
-        for (int i = 0; i < starts.length; i++)
-        {
-            if (ends[i] < s)
-            {
+        for (int i = 0; i < starts.length; i++) {
+            if (ends[i] < s) {
                 out.add(new long[] {starts[i], ends[i]});
-            }
-            else if (starts[i] > e)
-            {
-                if (!placed)
-                {
+            } else if (starts[i] > e) {
+                if (!placed) {
                     out.add(new long[] {s, e});
                     placed = true;
                 }
                 out.add(new long[] {starts[i], ends[i]});
-            }
-            else
-            {
+            } else {
                 s = Math.min(s, starts[i]);
                 e = Math.max(e, ends[i]);
             }
         }
-        if (!placed)
-        {
+        if (!placed) {
             out.add(new long[] {s, e});
         }
         return of(out);
     }
 
     /** This list without {@code [sector, sector + count)} (a rewrite made them good). */
-    public BadBlockLog clear(final long sector, final long count)
-    {
-        if (!overlaps(sector, count))
-        {
+    public BadBlockLog clear(final long sector, final long count) {
+        if (!overlaps(sector, count)) {
             return this;
         }
         final long e = sector + count;
         final List<long[]> out = new ArrayList<>();
-        for (int i = 0; i < starts.length; i++)
-        {
-            if (ends[i] <= sector || starts[i] >= e)
-            {
+        for (int i = 0; i < starts.length; i++) {
+            if (ends[i] <= sector || starts[i] >= e) {
                 out.add(new long[] {starts[i], ends[i]});
                 continue;
             }
-            if (starts[i] < sector)
-            {
+            if (starts[i] < sector) {
                 out.add(new long[] {starts[i], sector});
             }
-            if (ends[i] > e)
-            {
+            if (ends[i] > e) {
                 out.add(new long[] {e, ends[i]});
             }
         }
         return of(out);
     }
 
-    private static BadBlockLog of(final List<long[]> ranges)
-    {
-        if (ranges.isEmpty())
-        {
+    private static BadBlockLog of(final List<long[]> ranges) {
+        if (ranges.isEmpty()) {
             return EMPTY;
         }
         final long[] s = new long[ranges.size()];
         final long[] e = new long[ranges.size()];
-        for (int i = 0; i < s.length; i++)
-        {
+        for (int i = 0; i < s.length; i++) {
             s[i] = ranges.get(i)[0];
             e[i] = ranges.get(i)[1];
         }
@@ -175,27 +144,22 @@ public final class BadBlockLog
      * @throws CorruptSuperblockException if an entry has a zero count or overflows
      */
     public static BadBlockLog decode(final ByteBuffer area, final int shift, final String member)
-        throws CorruptSuperblockException
-    {
+        throws CorruptSuperblockException {
         final ByteBuffer b = area.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         BadBlockLog log = EMPTY;
-        while (b.remaining() >= 8)
-        {
+        while (b.remaining() >= 8) {
             final long entry = b.getLong();
-            if (entry == -1L)
-            {
+            if (entry == -1L) {
                 break;
             }
             final long units = entry >>> 10;
-            if (shift >= 54 || (units << shift) >>> shift != units || (units << shift) < 0)
-            {
+            if (shift >= 54 || (units << shift) >>> shift != units || (units << shift) < 0) {
                 throw new CorruptSuperblockException(member, String.format(
                     "bad block log entry 0x%016x with bblog_shift %d names a sector past 2^63", entry, shift));
             }
             final long count = (entry & 0x3ff) << shift;
             final long sector = units << shift;
-            if (count == 0)
-            {
+            if (count == 0) {
                 throw new CorruptSuperblockException(member, String.format(
                     "bad block log entry 0x%016x has a length of 0", entry));
             }
@@ -205,25 +169,21 @@ public final class BadBlockLog
     }
 
     /** Entries md would write for this list with {@code shift}, each at most {@link #MAX_ENTRY_LENGTH} units. */
-    public long[] entries(final int shift)
-    {
+    public long[] entries(final int shift) {
         final List<Long> out = new ArrayList<>();
         final long unit = 1L << shift;
-        for (int i = 0; i < starts.length; i++)
-        {
+        for (int i = 0; i < starts.length; i++) {
             // widen to whole units, as badblocks_set rounds to its shift
             long s = starts[i] & -unit;
             final long e = (ends[i] + unit - 1) & -unit;
-            while (s < e)
-            {
+            while (s < e) {
                 final long n = Math.min(e - s, MAX_ENTRY_LENGTH * unit);
                 out.add(((s >>> shift) << 10) | (n >>> shift));
                 s += n;
             }
         }
         final long[] a = new long[out.size()];
-        for (int i = 0; i < a.length; i++)
-        {
+        for (int i = 0; i < a.length; i++) {
             a[i] = out.get(i);
         }
         return a;
@@ -235,47 +195,38 @@ public final class BadBlockLog
      *
      * @throws IllegalStateException if the entries do not fit
      */
-    public void encode(final ByteBuffer area, final int shift)
-    {
+    public void encode(final ByteBuffer area, final int shift) {
         final long[] e = entries(shift);
         final int capacity = Math.min(area.remaining() / 8, MAX_ENTRIES);
-        if (e.length > capacity)
-        {
+        if (e.length > capacity) {
             throw new IllegalStateException(e.length + " bad block entries do not fit the log's " + capacity);
         }
         final ByteBuffer b = area.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        for (final long entry : e)
-        {
+        for (final long entry : e) {
             b.putLong(entry);
         }
-        while (b.remaining() >= 8)
-        {
+        while (b.remaining() >= 8) {
             b.putLong(-1L);
         }
     }
 
     @Override
-    public boolean equals(final Object o)
-    {
+    public boolean equals(final Object o) {
         return o instanceof BadBlockLog && Arrays.equals(starts, ((BadBlockLog)o).starts)
             && Arrays.equals(ends, ((BadBlockLog)o).ends);
     }
 
     @Override
-    public int hashCode()
-    {
+    public int hashCode() {
         return 31 * Arrays.hashCode(starts) + Arrays.hashCode(ends);
     }
 
     /** {@code "[2048+8, 4096+16]"}: first sector + count of each range. */
     @Override
-    public String toString()
-    {
+    public String toString() {
         final StringBuilder s = new StringBuilder("[");
-        for (int i = 0; i < starts.length; i++)
-        {
-            if (i > 0)
-            {
+        for (int i = 0; i < starts.length; i++) {
+            if (i > 0) {
                 s.append(", ");
             }
             s.append(starts[i]).append('+').append(ends[i] - starts[i]);

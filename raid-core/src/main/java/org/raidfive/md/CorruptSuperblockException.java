@@ -6,13 +6,11 @@ package org.raidfive.md;
  * other, roles out of range. Unlike its parent, this is never "not an md
  * member" or "unsupported": the bytes are wrong.
  */
-public class CorruptSuperblockException extends SuperblockException
-{
+public class CorruptSuperblockException extends SuperblockException {
     private static final long serialVersionUID = 1L;
 
     /** {@code memberName}'s superblock is damaged in the way {@code problem} says. */
-    public CorruptSuperblockException(final String memberName, final String problem)
-    {
+    public CorruptSuperblockException(final String memberName, final String problem) {
         super(memberName, problem);
     }
 }

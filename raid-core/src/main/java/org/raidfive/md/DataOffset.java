@@ -26,8 +26,7 @@ package org.raidfive.md;
  * instead and gave 262144 there. Checked against mdadm 4.2 itself: see
  * {@code src/test/resources/md/mdadm-4.2-size-set.csv} and its test.
  */
-public final class DataOffset
-{
+public final class DataOffset {
     /** 1 MiB in sectors: data_offset is always a multiple of it. */
     public static final long ONE_MIB_SECTORS = 2048;
     /** The most headroom mdadm leaves for reshapes: 128 MiB. */
@@ -37,8 +36,7 @@ public final class DataOffset
     /** Size of the bad block log mdadm reserves: 4 KiB. */
     public static final int BAD_BLOCK_LOG_SECTORS = 8;
 
-    private DataOffset()
-    {
+    private DataOffset() {
     }
 
     /**
@@ -46,8 +44,7 @@ public final class DataOffset
      * first member has {@code memberSectors} sectors and whose chunk is
      * {@code chunkSectors} (a power of two, at least 8).
      */
-    public static long forNewMember(final long memberSectors, final int chunkSectors)
-    {
+    public static long forNewMember(final long memberSectors, final int chunkSectors) {
         return forNewMember(memberSectors, chunkSectors, false);
     }
 
@@ -55,11 +52,9 @@ public final class DataOffset
      * {@link #forNewMember(long, int)} for an array with md's partial parity log, whose area (1 MiB,
      * mdadm's {@code MULTIPLE_PPL_AREA_SIZE_SUPER1}) takes the place of the bitmap space.
      */
-    public static long forNewMember(final long memberSectors, final int chunkSectors, final boolean ppl)
-    {
+    public static long forNewMember(final long memberSectors, final int chunkSectors, final boolean ppl) {
         checkChunk(chunkSectors);
-        if (memberSectors < 0)
-        {
+        if (memberSectors < 0) {
             throw new IllegalArgumentException("member size " + memberSectors + " sectors is negative");
         }
         final long space = ppl ? PplHeader.AREA_SECTORS : bitmapSpace(memberSectors);
@@ -75,13 +70,11 @@ public final class DataOffset
      * @throws IllegalArgumentException naming the sizes when no chunk fits,
      *         as mdadm refuses such a member ("too small" / "no free space left").
      */
-    public static long usableSectors(final long memberSectors, final int chunkSectors)
-    {
+    public static long usableSectors(final long memberSectors, final int chunkSectors) {
         final long dataOffset = forNewMember(memberSectors, chunkSectors);
         final long free = memberSectors - dataOffset;
         final long usable = free < 0 ? 0 : free / chunkSectors * chunkSectors;
-        if (usable == 0)
-        {
+        if (usable == 0) {
             throw new IllegalArgumentException("member of " + memberSectors + " sectors is too small: data would start at sector "
                 + dataOffset + ", leaving no whole " + chunkSectors + "-sector chunk");
         }
@@ -93,30 +86,24 @@ public final class DataOffset
      * member (or a used size) of {@code sectors}: none below 64 KiB, 4 KiB up to
      * 8 GiB, 64 KiB above, 128 KiB from 200 GiB.
      */
-    public static long bitmapSpace(final long sectors)
-    {
-        if (sectors < 64 * 2)
-        {
+    public static long bitmapSpace(final long sectors) {
+        if (sectors < 64 * 2) {
             return 0;
         }
-        if (sectors - 64 * 2 >= 200L * 1024 * 1024 * 2)
-        {
+        if (sectors - 64 * 2 >= 200L * 1024 * 1024 * 2) {
             return 128 * 2;
         }
-        if (sectors - 4 * 2 > 8L * 1024 * 1024 * 2)
-        {
+        if (sectors - 4 * 2 > 8L * 1024 * 1024 * 2) {
             return 64 * 2;
         }
         return 4 * 2;
     }
 
     /** Reshape headroom mdadm 4.2 leaves on a member: about 0.1% of it, at most 128 MiB, at least 2 chunks. */
-    public static long headroom(final long memberSectors, final int chunkSectors)
-    {
+    public static long headroom(final long memberSectors, final int chunkSectors) {
         checkChunk(chunkSectors);
         long headroom = MAX_HEADROOM_SECTORS;
-        while ((headroom << 10) > memberSectors && headroom / 2 >= 2L * chunkSectors)
-        {
+        while ((headroom << 10) > memberSectors && headroom / 2 >= 2L * chunkSectors) {
             headroom >>= 1;
         }
         return headroom;
@@ -129,15 +116,12 @@ public final class DataOffset
      * {@code sizeSectors} ({@code sb->size}). mdadm only does so if the data starts
      * at least 8 sectors after that, which is true for every data offset above.
      */
-    public static int badBlockLogOffset(final long sizeSectors)
-    {
+    public static int badBlockLogOffset(final long sizeSectors) {
         return (int)(8 + bitmapSpace(sizeSectors));
     }
 
-    private static void checkChunk(final int chunkSectors)
-    {
-        if (chunkSectors < 8 || Integer.bitCount(chunkSectors) != 1)
-        {
+    private static void checkChunk(final int chunkSectors) {
+        if (chunkSectors < 8 || Integer.bitCount(chunkSectors) != 1) {
             throw new IllegalArgumentException(
                 "chunk size " + chunkSectors + " sectors must be a power of two of at least 8 (4 KiB)");
         }

@@ -21,54 +21,43 @@ import static org.raidfive.md.Superblock.*;
  * <p>Where each area lies on a member (bitmap, bad block log, partial parity log: on the device,
  * before the data, clear of the superblock and one another) is {@link MemberAreas}'s rule.
  */
-public final class MdFeatures
-{
-    private MdFeatures()
-    {
+public final class MdFeatures {
+    private MdFeatures() {
     }
 
     /** Why an array with this member cannot be run by raidfive, or null when it can. */
-    public static String refusal(final Superblock sb, final String member)
-    {
+    public static String refusal(final Superblock sb, final String member) {
         final int f = sb.featureMap();
-        if ((f & (MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_RESHAPE_BACKWARDS | MD_FEATURE_NEW_OFFSET)) != 0)
-        {
+        if ((f & (MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_RESHAPE_BACKWARDS | MD_FEATURE_NEW_OFFSET)) != 0) {
             return member + " is in the middle of a reshape (feature_map 0x" + Integer.toHexString(f)
                 + ", reshape_position " + Long.toUnsignedString(sb.reshapePosition()) + ", delta_disks "
                 + sb.deltaDisks() + ", new layout " + sb.newLayout() + ", new chunk " + sb.newChunk() * 512L / 1024
                 + "K): raidfive cannot run an array mid-reshape; let Linux md finish it (mdadm --assemble resumes "
                 + "it, or mdadm --grow --continue)";
         }
-        if ((f & MD_FEATURE_JOURNAL) != 0 || sb.role() == ROLE_JOURNAL)
-        {
+        if ((f & MD_FEATURE_JOURNAL) != 0 || sb.role() == ROLE_JOURNAL) {
             return member + (sb.role() == ROLE_JOURNAL ? " is the write-journal device of" : " belongs to")
                 + " an array with a write journal (raid5-cache, feature 0x200), which raidfive does not implement; "
                 + "run it with Linux md, or remove the journal there first (mdadm --grow --consistency-policy=resync)";
         }
-        for (int i = 0; i < sb.maxDev(); i++)
-        {
-            if (sb.devRole(i) == ROLE_JOURNAL)
-            {
+        for (int i = 0; i < sb.maxDev(); i++) {
+            if (sb.devRole(i) == ROLE_JOURNAL) {
                 return member + " belongs to an array with a write-journal device (dev_roles[" + i + "] is journal), "
                     + "which raidfive does not implement; run it with Linux md";
             }
         }
-        if ((f & MD_FEATURE_CLUSTERED) != 0)
-        {
+        if ((f & MD_FEATURE_CLUSTERED) != 0) {
             return member + " belongs to a clustered md array (feature 0x100), which raidfive does not implement; "
                 + "run it with Linux md and its cluster stack";
         }
-        if ((f & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)) != 0)
-        {
+        if ((f & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)) != 0) {
             final String ppl = pplRefusal(sb, member);
-            if (ppl != null)
-            {
+            if (ppl != null) {
                 return ppl;
             }
         }
         final int unknown = f & ~MD_FEATURE_ALL;
-        if (unknown != 0)
-        {
+        if (unknown != 0) {
             return member + String.format(" has feature bits 0x%x that Linux md does not define", unknown);
         }
         return null;
@@ -78,11 +67,9 @@ public final class MdFeatures
      * md's {@code ppl_init_log} rule for the array (where each member's area lies is
      * {@link MemberAreas}'s to check, as {@code ppl_validate_rdev} does per device).
      */
-    private static String pplRefusal(final Superblock sb, final String member)
-    {
+    private static String pplRefusal(final Superblock sb, final String member) {
         // A PPL beside a bitmap or a journal is refused by the decoder already, as md's super_1_load does.
-        if (sb.raidDisks() > 64)
-        {
+        if (sb.raidDisks() > 64) {
             return member + "'s array has " + sb.raidDisks() + " members; md's partial parity log takes at most 64";
         }
         return null;

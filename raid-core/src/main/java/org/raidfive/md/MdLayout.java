@@ -14,8 +14,7 @@ import java.util.StringJoiner;
  * ({@code la}, {@code ra}, {@code ls}, {@code rs}) and {@code default}
  * (left-symmetric). The engine maps these onto its own address maths.
  */
-public enum MdLayout
-{
+public enum MdLayout {
     /** ALGORITHM_LEFT_ASYMMETRIC. */
     LEFT_ASYMMETRIC(0, "left-asymmetric", "la"),
     /** ALGORITHM_RIGHT_ASYMMETRIC. */
@@ -38,34 +37,29 @@ public enum MdLayout
     private final String mdadmName;
     private final String shortName;
 
-    MdLayout(final int number, final String mdadmName, final String shortName)
-    {
+    MdLayout(final int number, final String mdadmName, final String shortName) {
         this.number = number;
         this.mdadmName = mdadmName;
         this.shortName = shortName;
     }
 
     /** The value of the superblock's {@code layout} field. */
-    public int number()
-    {
+    public int number() {
         return number;
     }
 
     /** mdadm's long name, as {@code mdadm --examine} prints it. */
-    public String mdadmName()
-    {
+    public String mdadmName() {
         return mdadmName;
     }
 
     /** mdadm's two-letter name, or {@code null} for the parity layouts, which have none. */
-    public String shortName()
-    {
+    public String shortName() {
         return shortName;
     }
 
     /** True if {@code number} is a raid5 layout. */
-    public static boolean isValid(final int number)
-    {
+    public static boolean isValid(final int number) {
         return number >= 0 && number < BY_NUMBER.length;
     }
 
@@ -74,10 +68,8 @@ public enum MdLayout
      *
      * @throws IllegalArgumentException if md has no raid5 layout with that number.
      */
-    public static MdLayout ofNumber(final int number)
-    {
-        if (!isValid(number))
-        {
+    public static MdLayout ofNumber(final int number) {
+        if (!isValid(number)) {
             throw new IllegalArgumentException(
                 "unknown raid5 layout number " + number + " (valid: 0.." + (BY_NUMBER.length - 1) + ")");
         }
@@ -89,17 +81,13 @@ public enum MdLayout
      *
      * @throws IllegalArgumentException naming the input and listing every valid name.
      */
-    public static MdLayout parse(final String name)
-    {
+    public static MdLayout parse(final String name) {
         final String key = name == null ? "" : name.trim().toLowerCase(Locale.ROOT);
-        if ("default".equals(key))
-        {
+        if ("default".equals(key)) {
             return DEFAULT;
         }
-        for (final MdLayout layout : BY_NUMBER)
-        {
-            if (layout.mdadmName.equals(key) || key.equals(layout.shortName))
-            {
+        for (final MdLayout layout : BY_NUMBER) {
+            if (layout.mdadmName.equals(key) || key.equals(layout.shortName)) {
                 return layout;
             }
         }
@@ -108,11 +96,9 @@ public enum MdLayout
     }
 
     /** Every accepted name, e.g. {@code "left-asymmetric (la), ..., parity-last, default"}. */
-    public static String validNames()
-    {
+    public static String validNames() {
         final StringJoiner names = new StringJoiner(", ");
-        for (final MdLayout layout : BY_NUMBER)
-        {
+        for (final MdLayout layout : BY_NUMBER) {
             names.add(layout.shortName == null ? layout.mdadmName : layout.mdadmName + " (" + layout.shortName + ")");
         }
         names.add("default");
@@ -121,8 +107,7 @@ public enum MdLayout
 
     /** mdadm's long name. */
     @Override
-    public String toString()
-    {
+    public String toString() {
         return mdadmName;
     }
 }

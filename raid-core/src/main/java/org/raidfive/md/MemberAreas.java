@@ -17,34 +17,28 @@ import java.util.List;
  * area per device) and the array's bitmap (md keeps one bitmap offset for the array, written on
  * every member).
  */
-public final class MemberAreas
-{
+public final class MemberAreas {
     /** One area: {@code sectors} device sectors from {@code start}. */
-    public record Area(String name, long start, long sectors)
-    {
+    public record Area(String name, long start, long sectors) {
         /** The first sector after the area. */
-        public long end()
-        {
+        public long end() {
             return start + sectors;
         }
 
         @Override
-        public String toString()
-        {
+        public String toString() {
             return name + " (sectors " + start + ".." + (end() - 1) + ")";
         }
     }
 
     private final List<Area> areas;
 
-    private MemberAreas(final List<Area> areas)
-    {
+    private MemberAreas(final List<Area> areas) {
         this.areas = List.copyOf(areas);
     }
 
     /** The areas found, superblock first. */
-    public List<Area> areas()
-    {
+    public List<Area> areas() {
         return areas;
     }
 
@@ -52,8 +46,7 @@ public final class MemberAreas
      * The superblock's sectors as md counts them ({@code sb_size}: 256 bytes and two per device
      * role, rounded up to whole 512-byte sectors).
      */
-    public static long superblockSectors(final Superblock sb)
-    {
+    public static long superblockSectors(final Superblock sb) {
         return (SuperblockFormat.span(sb.maxDev()) + Superblock.SECTOR_BYTES - 1) / Superblock.SECTOR_BYTES;
     }
 
@@ -69,70 +62,57 @@ public final class MemberAreas
      * @throws CorruptSuperblockException naming the member, the field, its value and the rule broken
      */
     public static MemberAreas check(final Superblock sb, final long deviceSectors, final Integer bitmapOffset,
-        final long bitmapSectors, final String member) throws CorruptSuperblockException
-    {
+        final long bitmapSectors, final String member) throws CorruptSuperblockException {
         final long superStart = sb.superOffset();
         final long dataOffset = sb.dataOffset();
         final List<Area> found = new ArrayList<>();
         final Area superblock = new Area("the superblock", superStart, superblockSectors(sb));
         found.add(superblock);
-        if (Long.compareUnsigned(dataOffset, deviceSectors) > 0)
-        {
+        if (Long.compareUnsigned(dataOffset, deviceSectors) > 0) {
             throw corrupt(member, "data_offset " + Long.toUnsignedString(dataOffset) + " is past the end of the "
                 + "device (" + deviceSectors + " sectors)");
         }
         // super_1_load: the device must hold data_size sectors after data_offset
-        if (Long.compareUnsigned(sb.dataSize(), deviceSectors - dataOffset) > 0)
-        {
+        if (Long.compareUnsigned(sb.dataSize(), deviceSectors - dataOffset) > 0) {
             throw corrupt(member, "data_size " + Long.toUnsignedString(sb.dataSize()) + " sectors from data_offset "
                 + dataOffset + " runs past the end of the device (" + deviceSectors + " sectors), which md refuses");
         }
-        if (bitmapOffset != null)
-        {
+        if (bitmapOffset != null) {
             final Area bitmap = new Area("the write-intent bitmap", superStart + bitmapOffset, bitmapSectors);
-            if (bitmapOffset < superblock.sectors())
-            {
+            if (bitmapOffset < superblock.sectors()) {
                 // md's __write_sb_page: a negative offset puts the bitmap before the superblock, where
                 // a v1.2 member's data would run into it; a small one writes over the superblock.
                 throw corrupt(member, "bitmap_offset " + bitmapOffset + " puts the bitmap "
                     + (bitmapOffset < 0 ? "before" : "on") + " the superblock; on a v1.2 member md needs it between "
                     + "the superblock (which ends at offset " + superblock.sectors() + ") and the data");
             }
-            if (bitmap.end() > dataOffset)
-            {
+            if (bitmap.end() > dataOffset) {
                 throw corrupt(member, "bitmap_offset " + bitmapOffset + " with a bitmap of " + bitmapSectors
                     + " sectors runs into the data at data_offset " + dataOffset + " (the bitmap would end at sector "
                     + bitmap.end() + "), which md refuses");
             }
             found.add(bitmap);
         }
-        if (sb.bblogOffset() != 0 && sb.bblogSize() != 0)
-        {
+        if (sb.bblogOffset() != 0 && sb.bblogSize() != 0) {
             final Area log = new Area("the bad block log", superStart + sb.bblogOffset(), sb.bblogSize());
-            if (log.start() < 0 || log.end() > dataOffset)
-            {
+            if (log.start() < 0 || log.end() > dataOffset) {
                 throw corrupt(member, "bblog_offset " + sb.bblogOffset() + " with bblog_size " + sb.bblogSize()
                     + " puts the bad block log at sectors " + log.start() + ".." + (log.end() - 1)
                     + ", outside the metadata space before the data (0.." + (dataOffset - 1) + ")");
             }
             found.add(log);
         }
-        if (sb.hasFeature(Superblock.MD_FEATURE_PPL) || sb.hasFeature(Superblock.MD_FEATURE_MULTIPLE_PPLS))
-        {
+        if (sb.hasFeature(Superblock.MD_FEATURE_PPL) || sb.hasFeature(Superblock.MD_FEATURE_MULTIPLE_PPLS)) {
             found.add(pplArea(sb, dataOffset, superblock, member));
         }
-        for (int i = 1; i < found.size(); i++)
-        {
+        for (int i = 1; i < found.size(); i++) {
             final Area a = found.get(i);
-            if (a.end() > deviceSectors)
-            {
+            if (a.end() > deviceSectors) {
                 throw corrupt(member, a + " ends past the end of the device (" + deviceSectors + " sectors)");
             }
-            for (int j = 0; j < i; j++)
-            {
+            for (int j = 0; j < i; j++) {
                 final Area b = found.get(j);
-                if (a.start() < b.end() && b.start() < a.end())
-                {
+                if (a.start() < b.end() && b.start() < a.end()) {
                     throw corrupt(member, a + " overlaps " + b + "; md would write one over the other");
                 }
             }
@@ -142,28 +122,24 @@ public final class MemberAreas
 
     /** md's {@code ppl_validate_rdev}: room for a header and a stripe's partial parity, clear of data and superblock. */
     private static Area pplArea(final Superblock sb, final long dataOffset, final Area superblock, final String member)
-        throws CorruptSuperblockException
-    {
+        throws CorruptSuperblockException {
         final int offset = sb.pplOffset();
         final int size = sb.pplSize();
         final int header = PplHeader.SIZE / Superblock.SECTOR_BYTES;
         final int data = (size - header) / 8 * 8;
-        if (size - header <= 0 || data <= 0)
-        {
+        if (size - header <= 0 || data <= 0) {
             throw corrupt(member, "ppl.size " + size + " sectors leaves no room for a " + header
                 + "-sector header and one 4 KiB stripe of partial parity (md: PPL space too small)");
         }
         final Area ppl = new Area("the partial parity log", superblock.start() + offset, header + data);
-        if (ppl.start() < dataOffset ? ppl.end() > dataOffset : true)
-        {
+        if (ppl.start() < dataOffset ? ppl.end() > dataOffset : true) {
             // v1.2: the data runs to the end of the device, so an area after data_offset is in it
             throw corrupt(member, "ppl.offset " + offset + " with ppl.size " + size + " puts the partial parity log at "
                 + "sectors " + ppl.start() + ".." + (ppl.end() - 1) + ", which overlaps the data from data_offset "
                 + dataOffset + " (md: PPL space overlaps with data)");
         }
         if ((offset > 0 && offset < superblock.sectors()) || (offset <= 0 && offset + header + data > 0)
-            || ppl.start() < 0)
-        {
+            || ppl.start() < 0) {
             throw corrupt(member, "ppl.offset " + offset + " with ppl.size " + size + " overlaps the superblock "
                 + "(sectors " + superblock.start() + ".." + (superblock.end() - 1)
                 + ") or starts before the device (md: PPL space overlaps with superblock)");
@@ -171,8 +147,7 @@ public final class MemberAreas
         return ppl;
     }
 
-    private static CorruptSuperblockException corrupt(final String member, final String problem)
-    {
+    private static CorruptSuperblockException corrupt(final String member, final String problem) {
         return new CorruptSuperblockException(member, problem);
     }
 }

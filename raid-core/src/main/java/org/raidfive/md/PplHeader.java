@@ -24,8 +24,7 @@ import java.util.zip.CRC32C;
  * ByteBuffer, int, int)}) works in place on a little-endian buffer the caller owns and allocates
  * nothing: the log writes a header per io_unit on the I/O path.
  */
-public final class PplHeader
-{
+public final class PplHeader {
     /** {@code PPL_HEADER_SIZE}. */
     public static final int SIZE = 4096;
     /** {@code PPL_HDR_RESERVED}. */
@@ -42,21 +41,18 @@ public final class PplHeader
     /** Where mdadm puts the area: sectors after the superblock. */
     public static final int AREA_OFFSET = 8;
 
-    private PplHeader()
-    {
+    private PplHeader() {
     }
 
     /** md's signature for an array: CRC-32C of its UUID. */
-    public static int signature(final byte[] arrayUuid)
-    {
+    public static int signature(final byte[] arrayUuid) {
         final CRC32C crc = new CRC32C();
         crc.update(arrayUuid, 0, arrayUuid.length);
         return (int)crc.getValue();
     }
 
     /** CRC-32C of {@code len} bytes of {@code b} from {@code off}, as md checks an entry's partial parity. */
-    public static int checksum(final ByteBuffer b, final int off, final int len)
-    {
+    public static int checksum(final ByteBuffer b, final int off, final int len) {
         return checksum(new CRC32C(), b.duplicate(), off, len);
     }
 
@@ -64,8 +60,7 @@ public final class PplHeader
      * {@link #checksum(ByteBuffer, int, int)} with the caller's CRC object, without allocating; the
      * buffer's position and limit are restored.
      */
-    public static int checksum(final CRC32C crc, final ByteBuffer b, final int off, final int len)
-    {
+    public static int checksum(final CRC32C crc, final ByteBuffer b, final int off, final int len) {
         final int position = b.position();
         final int limit = b.limit();
         crc.reset();
@@ -79,15 +74,12 @@ public final class PplHeader
      * Starts a header in {@code h} (4 KiB from index 0, little-endian): reserved bytes, signature
      * and generation; no entries.
      */
-    public static void begin(final ByteBuffer h, final int signature, final long generation)
-    {
+    public static void begin(final ByteBuffer h, final int signature, final long generation) {
         final ByteBuffer b = littleEndian(h);
-        for (int i = 0; i < SIZE; i += 8)
-        {
+        for (int i = 0; i < SIZE; i += 8) {
             b.putLong(i, 0);
         }
-        for (int i = 0; i < RESERVED; i += 8)
-        {
+        for (int i = 0; i < RESERVED; i += 8) {
             b.putLong(i, -1L);
         }
         b.putInt(RESERVED, signature);
@@ -96,8 +88,7 @@ public final class PplHeader
 
     /** Writes entry {@code i} of the header in {@code h}. */
     public static void entry(final ByteBuffer h, final int i, final long dataSector, final int ppSize,
-        final int dataSize, final int parityDisk, final int checksum)
-    {
+        final int dataSize, final int parityDisk, final int checksum) {
         final ByteBuffer b = littleEndian(h);
         final int at = ENTRIES_AT + i * ENTRY_SIZE;
         b.putLong(at, dataSector);
@@ -108,26 +99,22 @@ public final class PplHeader
     }
 
     /** Sets the entry count and the header's checksum: the header in {@code h} is complete. */
-    public static void seal(final ByteBuffer h, final int entries, final CRC32C crc)
-    {
+    public static void seal(final ByteBuffer h, final int entries, final CRC32C crc) {
         final ByteBuffer b = littleEndian(h);
         b.putInt(RESERVED + 16, entries);
         b.putInt(RESERVED + 20, 0);
         b.putInt(RESERVED + 20, checksum(crc, b, 0, SIZE));
     }
 
-    private static ByteBuffer littleEndian(final ByteBuffer h)
-    {
-        if (h.order() != ByteOrder.LITTLE_ENDIAN)
-        {
+    private static ByteBuffer littleEndian(final ByteBuffer h) {
+        if (h.order() != ByteOrder.LITTLE_ENDIAN) {
             throw new IllegalArgumentException("a PPL header buffer must be little-endian");
         }
         return h;
     }
 
     /** True if the 4 KiB at {@code h}'s position 0 is a header whose checksum holds. */
-    public static boolean valid(final ByteBuffer h)
-    {
+    public static boolean valid(final ByteBuffer h) {
         final ByteBuffer b = h.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         final int stored = b.getInt(RESERVED + 20);
         b.putInt(RESERVED + 20, 0);
@@ -137,59 +124,49 @@ public final class PplHeader
     }
 
     /** The header's signature (CRC-32C of the array UUID). */
-    public static int signatureOf(final ByteBuffer h)
-    {
+    public static int signatureOf(final ByteBuffer h) {
         return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(RESERVED);
     }
 
     /** The header's generation (a log's io_units count up). */
-    public static long generation(final ByteBuffer h)
-    {
+    public static long generation(final ByteBuffer h) {
         return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getLong(RESERVED + 8);
     }
 
     /** The number of entries in the header. */
-    public static int entries(final ByteBuffer h)
-    {
+    public static int entries(final ByteBuffer h) {
         return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(RESERVED + 16);
     }
 
     /** Entry {@code i}'s first data sector (member sector of the stripe). */
-    public static long dataSector(final ByteBuffer h, final int i)
-    {
+    public static long dataSector(final ByteBuffer h, final int i) {
         return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getLong(ENTRIES_AT + i * ENTRY_SIZE);
     }
 
     /** Bytes of partial parity entry {@code i} has after the header. */
-    public static int ppSize(final ByteBuffer h, final int i)
-    {
+    public static int ppSize(final ByteBuffer h, final int i) {
         return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(ENTRIES_AT + i * ENTRY_SIZE + 8);
     }
 
     /** Bytes of data entry {@code i} covers. */
-    public static int dataSize(final ByteBuffer h, final int i)
-    {
+    public static int dataSize(final ByteBuffer h, final int i) {
         return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(ENTRIES_AT + i * ENTRY_SIZE + 12);
     }
 
     /** The parity member's slot of entry {@code i}. */
-    public static int parityDisk(final ByteBuffer h, final int i)
-    {
+    public static int parityDisk(final ByteBuffer h, final int i) {
         return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(ENTRIES_AT + i * ENTRY_SIZE + 16);
     }
 
     /** The CRC-32C of entry {@code i}'s partial parity. */
-    public static int entryChecksum(final ByteBuffer h, final int i)
-    {
+    public static int entryChecksum(final ByteBuffer h, final int i) {
         return h.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(ENTRIES_AT + i * ENTRY_SIZE + 20);
     }
 
     /** Bytes of partial parity the header's entries carry. */
-    public static long ppBytes(final ByteBuffer h)
-    {
+    public static long ppBytes(final ByteBuffer h) {
         long n = 0;
-        for (int i = 0; i < entries(h); i++)
-        {
+        for (int i = 0; i < entries(h); i++) {
             n += Integer.toUnsignedLong(ppSize(h, i));
         }
         return n;

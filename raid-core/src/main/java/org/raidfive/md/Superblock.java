@@ -31,8 +31,7 @@ import static org.raidfive.md.SuperblockFormat.span;
  * <p>{@link #encode} refuses (with {@link IllegalStateException}) a superblock
  * that {@link #decode} would refuse, so what this engine writes Linux can read.
  */
-public final class Superblock
-{
+public final class Superblock {
     /** {@code MD_SB_MAGIC}. */
     public static final int MD_SB_MAGIC = 0xa92b4efc;
     /** The only major version: 1. */
@@ -141,15 +140,13 @@ public final class Superblock
      * {@code max_dev} 128 with every role spare; everything else zero. Geometry
      * (chunk, raid_disks, sizes, offsets) must be set before it can be encoded.
      */
-    public Superblock()
-    {
+    public Superblock() {
         devRoles = new int[DEFAULT_MAX_DEV];
         Arrays.fill(devRoles, ROLE_SPARE);
     }
 
     /** A deep copy. */
-    public Superblock copy()
-    {
+    public Superblock copy() {
         final Superblock c = new Superblock();
         c.featureMap = featureMap;
         System.arraycopy(setUuid, 0, c.setUuid, 0, setUuid.length);
@@ -201,14 +198,12 @@ public final class Superblock
      * @throws IllegalStateException if {@link #decode} would refuse the result, naming the problem.
      * @throws IllegalArgumentException if {@code dst} has too little room.
      */
-    public void encode(final ByteBuffer dst)
-    {
+    public void encode(final ByteBuffer dst) {
         SuperblockCodec.encode(this, dst);
     }
 
     /** {@code decode(src, memberName, SUPERBLOCK_OFFSET_SECTORS)}: the bytes were read at 4 KiB. */
-    public static Superblock decode(final ByteBuffer src, final String memberName) throws SuperblockException
-    {
+    public static Superblock decode(final ByteBuffer src, final String memberName) throws SuperblockException {
         return SuperblockCodec.decode(src, memberName, SUPERBLOCK_OFFSET_SECTORS);
     }
 
@@ -223,8 +218,7 @@ public final class Superblock
      * @throws CorruptSuperblockException bad checksum, non-zero reserved bytes, or contradictory fields.
      */
     public static Superblock decode(final ByteBuffer src, final String memberName, final long readAtSector)
-        throws SuperblockException
-    {
+        throws SuperblockException {
         return SuperblockCodec.decode(src, memberName, readAtSector);
     }
 
@@ -235,14 +229,12 @@ public final class Superblock
      *
      * @throws IllegalArgumentException if the buffer is shorter than that span or max_dev is out of range.
      */
-    public static int checksum(final ByteBuffer sb)
-    {
+    public static int checksum(final ByteBuffer sb) {
         return SuperblockCodec.checksum(sb);
     }
 
     /** Bytes {@link #encode} writes: {@code 256 + 2 * max_dev} (after growing max_dev to cover dev_number). */
-    public int encodedLength()
-    {
+    public int encodedLength() {
         final int maxDev = Integer.compareUnsigned(devNumber, MAX_DEV_LIMIT) < 0
             ? Math.max(devRoles.length, devNumber + 1) : devRoles.length;
         return span(maxDev);
@@ -254,10 +246,8 @@ public final class Superblock
      * rounded up so that the superblock fills whole 512-byte sectors. 128 for up
      * to 128 devices, then 384, 640, ...
      */
-    public static int mdadmMaxDev(final int devices)
-    {
-        if (devices < 0 || devices > MAX_DEV_LIMIT)
-        {
+    public static int mdadmMaxDev(final int devices) {
+        if (devices < 0 || devices > MAX_DEV_LIMIT) {
             throw new IllegalArgumentException("devices " + devices + " out of range (0.." + MAX_DEV_LIMIT + ")");
         }
         final int bytes = HEADER_BYTES + 2 * devices;
@@ -268,63 +258,53 @@ public final class Superblock
     // ------------------------------------------------------------------ fields
 
     /** md's superblock magic, {@code 0xa92b4efc} in a valid v1.x superblock. */
-    public int magic()
-    {
+    public int magic() {
         return MD_SB_MAGIC;
     }
 
     /** The superblock's major version: 1 for the v1.x formats. */
-    public int majorVersion()
-    {
+    public int majorVersion() {
         return MAJOR_VERSION_1;
     }
 
     /** md's feature_map: the MD_FEATURE_* bits of this superblock (bitmap offset, recovery offset, reshape, bad block log, PPL and others). */
-    public int featureMap()
-    {
+    public int featureMap() {
         return featureMap;
     }
 
     /** Sets {@link #featureMap()}; returns this. */
-    public Superblock featureMap(final int featureMap)
-    {
+    public Superblock featureMap(final int featureMap) {
         this.featureMap = featureMap;
         return this;
     }
 
     /** True if every bit of {@code feature} is set. */
-    public boolean hasFeature(final int feature)
-    {
+    public boolean hasFeature(final int feature) {
         return (featureMap & feature) == feature;
     }
 
     /** Sets ({@code on}) or clears one MD_FEATURE_* bit of {@link #featureMap()}; returns this. */
-    public Superblock setFeature(final int feature, final boolean on)
-    {
+    public Superblock setFeature(final int feature, final boolean on) {
         featureMap = on ? featureMap | feature : featureMap & ~feature;
         return this;
     }
 
     /** A copy of the array UUID ({@code set_uuid}). */
-    public byte[] setUuid()
-    {
+    public byte[] setUuid() {
         return setUuid.clone();
     }
 
     /** Sets {@link #setUuid()}; returns this. */
-    public Superblock setUuid(final byte[] uuid)
-    {
+    public Superblock setUuid(final byte[] uuid) {
         MdUuid.checkLength(uuid);
         System.arraycopy(uuid, 0, setUuid, 0, MdUuid.LENGTH);
         return this;
     }
 
     /** The array name ({@code set_name}) up to its first NUL, e.g. {@code "host:name"}. */
-    public String name()
-    {
+    public String name() {
         int end = 0;
-        while (end < SET_NAME_LENGTH && setName[end] != 0)
-        {
+        while (end < SET_NAME_LENGTH && setName[end] != 0) {
             end++;
         }
         return new String(setName, 0, end, StandardCharsets.UTF_8);
@@ -334,16 +314,13 @@ public final class Superblock
      * Sets {@code set_name}, NUL-padded. mdadm writes {@code "homehost:name"}; at most
      * 32 bytes of UTF-8 (mdadm itself keeps it to 31 so it stays NUL-terminated).
      */
-    public Superblock name(final String name)
-    {
+    public Superblock name(final String name) {
         final byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
-        if (bytes.length > SET_NAME_LENGTH)
-        {
+        if (bytes.length > SET_NAME_LENGTH) {
             throw new IllegalArgumentException(
                 "array name '" + name + "' is " + bytes.length + " bytes, md allows " + SET_NAME_LENGTH);
         }
-        if (name.indexOf('\0') >= 0)
-        {
+        if (name.indexOf('\0') >= 0) {
             throw new IllegalArgumentException("array name must not contain NUL");
         }
         Arrays.fill(setName, (byte)0);
@@ -352,16 +329,13 @@ public final class Superblock
     }
 
     /** A copy of the raw 32 bytes of {@code set_name}. */
-    public byte[] nameBytes()
-    {
+    public byte[] nameBytes() {
         return setName.clone();
     }
 
     /** Sets the raw 32 bytes of {@code set_name} (bytes after a NUL are kept, bit for bit). */
-    public Superblock nameBytes(final byte[] bytes)
-    {
-        if (bytes.length != SET_NAME_LENGTH)
-        {
+    public Superblock nameBytes(final byte[] bytes) {
+        if (bytes.length != SET_NAME_LENGTH) {
             throw new IllegalArgumentException("set_name is 32 bytes, got " + bytes.length);
         }
         System.arraycopy(bytes, 0, setName, 0, SET_NAME_LENGTH);
@@ -369,121 +343,102 @@ public final class Superblock
     }
 
     /** Creation time, md-encoded (see {@link MdTime}). */
-    public long ctime()
-    {
+    public long ctime() {
         return ctime;
     }
 
     /** Sets {@link #ctime()}; returns this. */
-    public Superblock ctime(final long mdTime)
-    {
+    public Superblock ctime(final long mdTime) {
         this.ctime = mdTime;
         return this;
     }
 
     /** The RAID level (5 for arrays raidfive runs). */
-    public int level()
-    {
+    public int level() {
         return level;
     }
 
     /** Sets {@link #level()}; returns this. */
-    public Superblock level(final int level)
-    {
+    public Superblock level(final int level) {
         this.level = level;
         return this;
     }
 
     /** The raw {@code layout} number; {@link MdLayout#ofNumber} names it. */
-    public int layout()
-    {
+    public int layout() {
         return layout;
     }
 
     /** Sets {@link #layout()}; returns this. */
-    public Superblock layout(final int layout)
-    {
+    public Superblock layout(final int layout) {
         this.layout = layout;
         return this;
     }
 
     /** Sets {@link #layout()} from an md layout; returns this. */
-    public Superblock layout(final MdLayout layout)
-    {
+    public Superblock layout(final MdLayout layout) {
         this.layout = layout.number();
         return this;
     }
 
     /** Sectors of each member used by the array ({@code size}). */
-    public long size()
-    {
+    public long size() {
         return size;
     }
 
     /** Sets {@link #size()}; returns this. */
-    public Superblock size(final long sectors)
-    {
+    public Superblock size(final long sectors) {
         this.size = sectors;
         return this;
     }
 
     /** Chunk size in sectors ({@code chunksize}). */
-    public int chunkSectors()
-    {
+    public int chunkSectors() {
         return chunkSectors;
     }
 
     /** Sets {@link #chunkSectors()}; returns this. */
-    public Superblock chunkSectors(final int sectors)
-    {
+    public Superblock chunkSectors(final int sectors) {
         this.chunkSectors = sectors;
         return this;
     }
 
     /** The number of member slots (raid_disks). */
-    public int raidDisks()
-    {
+    public int raidDisks() {
         return raidDisks;
     }
 
     /** Sets {@link #raidDisks()}; returns this. */
-    public Superblock raidDisks(final int raidDisks)
-    {
+    public Superblock raidDisks(final int raidDisks) {
         this.raidDisks = raidDisks;
         return this;
     }
 
     /** Signed sectors from the superblock to the bitmap (with {@link #MD_FEATURE_BITMAP_OFFSET}). */
-    public int bitmapOffset()
-    {
+    public int bitmapOffset() {
         return bitmapOffset;
     }
 
     /** Sets {@link #bitmapOffset()}; returns this. */
-    public Superblock bitmapOffset(final int sectors)
-    {
+    public Superblock bitmapOffset(final int sectors) {
         this.bitmapOffset = sectors;
         return this;
     }
 
     /** With {@link #MD_FEATURE_PPL}: signed sectors from the superblock to the PPL (low half of bitmap_offset). */
-    public int pplOffset()
-    {
+    public int pplOffset() {
         return (short)bitmapOffset;
     }
 
     /** With {@link #MD_FEATURE_PPL}: PPL size in sectors (high half of bitmap_offset). */
-    public int pplSize()
-    {
+    public int pplSize() {
         return bitmapOffset >>> 16;
     }
 
     /** Sets md's {@code ppl} union (it shares bitmap_offset's four bytes): le16 offset, le16 size. */
-    public Superblock ppl(final int offsetSectors, final int sizeSectors)
-    {
+    public Superblock ppl(final int offsetSectors, final int sizeSectors) {
         if (offsetSectors < Short.MIN_VALUE || offsetSectors > Short.MAX_VALUE || sizeSectors < 0
-            || sizeSectors > 0xffff)
-        {
+            || sizeSectors > 0xffff) {
             throw new IllegalArgumentException("PPL offset " + offsetSectors + " or size " + sizeSectors
                 + " sectors does not fit md's 16-bit fields");
         }
@@ -492,286 +447,242 @@ public final class Superblock
     }
 
     /** The level a reshape in progress converts to (new_level); equal to level otherwise. */
-    public int newLevel()
-    {
+    public int newLevel() {
         return newLevel;
     }
 
     /** Sets {@link #newLevel()}; returns this. */
-    public Superblock newLevel(final int newLevel)
-    {
+    public Superblock newLevel(final int newLevel) {
         this.newLevel = newLevel;
         return this;
     }
 
     /** How far a reshape in progress has got, in array sectors (reshape_position). */
-    public long reshapePosition()
-    {
+    public long reshapePosition() {
         return reshapePosition;
     }
 
     /** Sets {@link #reshapePosition()}; returns this. */
-    public Superblock reshapePosition(final long reshapePosition)
-    {
+    public Superblock reshapePosition(final long reshapePosition) {
         this.reshapePosition = reshapePosition;
         return this;
     }
 
     /** The change in member slots of a reshape in progress (delta_disks). */
-    public int deltaDisks()
-    {
+    public int deltaDisks() {
         return deltaDisks;
     }
 
     /** Sets {@link #deltaDisks()}; returns this. */
-    public Superblock deltaDisks(final int deltaDisks)
-    {
+    public Superblock deltaDisks(final int deltaDisks) {
         this.deltaDisks = deltaDisks;
         return this;
     }
 
     /** The layout a reshape in progress converts to (new_layout). */
-    public int newLayout()
-    {
+    public int newLayout() {
         return newLayout;
     }
 
     /** Sets {@link #newLayout()}; returns this. */
-    public Superblock newLayout(final int newLayout)
-    {
+    public Superblock newLayout(final int newLayout) {
         this.newLayout = newLayout;
         return this;
     }
 
     /** New chunk size in sectors. */
-    public int newChunk()
-    {
+    public int newChunk() {
         return newChunk;
     }
 
     /** Sets {@link #newChunk()}; returns this. */
-    public Superblock newChunk(final int sectors)
-    {
+    public Superblock newChunk(final int sectors) {
         this.newChunk = sectors;
         return this;
     }
 
     /** Signed sectors to add to data_offset in the new layout (with {@link #MD_FEATURE_NEW_OFFSET}). */
-    public int newOffset()
-    {
+    public int newOffset() {
         return newOffset;
     }
 
     /** Sets {@link #newOffset()}; returns this. */
-    public Superblock newOffset(final int sectors)
-    {
+    public Superblock newOffset(final int sectors) {
         this.newOffset = sectors;
         return this;
     }
 
     /** First sector of data on this member. */
-    public long dataOffset()
-    {
+    public long dataOffset() {
         return dataOffset;
     }
 
     /** Sets {@link #dataOffset()}; returns this. */
-    public Superblock dataOffset(final long sectors)
-    {
+    public Superblock dataOffset(final long sectors) {
         this.dataOffset = sectors;
         return this;
     }
 
     /** Sectors of this member available for data, from data_offset. */
-    public long dataSize()
-    {
+    public long dataSize() {
         return dataSize;
     }
 
     /** Sets {@link #dataSize()}; returns this. */
-    public Superblock dataSize(final long sectors)
-    {
+    public Superblock dataSize(final long sectors) {
         this.dataSize = sectors;
         return this;
     }
 
     /** Sector of this superblock on the member: 8 for v1.2. */
-    public long superOffset()
-    {
+    public long superOffset() {
         return superOffset;
     }
 
     /** Sets {@link #superOffset()}; returns this. */
-    public Superblock superOffset(final long sectors)
-    {
+    public Superblock superOffset(final long sectors) {
         this.superOffset = sectors;
         return this;
     }
 
     /** Sectors (from data_offset) already rebuilt, with {@link #MD_FEATURE_RECOVERY_OFFSET}; journal_tail on a journal. */
-    public long recoveryOffset()
-    {
+    public long recoveryOffset() {
         return recoveryOffset;
     }
 
     /** Sets {@link #recoveryOffset()}; returns this. */
-    public Superblock recoveryOffset(final long sectors)
-    {
+    public Superblock recoveryOffset(final long sectors) {
         this.recoveryOffset = sectors;
         return this;
     }
 
     /** Permanent identifier of this device in the array; indexes dev_roles. Not its role. */
-    public int devNumber()
-    {
+    public int devNumber() {
         return devNumber;
     }
 
     /** Sets dev_number; grows max_dev to cover it, as super_1_sync does. */
-    public Superblock devNumber(final int devNumber)
-    {
+    public Superblock devNumber(final int devNumber) {
         checkDevNumber(devNumber);
         this.devNumber = devNumber;
-        if (devNumber >= devRoles.length)
-        {
+        if (devNumber >= devRoles.length) {
             maxDev(devNumber + 1);
         }
         return this;
     }
 
     /** md's cnt_corrected_read: sectors whose read error was corrected by rewriting them. */
-    public int cntCorrectedRead()
-    {
+    public int cntCorrectedRead() {
         return cntCorrectedRead;
     }
 
     /** Sets {@link #cntCorrectedRead()}; returns this. */
-    public Superblock cntCorrectedRead(final int count)
-    {
+    public Superblock cntCorrectedRead(final int count) {
         this.cntCorrectedRead = count;
         return this;
     }
 
     /** A copy of this device's UUID ({@code device_uuid}). */
-    public byte[] deviceUuid()
-    {
+    public byte[] deviceUuid() {
         return deviceUuid.clone();
     }
 
     /** Sets {@link #deviceUuid()}; returns this. */
-    public Superblock deviceUuid(final byte[] uuid)
-    {
+    public Superblock deviceUuid(final byte[] uuid) {
         MdUuid.checkLength(uuid);
         System.arraycopy(uuid, 0, deviceUuid, 0, MdUuid.LENGTH);
         return this;
     }
 
     /** Per-device flags ({@link #DEVFLAG_WRITE_MOSTLY}, {@link #DEVFLAG_FAILFAST}); a u8. */
-    public int devflags()
-    {
+    public int devflags() {
         return devflags;
     }
 
     /** Sets {@link #devflags()}; returns this. */
-    public Superblock devflags(final int flags)
-    {
+    public Superblock devflags(final int flags) {
         this.devflags = checkUnsigned(flags, 0xff, "devflags");
         return this;
     }
 
     /** Shift from sectors to bad-block-log block size; a u8. */
-    public int bblogShift()
-    {
+    public int bblogShift() {
         return bblogShift;
     }
 
     /** Sets {@link #bblogShift()}; returns this. */
-    public Superblock bblogShift(final int shift)
-    {
+    public Superblock bblogShift(final int shift) {
         this.bblogShift = checkUnsigned(shift, 0xff, "bblog_shift");
         return this;
     }
 
     /** Sectors reserved for the bad block log; a u16. */
-    public int bblogSize()
-    {
+    public int bblogSize() {
         return bblogSize;
     }
 
     /** Sets {@link #bblogSize()}; returns this. */
-    public Superblock bblogSize(final int sectors)
-    {
+    public Superblock bblogSize(final int sectors) {
         this.bblogSize = checkUnsigned(sectors, 0xffff, "bblog_size");
         return this;
     }
 
     /** Signed sectors from the superblock to the bad block log. */
-    public int bblogOffset()
-    {
+    public int bblogOffset() {
         return bblogOffset;
     }
 
     /** Sets {@link #bblogOffset()}; returns this. */
-    public Superblock bblogOffset(final int sectors)
-    {
+    public Superblock bblogOffset(final int sectors) {
         this.bblogOffset = sectors;
         return this;
     }
 
     /** Last update time, md-encoded (see {@link MdTime}). */
-    public long utime()
-    {
+    public long utime() {
         return utime;
     }
 
     /** Sets {@link #utime()}; returns this. */
-    public Superblock utime(final long mdTime)
-    {
+    public Superblock utime(final long mdTime) {
         this.utime = mdTime;
         return this;
     }
 
     /** Update counter (unsigned 64-bit). */
-    public long events()
-    {
+    public long events() {
         return events;
     }
 
     /** Sets {@link #events()}; returns this. */
-    public Superblock events(final long events)
-    {
+    public Superblock events(final long events) {
         this.events = events;
         return this;
     }
 
     /** Sectors (from data_offset) known in sync; {@link #RESYNC_CLEAN} when the array is clean. */
-    public long resyncOffset()
-    {
+    public long resyncOffset() {
         return resyncOffset;
     }
 
     /** Sets {@link #resyncOffset()}; returns this. */
-    public Superblock resyncOffset(final long sectors)
-    {
+    public Superblock resyncOffset(final long sectors) {
         this.resyncOffset = sectors;
         return this;
     }
 
     /** True if {@code resync_offset} is all ones, which mdadm prints as "State : clean". */
-    public boolean isClean()
-    {
+    public boolean isClean() {
         return resyncOffset == RESYNC_CLEAN;
     }
 
     /** The checksum last written by {@link #encode} or read by {@link #decode}; 0 before either. */
-    public int sbCsum()
-    {
+    public int sbCsum() {
         return sbCsum;
     }
 
     /** Number of dev_roles entries. */
-    public int maxDev()
-    {
+    public int maxDev() {
         return devRoles.length;
     }
 
@@ -779,34 +690,28 @@ public final class Superblock
      * Sets {@code max_dev}: entries past the new end are dropped, new ones are spare.
      * (Encoding still grows it to cover this device's dev_number.)
      */
-    public Superblock maxDev(final int maxDev)
-    {
-        if (maxDev < 0 || maxDev > MAX_DEV_LIMIT)
-        {
+    public Superblock maxDev(final int maxDev) {
+        if (maxDev < 0 || maxDev > MAX_DEV_LIMIT) {
             throw new IllegalArgumentException("max_dev " + maxDev + " out of range (0.." + MAX_DEV_LIMIT + ")");
         }
         final int old = devRoles.length;
         devRoles = Arrays.copyOf(devRoles, maxDev);
-        if (maxDev > old)
-        {
+        if (maxDev > old) {
             Arrays.fill(devRoles, old, maxDev, ROLE_SPARE);
         }
         return this;
     }
 
     /** Role of device number {@code devNumber}; spare beyond max_dev (mdadm's {@code role_from_sb}). */
-    public int devRole(final int devNumber)
-    {
+    public int devRole(final int devNumber) {
         return devNumber >= 0 && devNumber < devRoles.length ? devRoles[devNumber] : ROLE_SPARE;
     }
 
     /** Sets the role of device number {@code devNumber}, growing max_dev to cover it. */
-    public Superblock devRole(final int devNumber, final int role)
-    {
+    public Superblock devRole(final int devNumber, final int role) {
         checkDevNumber(devNumber);
         checkUnsigned(role, 0xffff, "role");
-        if (devNumber >= devRoles.length)
-        {
+        if (devNumber >= devRoles.length) {
             maxDev(devNumber + 1);
         }
         devRoles[devNumber] = role;
@@ -814,22 +719,18 @@ public final class Superblock
     }
 
     /** A copy of dev_roles[0..max_dev). */
-    public int[] devRoles()
-    {
+    public int[] devRoles() {
         return devRoles.clone();
     }
 
     /** This device's own role: {@code devRole(devNumber())}. */
-    public int role()
-    {
+    public int role() {
         return devRole(devNumber);
     }
 
     /** This device's role as a word: {@code "active 2"}, {@code "spare"}, {@code "faulty"}, {@code "journal"}. */
-    public static String describeRole(final int role)
-    {
-        switch (role)
-        {
+    public static String describeRole(final int role) {
+        switch (role) {
             case ROLE_SPARE:
                 return "spare";
             case ROLE_FAULTY:
@@ -841,19 +742,15 @@ public final class Superblock
         }
     }
 
-    private static void checkDevNumber(final int devNumber)
-    {
-        if (devNumber < 0 || devNumber >= MAX_DEV_LIMIT)
-        {
+    private static void checkDevNumber(final int devNumber) {
+        if (devNumber < 0 || devNumber >= MAX_DEV_LIMIT) {
             throw new IllegalArgumentException(
                 "dev_number " + devNumber + " out of range (0.." + (MAX_DEV_LIMIT - 1) + ")");
         }
     }
 
-    private static int checkUnsigned(final int value, final int max, final String field)
-    {
-        if (value < 0 || value > max)
-        {
+    private static int checkUnsigned(final int value, final int max, final String field) {
+        if (value < 0 || value > max) {
             throw new IllegalArgumentException(field + " " + value + " out of range (0.." + max + ")");
         }
         return value;
@@ -862,14 +759,11 @@ public final class Superblock
     // ------------------------------------------------------------------ value
 
     @Override
-    public boolean equals(final Object other)
-    {
-        if (this == other)
-        {
+    public boolean equals(final Object other) {
+        if (this == other) {
             return true;
         }
-        if (!(other instanceof Superblock))
-        {
+        if (!(other instanceof Superblock)) {
             return false;
         }
         final Superblock o = (Superblock)other;
@@ -888,8 +782,7 @@ public final class Superblock
 
     /** Not part of equality: {@code sb_csum}, which follows from the other fields. */
     @Override
-    public int hashCode()
-    {
+    public int hashCode() {
         int h = Objects.hash(featureMap, ctime, level, layout, size, chunkSectors, raidDisks, dataOffset, dataSize,
             devNumber, events, resyncOffset, utime, recoveryOffset);
         h = 31 * h + Arrays.hashCode(setUuid);
@@ -899,8 +792,7 @@ public final class Superblock
 
     /** Every field, by its md name, in on-disk order. */
     @Override
-    public String toString()
-    {
+    public String toString() {
         return SuperblockText.describe(this);
     }
 }

@@ -11,31 +11,23 @@ import static org.raidfive.md.SuperblockFormat.*;
  * max_dev, length, checksum, padding), then hands the fields to
  * {@link SuperblockValidator}; encode runs the same validator first.
  */
-final class SuperblockCodec
-{
+final class SuperblockCodec {
     private static final byte[] ZERO_PAD3 = new byte[PAD3_LENGTH];
 
-    private SuperblockCodec()
-    {
+    private SuperblockCodec() {
     }
 
-    static void encode(final Superblock sb, final ByteBuffer dst)
-    {
-        if (Integer.compareUnsigned(sb.devNumber, MAX_DEV_LIMIT) < 0 && sb.devNumber >= sb.devRoles.length)
-        {
+    static void encode(final Superblock sb, final ByteBuffer dst) {
+        if (Integer.compareUnsigned(sb.devNumber, MAX_DEV_LIMIT) < 0 && sb.devNumber >= sb.devRoles.length) {
             sb.maxDev(sb.devNumber + 1); // super_1_sync: max_dev covers every desc_nr
         }
-        try
-        {
+        try {
             SuperblockValidator.check(sb, SUPERBLOCK_OFFSET_SECTORS, "superblock");
-        }
-        catch (final SuperblockException ex)
-        {
+        } catch (final SuperblockException ex) {
             throw new IllegalStateException("refusing to encode an invalid superblock: " + ex.problem(), ex);
         }
         final int length = span(sb.devRoles.length);
-        if (dst.remaining() < length)
-        {
+        if (dst.remaining() < length) {
             throw new IllegalArgumentException("superblock needs " + length + " bytes, buffer has " + dst.remaining());
         }
         final ByteBuffer b = littleEndian(dst);
@@ -76,8 +68,7 @@ final class SuperblockCodec
         b.putInt(o + SB_CSUM, 0);
         b.putInt(o + MAX_DEV, sb.devRoles.length);
         b.put(o + PAD3, ZERO_PAD3);
-        for (int i = 0; i < sb.devRoles.length; i++)
-        {
+        for (int i = 0; i < sb.devRoles.length; i++) {
             b.putShort(o + DEV_ROLES + 2 * i, (short)sb.devRoles[i]);
         }
         sb.sbCsum = SuperblockFormat.checksum(b, o, sb.devRoles.length);
@@ -86,44 +77,37 @@ final class SuperblockCodec
     }
 
     static Superblock decode(final ByteBuffer src, final String memberName, final long readAtSector)
-        throws SuperblockException
-    {
+        throws SuperblockException {
         final ByteBuffer b = littleEndian(src);
         final int o = src.position();
         final int available = src.remaining();
-        if (available < HEADER_BYTES)
-        {
+        if (available < HEADER_BYTES) {
             throw new SuperblockException(memberName,
                 "not an md member: only " + available + " bytes where a superblock needs at least " + HEADER_BYTES);
         }
         final int magic = b.getInt(o + MAGIC);
-        if (magic != MD_SB_MAGIC)
-        {
+        if (magic != MD_SB_MAGIC) {
             throw new SuperblockException(memberName,
                 String.format("not an md member (magic 0x%08x, expected 0x%08x)", magic, MD_SB_MAGIC));
         }
         final int major = b.getInt(o + MAJOR_VERSION);
-        if (major != MAJOR_VERSION_1)
-        {
+        if (major != MAJOR_VERSION_1) {
             throw new SuperblockException(memberName,
                 "unsupported superblock major version " + Integer.toUnsignedString(major) + " (only 1 is supported)");
         }
         final int maxDev = b.getInt(o + MAX_DEV);
-        if (Integer.compareUnsigned(maxDev, MAX_DEV_LIMIT) > 0)
-        {
+        if (Integer.compareUnsigned(maxDev, MAX_DEV_LIMIT) > 0) {
             throw new CorruptSuperblockException(memberName,
                 "max_dev " + Integer.toUnsignedString(maxDev) + " out of range (0.." + MAX_DEV_LIMIT + ")");
         }
         final int span = span(maxDev);
-        if (available < span)
-        {
+        if (available < span) {
             throw new CorruptSuperblockException(memberName,
                 "truncated superblock: max_dev " + maxDev + " needs " + span + " bytes, only " + available + " read");
         }
         final int found = b.getInt(o + SB_CSUM);
         final int expected = SuperblockFormat.checksum(b, o, maxDev);
-        if (found != expected)
-        {
+        if (found != expected) {
             throw new CorruptSuperblockException(memberName,
                 String.format("bad superblock checksum: expected 0x%08x, found 0x%08x", expected, found));
         }
@@ -162,8 +146,7 @@ final class SuperblockCodec
         sb.resyncOffset = b.getLong(o + RESYNC_OFFSET);
         sb.sbCsum = found;
         sb.devRoles = new int[maxDev];
-        for (int i = 0; i < maxDev; i++)
-        {
+        for (int i = 0; i < maxDev; i++) {
             sb.devRoles[i] = b.getShort(o + DEV_ROLES + 2 * i) & 0xffff;
         }
         SuperblockValidator.check(sb, readAtSector, memberName);
@@ -171,17 +154,14 @@ final class SuperblockCodec
         return sb;
     }
 
-    static int checksum(final ByteBuffer sb)
-    {
+    static int checksum(final ByteBuffer sb) {
         final ByteBuffer b = littleEndian(sb);
         final int o = sb.position();
-        if (sb.remaining() < HEADER_BYTES)
-        {
+        if (sb.remaining() < HEADER_BYTES) {
             throw new IllegalArgumentException("need " + HEADER_BYTES + " bytes, have " + sb.remaining());
         }
         final int maxDev = b.getInt(o + MAX_DEV);
-        if (Integer.compareUnsigned(maxDev, MAX_DEV_LIMIT) > 0 || sb.remaining() < span(maxDev))
-        {
+        if (Integer.compareUnsigned(maxDev, MAX_DEV_LIMIT) > 0 || sb.remaining() < span(maxDev)) {
             throw new IllegalArgumentException("max_dev " + Integer.toUnsignedString(maxDev)
                 + " out of range or past the " + sb.remaining() + " bytes given");
         }
@@ -190,19 +170,15 @@ final class SuperblockCodec
 
     /** pad0 and pad3 must be zero: the kernel refuses otherwise ("might be a new feature"). */
     private static void checkPadding(final ByteBuffer b, final int o, final String memberName)
-        throws CorruptSuperblockException
-    {
+        throws CorruptSuperblockException {
         final int pad0 = b.getInt(o + PAD0);
-        if (pad0 != 0)
-        {
+        if (pad0 != 0) {
             throw new CorruptSuperblockException(memberName,
                 String.format("reserved field pad0 is 0x%08x, must be zero", pad0));
         }
-        for (int i = 0; i < PAD3_LENGTH; i++)
-        {
+        for (int i = 0; i < PAD3_LENGTH; i++) {
             final int v = b.get(o + PAD3 + i) & 0xff;
-            if (v != 0)
-            {
+            if (v != 0) {
                 throw new CorruptSuperblockException(memberName,
                     String.format("reserved field pad3[%d] is 0x%02x, must be zero", i, v));
             }

@@ -7,8 +7,7 @@ package org.raidfive.md;
  * <p>The message always starts with the member's name, then says the exact
  * problem, e.g. {@code "disk2.img: not an md member (magic 0x00000000, expected 0xa92b4efc)"}.
  */
-public class SuperblockException extends Exception
-{
+public class SuperblockException extends Exception {
     private static final long serialVersionUID = 1L;
 
     /** The member whose superblock it is. */
@@ -17,22 +16,19 @@ public class SuperblockException extends Exception
     private final String problem;
 
     /** {@code memberName}'s superblock cannot be used because of {@code problem}. */
-    public SuperblockException(final String memberName, final String problem)
-    {
+    public SuperblockException(final String memberName, final String problem) {
         super(memberName + ": " + problem);
         this.memberName = memberName;
         this.problem = problem;
     }
 
     /** The member (file, device) the superblock was read from, as the caller named it. */
-    public String memberName()
-    {
+    public String memberName() {
         return memberName;
     }
 
     /** The problem alone, without the member name. */
-    public String problem()
-    {
+    public String problem() {
         return problem;
     }
 }

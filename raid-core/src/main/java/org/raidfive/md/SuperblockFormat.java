@@ -9,8 +9,7 @@ import java.nio.ByteOrder;
  * fields are little-endian. mdadm's {@code calc_sb_1_csum} asserts the same
  * anchors: {@code data_offset} at 128, {@code utime} at 192, header 256 bytes.
  */
-final class SuperblockFormat
-{
+final class SuperblockFormat {
     // constant array information - 128 bytes
     static final int MAGIC = 0;
     static final int MAJOR_VERSION = 4;
@@ -59,13 +58,11 @@ final class SuperblockFormat
     static final int DEV_ROLES = HEADER_LENGTH;
     static final int SET_NAME_LENGTH = 32;
 
-    private SuperblockFormat()
-    {
+    private SuperblockFormat() {
     }
 
     /** Bytes covered by the checksum (and written): {@code 256 + 2 * max_dev}. */
-    static int span(final int maxDev)
-    {
+    static int span(final int maxDev) {
         return HEADER_LENGTH + 2 * maxDev;
     }
 
@@ -77,28 +74,23 @@ final class SuperblockFormat
      *
      * @param sb little-endian view whose index {@code start} is the superblock's first byte.
      */
-    static int checksum(final ByteBuffer sb, final int start, final int maxDev)
-    {
+    static int checksum(final ByteBuffer sb, final int start, final int maxDev) {
         int size = span(maxDev);
         long sum = 0;
         int i = start;
-        for (; size >= 4; size -= 4, i += 4)
-        {
-            if (i - start != SB_CSUM)
-            {
+        for (; size >= 4; size -= 4, i += 4) {
+            if (i - start != SB_CSUM) {
                 sum += Integer.toUnsignedLong(sb.getInt(i));
             }
         }
-        if (size == 2)
-        {
+        if (size == 2) {
             sum += Short.toUnsignedInt(sb.getShort(i));
         }
         return (int)((sum & 0xffff_ffffL) + (sum >>> 32));
     }
 
     /** A little-endian view of {@code buffer} sharing its content (position and limit copied). */
-    static ByteBuffer littleEndian(final ByteBuffer buffer)
-    {
+    static ByteBuffer littleEndian(final ByteBuffer buffer) {
         return buffer.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     }
 }

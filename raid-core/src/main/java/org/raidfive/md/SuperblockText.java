@@ -3,14 +3,11 @@ package org.raidfive.md;
 import java.time.Instant;
 
 /** {@link Superblock#toString()}: every field by its md name, in on-disk order. */
-final class SuperblockText
-{
-    private SuperblockText()
-    {
+final class SuperblockText {
+    private SuperblockText() {
     }
 
-    static String describe(final Superblock sb)
-    {
+    static String describe(final Superblock sb) {
         final StringBuilder s = new StringBuilder(640);
         s.append("Superblock{magic=0x").append(Integer.toHexString(sb.magic()))
             .append(", major_version=").append(sb.majorVersion())
@@ -21,8 +18,7 @@ final class SuperblockText
             .append(", ctime=").append(time(sb.ctime()))
             .append(", level=").append(sb.level())
             .append(", layout=").append(sb.layout());
-        if (MdLayout.isValid(sb.layout()))
-        {
+        if (MdLayout.isValid(sb.layout())) {
             s.append(" (").append(MdLayout.ofNumber(sb.layout()).mdadmName()).append(')');
         }
         s.append(", size=").append(Long.toUnsignedString(sb.size()))
@@ -57,10 +53,8 @@ final class SuperblockText
         return s.toString();
     }
 
-    private static String time(final long mdTime)
-    {
-        if (mdTime == 0)
-        {
+    private static String time(final long mdTime) {
+        if (mdTime == 0) {
             return "0";
         }
         final Instant instant = MdTime.toInstant(mdTime);
@@ -68,29 +62,24 @@ final class SuperblockText
     }
 
     /** Entries that are not spare, then how many are: {@code [0:0, 1:1, 2:faulty, 3:3; 124 spare]}. */
-    private static String roles(final Superblock sb)
-    {
+    private static String roles(final Superblock sb) {
         final StringBuilder s = new StringBuilder("[");
         int spares = 0;
         boolean first = true;
-        for (int i = 0; i < sb.maxDev(); i++)
-        {
+        for (int i = 0; i < sb.maxDev(); i++) {
             final int role = sb.devRole(i);
-            if (role == Superblock.ROLE_SPARE)
-            {
+            if (role == Superblock.ROLE_SPARE) {
                 spares++;
                 continue;
             }
-            if (!first)
-            {
+            if (!first) {
                 s.append(", ");
             }
             first = false;
             s.append(i).append(':');
             s.append(role < Superblock.ROLE_MAX ? Integer.toString(role) : Superblock.describeRole(role));
         }
-        if (spares > 0)
-        {
+        if (spares > 0) {
             s.append(first ? "" : "; ").append(spares).append(" spare");
         }
         return s.append(']').toString();

@@ -21,14 +21,12 @@ import static org.junit.jupiter.api.Assertions.*;
  * (blkid 2.38's low-level probe does not reject a bad checksum, so mdadm
  * remains the checksum oracle.)
  */
-class BlkidProbeTest
-{
+class BlkidProbeTest {
     @TempDir
     Path dir;
 
     @Test
-    void blkidRecognisesOurMemberAsALinuxRaidMember() throws IOException, InterruptedException
-    {
+    void blkidRecognisesOurMemberAsALinuxRaidMember() throws IOException, InterruptedException {
         final Path blkid = Paths.get("/usr/sbin/blkid");
         final Path sbin = Files.isExecutable(blkid) ? blkid : Paths.get("/sbin/blkid");
         Assumptions.assumeTrue(Files.isExecutable(sbin), "blkid (util-linux) is not installed; skipping");
@@ -40,11 +38,9 @@ class BlkidProbeTest
         assertTrue(p.waitFor(30, TimeUnit.SECONDS), "blkid hung");
         assertEquals(0, p.exitValue(), out);
         final Map<String, String> f = new LinkedHashMap<>();
-        for (final String line : out.split("\n"))
-        {
+        for (final String line : out.split("\n")) {
             final int eq = line.indexOf('=');
-            if (eq > 0)
-            {
+            if (eq > 0) {
                 f.put(line.substring(0, eq), line.substring(eq + 1));
             }
         }

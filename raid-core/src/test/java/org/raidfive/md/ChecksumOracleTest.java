@@ -14,11 +14,9 @@ import static org.junit.jupiter.api.Assertions.*;
  * at md_p.h's offsets, and md's checksum recomputed by a plain loop over that
  * array. The codec must produce exactly these bytes.
  */
-class ChecksumOracleTest
-{
+class ChecksumOracleTest {
     @Test
-    void encodeMatchesHandBuiltBytesIncludingChecksum()
-    {
+    void encodeMatchesHandBuiltBytesIncludingChecksum() {
         final Superblock sb = Samples.member(2)
             .featureMap(Superblock.MD_FEATURE_RECOVERY_OFFSET)
             .recoveryOffset(0x1234_5678_9aL)
@@ -34,8 +32,7 @@ class ChecksumOracleTest
     }
 
     @Test
-    void oddMaxDevAddsTrailingSixteenBitWord()
-    {
+    void oddMaxDevAddsTrailingSixteenBitWord() {
         final Superblock sb = Samples.member(0).maxDev(129).devRole(128, 1);
         sb.devRole(1, Superblock.ROLE_FAULTY); // keep slot 1 unique
         final byte[] expected = handBuilt(sb);
@@ -45,8 +42,7 @@ class ChecksumOracleTest
     }
 
     @Test
-    void checksumIgnoresStoredChecksumAndBufferOrderAndPosition()
-    {
+    void checksumIgnoresStoredChecksumAndBufferOrderAndPosition() {
         final byte[] block = Samples.block(Samples.member(1));
         final int csum = le32(block, 216);
         block[216] ^= 0x5a; // the stored value is taken as zero
@@ -58,15 +54,13 @@ class ChecksumOracleTest
     }
 
     @Test
-    void foldAddsCarryOfSixtyFourBitSum()
-    {
+    void foldAddsCarryOfSixtyFourBitSum() {
         // all-ones roles and large fields make the 64-bit sum exceed 32 bits, so the fold matters
         final Superblock sb = Samples.member(0).maxDev(1920).events(0xffff_ffff_ffff_fff0L)
             .ctime(-1L).utime(-1L);
         final byte[] bytes = Samples.encode(sb);
         long sum = 0;
-        for (int i = 0; i + 4 <= bytes.length; i += 4)
-        {
+        for (int i = 0; i + 4 <= bytes.length; i += 4) {
             sum += i == 216 ? 0 : Integer.toUnsignedLong(le32(bytes, i));
         }
         assertTrue(sum >>> 32 != 0, "test needs a sum that overflows 32 bits");
@@ -74,8 +68,7 @@ class ChecksumOracleTest
     }
 
     /** struct mdp_superblock_1, one field at a time, then md's checksum by a direct loop. */
-    static byte[] handBuilt(final Superblock sb)
-    {
+    static byte[] handBuilt(final Superblock sb) {
         final int maxDev = sb.maxDev();
         final byte[] b = new byte[256 + 2 * maxDev];
         put32(b, 0, 0xa92b4efc);
@@ -116,20 +109,17 @@ class ChecksumOracleTest
         put32(b, 216, 0); // sb_csum, zero while summing
         put32(b, 220, maxDev);
         // pad3[32] at 224: zeros
-        for (int i = 0; i < maxDev; i++)
-        {
+        for (int i = 0; i < maxDev; i++) {
             b[256 + 2 * i] = (byte)sb.devRole(i);
             b[257 + 2 * i] = (byte)(sb.devRole(i) >> 8);
         }
 
         long sum = 0;
         int i = 0;
-        for (; i + 4 <= b.length; i += 4)
-        {
+        for (; i + 4 <= b.length; i += 4) {
             sum += (b[i] & 0xffL) | (b[i + 1] & 0xffL) << 8 | (b[i + 2] & 0xffL) << 16 | (b[i + 3] & 0xffL) << 24;
         }
-        if (i + 2 == b.length)
-        {
+        if (i + 2 == b.length) {
             sum += (b[i] & 0xffL) | (b[i + 1] & 0xffL) << 8;
         }
         final long folded = (sum & 0xffffffffL) + (sum >>> 32);
@@ -137,23 +127,18 @@ class ChecksumOracleTest
         return b;
     }
 
-    static int le32(final byte[] b, final int at)
-    {
+    static int le32(final byte[] b, final int at) {
         return (b[at] & 0xff) | (b[at + 1] & 0xff) << 8 | (b[at + 2] & 0xff) << 16 | (b[at + 3] & 0xff) << 24;
     }
 
-    private static void put32(final byte[] b, final int at, final int v)
-    {
-        for (int k = 0; k < 4; k++)
-        {
+    private static void put32(final byte[] b, final int at, final int v) {
+        for (int k = 0; k < 4; k++) {
             b[at + k] = (byte)(v >>> (8 * k));
         }
     }
 
-    private static void put64(final byte[] b, final int at, final long v)
-    {
-        for (int k = 0; k < 8; k++)
-        {
+    private static void put64(final byte[] b, final int at, final long v) {
+        for (int k = 0; k < 8; k++) {
             b[at + k] = (byte)(v >>> (8 * k));
         }
     }

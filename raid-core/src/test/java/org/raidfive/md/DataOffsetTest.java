@@ -19,36 +19,28 @@ import static org.junit.jupiter.api.Assertions.*;
  * size: free space after data_offset, rounded down to a chunk) before it needs
  * the md driver, or refuses the member as too small / with no free space.
  */
-class DataOffsetTest
-{
+class DataOffsetTest {
     @Test
-    void matchesWhatMdadm42ChoseForEveryRecordedMemberSizeAndChunk() throws IOException
-    {
+    void matchesWhatMdadm42ChoseForEveryRecordedMemberSizeAndChunk() throws IOException {
         final List<String> rows = rows();
         assertTrue(rows.size() > 200, "resource has " + rows.size() + " rows");
-        for (final String row : rows)
-        {
+        for (final String row : rows) {
             final String[] f = row.split(",");
             final long memberSectors = Long.parseLong(f[0]) / 512;
             final int chunkSectors = Integer.parseInt(f[1]) * 2;
-            if (f[2].equals("too-small") || f[2].equals("no-free-space"))
-            {
+            if (f[2].equals("too-small") || f[2].equals("no-free-space")) {
                 assertThrows(IllegalArgumentException.class, () -> DataOffset.usableSectors(memberSectors, chunkSectors), row);
-                if (f[2].equals("too-small"))
-                {
+                if (f[2].equals("too-small")) {
                     assertTrue(DataOffset.forNewMember(memberSectors, chunkSectors) > memberSectors, row);
                 }
-            }
-            else
-            {
+            } else {
                 assertEquals(Long.parseLong(f[2]) * 2, DataOffset.usableSectors(memberSectors, chunkSectors), row);
             }
         }
     }
 
     @Test
-    void knownOffsets()
-    {
+    void knownOffsets() {
         final long mib = 2048;
         assertEquals(2048, DataOffset.forNewMember(64 * mib, 128), "64 MiB, 64 KiB chunk");
         assertEquals(4096, DataOffset.forNewMember(64 * mib, 1024), "64 MiB, default 512 KiB chunk: headroom >= 2 chunks");
@@ -62,8 +54,7 @@ class DataOffsetTest
     }
 
     @Test
-    void bitmapSpaceFollowsChooseBmSpace()
-    {
+    void bitmapSpaceFollowsChooseBmSpace() {
         assertEquals(0, DataOffset.bitmapSpace(127));
         assertEquals(8, DataOffset.bitmapSpace(128));
         assertEquals(8, DataOffset.bitmapSpace(8L * 1024 * 1024 * 2 + 8));
@@ -73,16 +64,14 @@ class DataOffsetTest
     }
 
     @Test
-    void badBlockLogGoesAfterTheBitmapSpace()
-    {
+    void badBlockLogGoesAfterTheBitmapSpace() {
         // the examine output of a 200 GB raid4 member ("Used Dev Size" 419166208) shows offset 136
         assertEquals(136, DataOffset.badBlockLogOffset(419_166_208L));
         assertEquals(16, DataOffset.badBlockLogOffset(126_976L));
     }
 
     @Test
-    void rejectsBadChunkAndTinyMembersWithClearMessages()
-    {
+    void rejectsBadChunkAndTinyMembersWithClearMessages() {
         final IllegalArgumentException chunk = assertThrows(IllegalArgumentException.class,
             () -> DataOffset.forNewMember(1 << 20, 96));
         assertEquals("chunk size 96 sectors must be a power of two of at least 8 (4 KiB)", chunk.getMessage());
@@ -91,17 +80,13 @@ class DataOffsetTest
         assertTrue(small.getMessage().contains("2048 sectors is too small"), small.getMessage());
     }
 
-    private static List<String> rows() throws IOException
-    {
+    private static List<String> rows() throws IOException {
         final List<String> rows = new ArrayList<>();
         try (BufferedReader in = new BufferedReader(new InputStreamReader(
-            DataOffsetTest.class.getResourceAsStream("/md/mdadm-4.2-size-set.csv"), StandardCharsets.US_ASCII)))
-        {
+            DataOffsetTest.class.getResourceAsStream("/md/mdadm-4.2-size-set.csv"), StandardCharsets.US_ASCII))) {
             String line;
-            while ((line = in.readLine()) != null)
-            {
-                if (!line.isBlank() && !line.startsWith("#"))
-                {
+            while ((line = in.readLine()) != null) {
+                if (!line.isBlank() && !line.startsWith("#")) {
                     rows.add(line.trim());
                 }
             }

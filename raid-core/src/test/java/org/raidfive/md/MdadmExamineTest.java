@@ -15,22 +15,18 @@ import static org.junit.jupiter.api.Assertions.*;
  * itself and prints every field it understands. Skipped where mdadm is not
  * installed.
  */
-class MdadmExamineTest
-{
+class MdadmExamineTest {
     @TempDir
     static Path dir;
 
     @BeforeEach
-    void needsMdadm()
-    {
+    void needsMdadm() {
         Mdadm.assumeInstalled();
     }
 
     @Test
-    void mdadmReadsEachMemberOfACleanFourDiskArray()
-    {
-        for (int dev = 0; dev < 4; dev++)
-        {
+    void mdadmReadsEachMemberOfACleanFourDiskArray() {
+        for (int dev = 0; dev < 4; dev++) {
             final Superblock sb = Samples.member(dev);
             final Path file = Mdadm.writeMember(dir.resolve("clean" + dev + ".img"), Samples.MEMBER_BYTES, sb);
             final Map<String, String> f = Mdadm.examineFields(file);
@@ -63,8 +59,7 @@ class MdadmExamineTest
     }
 
     @Test
-    void exportFormAgrees()
-    {
+    void exportFormAgrees() {
         final Path file = Mdadm.writeMember(dir.resolve("export.img"), Samples.MEMBER_BYTES, Samples.member(2));
         final Map<String, String> e = Mdadm.examineExport(file);
         assertEquals("raid5", e.get("MD_LEVEL"), e.toString());
@@ -77,8 +72,7 @@ class MdadmExamineTest
     }
 
     @Test
-    void sixtyFourKibChunkGivesItsOwnOffsetAndSize()
-    {
+    void sixtyFourKibChunkGivesItsOwnOffsetAndSize() {
         final Superblock sb = Samples.member(0, 128);
         final Map<String, String> f = Mdadm.examineFields(Mdadm.writeMember(dir.resolve("c64.img"), Samples.MEMBER_BYTES, sb));
         assertEquals("64K", f.get("Chunk Size"), f.toString());
@@ -88,8 +82,7 @@ class MdadmExamineTest
     }
 
     @Test
-    void sizeBelowDataSizeIsReportedAsUsedDevSize()
-    {
+    void sizeBelowDataSizeIsReportedAsUsedDevSize() {
         final Superblock sb = Samples.member(0).size(100 * 1024);
         final Map<String, String> f = Mdadm.examineFields(Mdadm.writeMember(dir.resolve("used.img"), Samples.MEMBER_BYTES, sb));
         assertEquals("102400 sectors (50.00 MiB 52.43 MB)", f.get("Used Dev Size"), f.toString());
@@ -98,10 +91,8 @@ class MdadmExamineTest
     }
 
     @Test
-    void everyLayoutNameAndDirtyState()
-    {
-        for (final MdLayout layout : MdLayout.values())
-        {
+    void everyLayoutNameAndDirtyState() {
+        for (final MdLayout layout : MdLayout.values()) {
             final Superblock sb = Samples.member(1).layout(layout).resyncOffset(0);
             final Map<String, String> f = Mdadm.examineFields(
                 Mdadm.writeMember(dir.resolve("layout" + layout.number() + ".img"), Samples.MEMBER_BYTES, sb));
@@ -112,12 +103,10 @@ class MdadmExamineTest
     }
 
     @Test
-    void faultyAndSpareMembersAsMdadmSeesThem()
-    {
+    void faultyAndSpareMembersAsMdadmSeesThem() {
         // dev 3 failed, dev 4 is a spare: every superblock records both
         final Superblock[] members = new Superblock[5];
-        for (int dev = 0; dev < 5; dev++)
-        {
+        for (int dev = 0; dev < 5; dev++) {
             members[dev] = Samples.member(dev).devRole(3, Superblock.ROLE_FAULTY).devRole(4, Superblock.ROLE_SPARE)
                 .deviceUuid(Samples.deviceUuid(dev));
         }
@@ -140,8 +129,7 @@ class MdadmExamineTest
     }
 
     @Test
-    void aSlotHeldTwiceIsAReplacementAndABadRoleIsReportedAsSuch()
-    {
+    void aSlotHeldTwiceIsAReplacementAndABadRoleIsReportedAsSuch() {
         // mdadm's own consistency report: dev 4 replacing slot 3 shows 'R'
         final Superblock sb = Samples.member(4).devRole(4, 3).featureMap(Superblock.MD_FEATURE_REPLACEMENT
             | Superblock.MD_FEATURE_RECOVERY_OFFSET).recoveryOffset(2048);
@@ -151,8 +139,7 @@ class MdadmExamineTest
     }
 
     @Test
-    void recoveringMemberShowsRecoveryOffset()
-    {
+    void recoveringMemberShowsRecoveryOffset() {
         final Superblock sb = Samples.member(3)
             .featureMap(Superblock.MD_FEATURE_RECOVERY_OFFSET)
             .recoveryOffset(12_345)
@@ -167,8 +154,7 @@ class MdadmExamineTest
     }
 
     @Test
-    void manyDevicesGrowMaxDevAndMdadmStillAgreesOnTheChecksum()
-    {
+    void manyDevicesGrowMaxDevAndMdadmStillAgreesOnTheChecksum() {
         final Superblock sb = Samples.member(0).raidDisks(4);
         sb.devNumber(300).devRole(300, 2).devRole(2, Superblock.ROLE_FAULTY); // a dev number past 128 took slot 2
         assertEquals(301, sb.maxDev());
@@ -179,17 +165,13 @@ class MdadmExamineTest
     }
 
     @Test
-    void mdadmDetectsTheCorruptionDecodeDetects()
-    {
+    void mdadmDetectsTheCorruptionDecodeDetects() {
         final Superblock sb = Samples.member(1);
         final Path file = Mdadm.writeMember(dir.resolve("bad.img"), Samples.MEMBER_BYTES, sb);
-        try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(file.toFile(), "rw"))
-        {
+        try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(file.toFile(), "rw")) {
             raf.seek(Superblock.SUPERBLOCK_OFFSET + 200); // events, low byte
             raf.write(43);
-        }
-        catch (final java.io.IOException ex)
-        {
+        } catch (final java.io.IOException ex) {
             throw new java.io.UncheckedIOException(ex);
         }
         final Map<String, String> f = Mdadm.examineFields(file);
@@ -198,15 +180,11 @@ class MdadmExamineTest
     }
 
     @Test
-    void zeroFileIsNoMemberForMdadmEither()
-    {
+    void zeroFileIsNoMemberForMdadmEither() {
         final Path file = dir.resolve("empty.img");
-        try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(file.toFile(), "rw"))
-        {
+        try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(file.toFile(), "rw")) {
             raf.setLength(Samples.MEMBER_BYTES);
-        }
-        catch (final java.io.IOException ex)
-        {
+        } catch (final java.io.IOException ex) {
             throw new java.io.UncheckedIOException(ex);
         }
         final Mdadm.Result r = Mdadm.examine(file);

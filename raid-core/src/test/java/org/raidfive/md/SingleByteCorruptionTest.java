@@ -14,19 +14,16 @@ import static org.junit.jupiter.api.Assertions.*;
  * values, in the 4 KiB block the kernel reads (zeros after the span). Decode
  * must throw, and the message must name the member.
  */
-class SingleByteCorruptionTest
-{
+class SingleByteCorruptionTest {
     private static final String MEMBER = "member-under-test";
 
     @Test
-    void everyByteValueChangeInTheSpanIsDetected()
-    {
+    void everyByteValueChangeInTheSpanIsDetected() {
         assertAllDetected(Samples.member(1)); // max_dev 128, as mdadm writes: span of whole 32-bit words
     }
 
     @Test
-    void everyByteValueChangeIsDetectedWithTrailingSixteenBitWord()
-    {
+    void everyByteValueChangeIsDetectedWithTrailingSixteenBitWord() {
         final Superblock sb = Samples.member(0).maxDev(131).devNumber(130)
             .featureMap(Superblock.MD_FEATURE_RECOVERY_OFFSET).recoveryOffset(777);
         sb.devRole(0, Superblock.ROLE_FAULTY).devRole(130, 0).devRole(129, Superblock.ROLE_FAULTY);
@@ -34,12 +31,10 @@ class SingleByteCorruptionTest
     }
 
     @Test
-    void messagesSayWhatWasFound()
-    {
+    void messagesSayWhatWasFound() {
         final byte[] block = Samples.block(Samples.member(1));
         final List<String> kinds = new ArrayList<>();
-        for (final int at : new int[] {0, 4, 220, 100, 300})
-        {
+        for (final int at : new int[] {0, 4, 220, 100, 300}) {
             final byte[] copy = block.clone();
             copy[at] ^= (byte)0x40;
             kinds.add(assertThrows(SuperblockException.class,
@@ -52,27 +47,20 @@ class SingleByteCorruptionTest
         assertTrue(kinds.get(4).startsWith("bad superblock checksum: expected 0x"), kinds.get(4));
     }
 
-    private static void assertAllDetected(final Superblock sb)
-    {
+    private static void assertAllDetected(final Superblock sb) {
         final byte[] block = Samples.block(sb);
         final int span = sb.encodedLength();
         int checked = 0;
-        for (int at = 0; at < span; at++)
-        {
+        for (int at = 0; at < span; at++) {
             final byte original = block[at];
-            for (int delta = 1; delta < 256; delta++)
-            {
+            for (int delta = 1; delta < 256; delta++) {
                 block[at] = (byte)(original ^ delta);
-                try
-                {
+                try {
                     final Superblock wrong = Superblock.decode(ByteBuffer.wrap(block), MEMBER);
                     fail(String.format("byte %d changed 0x%02x -> 0x%02x went undetected: %s",
                         at, original & 0xff, block[at] & 0xff, wrong));
-                }
-                catch (final SuperblockException expected)
-                {
-                    if (!expected.getMessage().startsWith(MEMBER + ": "))
-                    {
+                } catch (final SuperblockException expected) {
+                    if (!expected.getMessage().startsWith(MEMBER + ": ")) {
                         fail("message does not name the member: " + expected.getMessage());
                     }
                 }

@@ -9,13 +9,11 @@ import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.*;
 
 /** Each rule of decode, one at a time: the exception type and a message that names the member and the problem. */
-class SuperblockDecodeTest
-{
+class SuperblockDecodeTest {
     private static final String MEMBER = "/dev/fake2";
 
     @Test
-    void decodesWhatItEncodedAndAdvancesPastTheSpan() throws SuperblockException
-    {
+    void decodesWhatItEncodedAndAdvancesPastTheSpan() throws SuperblockException {
         final Superblock sb = Samples.member(1);
         final ByteBuffer block = ByteBuffer.wrap(Samples.block(sb));
         final Superblock back = Superblock.decode(block, MEMBER);
@@ -29,8 +27,7 @@ class SuperblockDecodeTest
     }
 
     @Test
-    void zerosAreNotAnMdMember()
-    {
+    void zerosAreNotAnMdMember() {
         final SuperblockException ex = assertThrows(SuperblockException.class,
             () -> Superblock.decode(ByteBuffer.allocate(4096), MEMBER));
         assertFalse(ex instanceof CorruptSuperblockException);
@@ -39,24 +36,21 @@ class SuperblockDecodeTest
     }
 
     @Test
-    void shortBufferIsNotAnMdMember()
-    {
+    void shortBufferIsNotAnMdMember() {
         final SuperblockException ex = assertThrows(SuperblockException.class,
             () -> Superblock.decode(ByteBuffer.allocate(100), MEMBER));
         assertTrue(ex.getMessage().contains("only 100 bytes"), ex.getMessage());
     }
 
     @Test
-    void otherMajorVersionIsUnsupported()
-    {
+    void otherMajorVersionIsUnsupported() {
         final SuperblockException ex = rejectRaw(b -> b.putInt(4, 2));
         assertFalse(ex instanceof CorruptSuperblockException);
         assertEquals(MEMBER + ": unsupported superblock major version 2 (only 1 is supported)", ex.getMessage());
     }
 
     @Test
-    void badChecksumSaysExpectedAndFound()
-    {
+    void badChecksumSaysExpectedAndFound() {
         final byte[] block = Samples.block(Samples.member(0));
         final int stored = ChecksumOracleTest.le32(block, 216);
         block[300] ^= 1; // a role byte
@@ -68,14 +62,12 @@ class SuperblockDecodeTest
     }
 
     @Test
-    void maxDevBeyondKernelLimitIsRejected()
-    {
+    void maxDevBeyondKernelLimitIsRejected() {
         assertProblem("max_dev 1921 out of range (0..1920)", b -> b.putInt(220, 1921));
     }
 
     @Test
-    void maxDevPastTheBytesReadIsTruncation()
-    {
+    void maxDevPastTheBytesReadIsTruncation() {
         final byte[] exact = Samples.encode(Samples.member(0));
         final ByteBuffer b = ByteBuffer.wrap(exact).order(ByteOrder.LITTLE_ENDIAN);
         b.putInt(220, 200);
@@ -85,21 +77,18 @@ class SuperblockDecodeTest
     }
 
     @Test
-    void nonZeroPaddingIsRejected()
-    {
+    void nonZeroPaddingIsRejected() {
         assertProblem("reserved field pad0 is 0x00000001, must be zero", b -> b.putInt(12, 1));
         assertProblem("reserved field pad3[5] is 0x80, must be zero", b -> b.put(224 + 5, (byte)0x80));
     }
 
     @Test
-    void superOffsetMustBeWhereItWasRead()
-    {
+    void superOffsetMustBeWhereItWasRead() {
         assertProblem("super_offset says sector 0, but the superblock was read at sector 8", b -> b.putLong(144, 0));
     }
 
     @Test
-    void levelOtherThanFiveIsUnsupported()
-    {
+    void levelOtherThanFiveIsUnsupported() {
         final SuperblockException ex = rejectRaw(b -> b.putInt(72, 6));
         assertFalse(ex instanceof CorruptSuperblockException);
         assertEquals(MEMBER + ": raid level 6 is not supported (only raid5)", ex.getMessage());
@@ -107,37 +96,32 @@ class SuperblockDecodeTest
     }
 
     @Test
-    void unknownLayoutIsUnsupported()
-    {
+    void unknownLayoutIsUnsupported() {
         final SuperblockException ex = rejectRaw(b -> b.putInt(76, 17));
         assertTrue(ex.getMessage().startsWith(MEMBER + ": layout 17 is not a raid5 layout"), ex.getMessage());
         assertTrue(ex.getMessage().contains("left-symmetric (ls)"), ex.getMessage());
     }
 
     @Test
-    void chunkMustBeAPowerOfTwoOfAtLeastFourKiB()
-    {
+    void chunkMustBeAPowerOfTwoOfAtLeastFourKiB() {
         assertProblem("chunk size 1000 sectors is not a power of two", b -> b.putInt(88, 1000));
         assertProblem("chunk size 0 sectors is not a power of two", b -> b.putInt(88, 0));
         assertProblem("chunk size 4 sectors is smaller than raid5's minimum of 8 (4 KiB)", b -> b.putInt(88, 4));
     }
 
     @Test
-    void raidDisksOutOfRange()
-    {
+    void raidDisksOutOfRange() {
         assertProblem("raid_disks 1 out of range (2..1920)", b -> b.putInt(92, 1));
         assertProblem("raid_disks 4294967295 out of range (2..1920)", b -> b.putInt(92, -1));
     }
 
     @Test
-    void dataOffsetInsideTheSuperblockIsRejected()
-    {
+    void dataOffsetInsideTheSuperblockIsRejected() {
         assertProblem("data_offset 8 overlaps the superblock (sectors 8..8)", b -> b.putLong(128, 8));
     }
 
     @Test
-    void dataSizeAndSizeMustAgree()
-    {
+    void dataSizeAndSizeMustAgree() {
         assertProblem("data_size 9 sectors is too small (the kernel needs at least 10)", b -> b.putLong(136, 9));
         assertProblem("size 130000 sectors exceeds data_size 126976", b -> {
             b.putLong(136, 126976);
@@ -148,14 +132,12 @@ class SuperblockDecodeTest
     }
 
     @Test
-    void devNumberBeyondKernelLimit()
-    {
+    void devNumberBeyondKernelLimit() {
         assertProblem("dev_number 5000 out of range (0..1919)", b -> b.putInt(160, 5000));
     }
 
     @Test
-    void rolesMustBeSlotsOrSpareFaultyJournal()
-    {
+    void rolesMustBeSlotsOrSpareFaultyJournal() {
         assertProblem("dev_roles[2] is slot 4, beyond raid_disks 4", b -> b.putShort(256 + 4, (short)4));
         assertProblem("dev_roles[9] is 0xff00, neither a slot nor spare/faulty/journal",
             b -> b.putShort(256 + 18, (short)0xff00));
@@ -164,16 +146,14 @@ class SuperblockDecodeTest
     }
 
     @Test
-    void unknownFeatureBitsAreUnsupported()
-    {
+    void unknownFeatureBitsAreUnsupported() {
         final SuperblockException ex = rejectRaw(b -> b.putInt(8, 0x4000));
         assertFalse(ex instanceof CorruptSuperblockException);
         assertEquals(MEMBER + ": unsupported feature bits 0x4000 (feature_map 0x4000)", ex.getMessage());
     }
 
     @Test
-    void contradictoryFeaturesAreRejected()
-    {
+    void contradictoryFeaturesAreRejected() {
         assertProblem("PPL cannot be combined with a bitmap or a journal (feature_map 0x401)",
             b -> b.putInt(8, Superblock.MD_FEATURE_PPL | Superblock.MD_FEATURE_BITMAP_OFFSET));
         assertProblem("MD_FEATURE_RAID0_LAYOUT is set on a raid5 member",
@@ -183,20 +163,17 @@ class SuperblockDecodeTest
     }
 
     @Test
-    void bytesBeyondTheChecksummedSpanAreNotPartOfTheSuperblock() throws SuperblockException
-    {
+    void bytesBeyondTheChecksummedSpanAreNotPartOfTheSuperblock() throws SuperblockException {
         final Superblock sb = Samples.member(3);
         final byte[] block = Samples.block(sb);
-        for (int i = sb.encodedLength(); i < block.length; i++)
-        {
+        for (int i = sb.encodedLength(); i < block.length; i++) {
             block[i] = (byte)0xa5;
         }
         assertEquals(sb, Superblock.decode(ByteBuffer.wrap(block), MEMBER));
     }
 
     @Test
-    void decodeWorksAtAnyPositionAndByteOrder() throws SuperblockException
-    {
+    void decodeWorksAtAnyPositionAndByteOrder() throws SuperblockException {
         final Superblock sb = Samples.member(2);
         final ByteBuffer direct = ByteBuffer.allocateDirect(5000).order(ByteOrder.BIG_ENDIAN);
         direct.position(333);
@@ -207,8 +184,7 @@ class SuperblockDecodeTest
     }
 
     @Test
-    void encodeRefusesWhatDecodeWouldRefuse()
-    {
+    void encodeRefusesWhatDecodeWouldRefuse() {
         final IllegalStateException ex = assertThrows(IllegalStateException.class,
             () -> Samples.member(0).chunkSectors(96).encode(ByteBuffer.allocate(4096)));
         assertEquals("refusing to encode an invalid superblock: chunk size 96 sectors is not a power of two",
@@ -217,8 +193,7 @@ class SuperblockDecodeTest
     }
 
     @Test
-    void encodeGrowsMaxDevToCoverDevNumberAsTheKernelDoes() throws SuperblockException
-    {
+    void encodeGrowsMaxDevToCoverDevNumberAsTheKernelDoes() throws SuperblockException {
         final Superblock sb = Samples.member(0).maxDev(4);
         sb.devNumber(6); // a new spare
         assertEquals(7, sb.maxDev());
@@ -232,8 +207,7 @@ class SuperblockDecodeTest
     }
 
     @Test
-    void settingARoleBeyondMaxDevGrowsItWithSpares()
-    {
+    void settingARoleBeyondMaxDevGrowsItWithSpares() {
         final Superblock sb = Samples.member(0);
         sb.devRole(200, Superblock.ROLE_FAULTY);
         assertEquals(201, sb.maxDev());
@@ -244,8 +218,7 @@ class SuperblockDecodeTest
     }
 
     @Test
-    void mdadmMaxDevRoundsToWholeSectors()
-    {
+    void mdadmMaxDevRoundsToWholeSectors() {
         assertEquals(128, Superblock.mdadmMaxDev(4));
         assertEquals(128, Superblock.mdadmMaxDev(128));
         assertEquals(384, Superblock.mdadmMaxDev(129));
@@ -253,8 +226,7 @@ class SuperblockDecodeTest
     }
 
     @Test
-    void mdTimeSplitsSecondsAndMicros()
-    {
+    void mdTimeSplitsSecondsAndMicros() {
         final long t = MdTime.of(1_700_000_123L, 456_789);
         assertEquals(1_700_000_123L, MdTime.seconds(t));
         assertEquals(456_789, MdTime.micros(t));
@@ -266,8 +238,7 @@ class SuperblockDecodeTest
     }
 
     @Test
-    void toStringListsFieldsByMdName()
-    {
+    void toStringListsFieldsByMdName() {
         final Superblock sb = Samples.member(1).devRole(3, Superblock.ROLE_FAULTY);
         Samples.encode(sb);
         final String text = sb.toString();
@@ -275,15 +246,13 @@ class SuperblockDecodeTest
             "set_uuid=" + Samples.ARRAY_UUID, "set_name='rf-testhost:r5'", "level=5", "layout=2 (left-symmetric)",
             "chunksize=1024", "raid_disks=4", "data_offset=4096", "super_offset=8", "dev_number=1", "events=42",
             "resync_offset=clean(all ones)", "max_dev=128", "dev_roles=[0:0, 1:1, 2:2, 3:faulty; 124 spare]",
-            "sb_csum=0x" + Integer.toHexString(sb.sbCsum()), "ctime=", "utime=", "bblog_offset=", "new_offset="})
-        {
+            "sb_csum=0x" + Integer.toHexString(sb.sbCsum()), "ctime=", "utime=", "bblog_offset=", "new_offset="}) {
             assertTrue(text.contains(field), () -> field + " missing from " + text);
         }
     }
 
     @Test
-    void nameIsLimitedToThirtyTwoBytes()
-    {
+    void nameIsLimitedToThirtyTwoBytes() {
         final Superblock sb = new Superblock().name("x".repeat(32));
         assertEquals("x".repeat(32), sb.name());
         final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, () -> sb.name("y".repeat(33)));
@@ -291,16 +260,14 @@ class SuperblockDecodeTest
     }
 
     /** Patches a valid block, re-seals its checksum, and expects a CorruptSuperblockException with this problem. */
-    private static void assertProblem(final String problem, final Consumer<ByteBuffer> patch)
-    {
+    private static void assertProblem(final String problem, final Consumer<ByteBuffer> patch) {
         final SuperblockException ex = rejectRaw(patch);
         assertInstanceOf(CorruptSuperblockException.class, ex, ex.getMessage());
         assertEquals(MEMBER + ": " + problem, ex.getMessage());
         assertEquals(problem, ex.problem());
     }
 
-    private static SuperblockException rejectRaw(final Consumer<ByteBuffer> patch)
-    {
+    private static SuperblockException rejectRaw(final Consumer<ByteBuffer> patch) {
         final byte[] block = Samples.block(Samples.member(2));
         final ByteBuffer le = ByteBuffer.wrap(block).order(ByteOrder.LITTLE_ENDIAN);
         patch.accept(le);
@@ -309,12 +276,10 @@ class SuperblockDecodeTest
     }
 
     /** Recomputes sb_csum after a deliberate edit (if max_dev still fits). */
-    static void reseal(final byte[] block)
-    {
+    static void reseal(final byte[] block) {
         final ByteBuffer le = ByteBuffer.wrap(block).order(ByteOrder.LITTLE_ENDIAN);
         final int maxDev = le.getInt(220);
-        if (Integer.compareUnsigned(maxDev, 1920) <= 0 && 256 + 2 * maxDev <= block.length)
-        {
+        if (Integer.compareUnsigned(maxDev, 1920) <= 0 && 256 + 2 * maxDev <= block.length) {
             le.putInt(216, Superblock.checksum(ByteBuffer.wrap(block)));
         }
     }

@@ -18,11 +18,9 @@ import static org.raidfive.md.Superblock.*;
  * gives the same bytes, for random valid superblocks. jqwik prints the seed
  * of every run; rerun a failure with {@code @Property(seed = "...")}.
  */
-class SuperblockRoundTripTest
-{
+class SuperblockRoundTripTest {
     @Property(tries = 300)
-    void decodeOfEncodeIsIdentity(@ForAll("superblocks") final Superblock sb) throws SuperblockException
-    {
+    void decodeOfEncodeIsIdentity(@ForAll("superblocks") final Superblock sb) throws SuperblockException {
         final byte[] block = new byte[MAX_SUPERBLOCK_BYTES];
         sb.encode(ByteBuffer.wrap(block));
         final Superblock back = Superblock.decode(ByteBuffer.wrap(block), "random");
@@ -37,24 +35,20 @@ class SuperblockRoundTripTest
     }
 
     @Provide
-    Arbitrary<Superblock> superblocks()
-    {
+    Arbitrary<Superblock> superblocks() {
         return Arbitraries.randomValue(SuperblockRoundTripTest::randomSuperblock);
     }
 
     /** A random superblock that satisfies every decode rule, with every field exercised. */
-    static Superblock randomSuperblock(final Random r)
-    {
+    static Superblock randomSuperblock(final Random r) {
         final int[] optional = {MD_FEATURE_BITMAP_OFFSET, MD_FEATURE_RECOVERY_OFFSET, MD_FEATURE_RESHAPE_ACTIVE,
             MD_FEATURE_BAD_BLOCKS, MD_FEATURE_REPLACEMENT, MD_FEATURE_RESHAPE_BACKWARDS, MD_FEATURE_NEW_OFFSET,
             MD_FEATURE_RECOVERY_BITMAP, MD_FEATURE_CLUSTERED, MD_FEATURE_JOURNAL};
         int features = 0;
-        for (final int f : optional)
-        {
+        for (final int f : optional) {
             features |= r.nextInt(3) == 0 ? f : 0;
         }
-        if (r.nextInt(8) == 0)
-        {
+        if (r.nextInt(8) == 0) {
             features &= ~(MD_FEATURE_BITMAP_OFFSET | MD_FEATURE_JOURNAL);
             features |= r.nextBoolean() ? MD_FEATURE_PPL : MD_FEATURE_MULTIPLE_PPLS;
         }
@@ -98,17 +92,14 @@ class SuperblockRoundTripTest
             .utime(r.nextLong())
             .events(r.nextLong())
             .resyncOffset(r.nextBoolean() ? RESYNC_CLEAN : r.nextLong());
-        for (int d = 0; d < sb.maxDev(); d++)
-        {
+        for (int d = 0; d < sb.maxDev(); d++) {
             sb.devRole(d, randomRole(r, raidDisks, (features & MD_FEATURE_JOURNAL) != 0));
         }
         return sb;
     }
 
-    private static int randomRole(final Random r, final int raidDisks, final boolean journal)
-    {
-        switch (r.nextInt(5))
-        {
+    private static int randomRole(final Random r, final int raidDisks, final boolean journal) {
+        switch (r.nextInt(5)) {
             case 0:
                 return ROLE_FAULTY;
             case 1:
@@ -120,17 +111,14 @@ class SuperblockRoundTripTest
         }
     }
 
-    private static String randomName(final Random r)
-    {
+    private static String randomName(final Random r) {
         final int length = r.nextInt(5) == 0 ? 32 : r.nextInt(33);
         final StringBuilder name = new StringBuilder();
-        while (name.toString().getBytes(StandardCharsets.UTF_8).length < length)
-        {
+        while (name.toString().getBytes(StandardCharsets.UTF_8).length < length) {
             name.append((char)(r.nextInt(10) == 0 ? 0xe9 : 'a' + r.nextInt(26))); // some 2-byte UTF-8
         }
         String s = name.toString();
-        while (s.getBytes(StandardCharsets.UTF_8).length > 32)
-        {
+        while (s.getBytes(StandardCharsets.UTF_8).length > 32) {
             s = s.substring(0, s.length() - 1);
         }
         return s;

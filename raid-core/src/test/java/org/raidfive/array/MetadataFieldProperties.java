@@ -14,6 +14,7 @@ import java.util.Random;
 import java.util.zip.CRC32C;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Example;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
@@ -229,12 +230,27 @@ class MetadataFieldProperties {
         } catch (RuntimeException e) {
             fail(what + ": not a clean refusal: " + e, e);
         }
+        // A device too small for its data area md's kernel will not import, and mdadm assembles the rest:
+        // leaving that one member out (reported, never written) is md's answer as much as a refusal.
+        MemberDisk leftOutTooSmall = null;
         if (array != null) {
+            List<AssemblyReport.LeftOut> out = array.assemblyReport().leftOut();
+            if (!valid && out.size() == 1 && out.get(0).reason().contains("too small")) {
+                leftOutTooSmall = out.get(0).disk();
+            }
             array.close();
         }
         for (int i = 0; i < 4; i++) {
             byte[] after = bytes(disks.get(i));
-            if (!valid) {
+            if (leftOutTooSmall != null) {
+                if (disks.get(i) == leftOutTooSmall) {
+                    assertArrayEquals(edited[i], after, what + ": m" + i + " was left out, yet written to");
+                } else {
+                    int from = (int) (u64(edited[i], DATA_OFFSET) * 512);
+                    assertArrayEquals(java.util.Arrays.copyOfRange(edited[i], from, after.length),
+                            java.util.Arrays.copyOfRange(after, from, after.length), what + ": data of m" + i + " changed");
+                }
+            } else if (!valid) {
                 assertTrue(refused != null, what + ": md's rules refuse this, raidfive assembled it");
                 assertArrayEquals(edited[i], after, what + ": a refused assembly wrote to m" + i);
             } else {
@@ -320,6 +336,19 @@ class MetadataFieldProperties {
     @Property(tries = 60)
     void theDataAreaFitsTheDeviceOrIsRefused(@ForAll("dataOffsets") long dataOffset,
                                              @ForAll("dataOffsets") long dataSize) throws IOException {
+        dataArea(dataOffset, dataSize);
+    }
+
+    /**
+     * Seed -8076647253044151016 found it: a current member whose data area runs a sector past its end
+     * is left out as too small (CrashTruthTest's truncated member), which the model now counts as md's answer.
+     */
+    @Example
+    void aCurrentMemberWhoseDataAreaRunsOneSectorPastItsEndIsRefusedOrLeftOut() throws IOException {
+        dataArea(2049, 14336);
+    }
+
+    private void dataArea(long dataOffset, long dataSize) throws IOException {
         byte[][] e = copy(bitmapArray);
         byte[] m = e[1];
         // the superblock is written raw: raidfive's encoder refuses what its decoder refuses, and both are md's rules

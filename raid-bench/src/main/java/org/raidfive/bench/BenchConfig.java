@@ -3,6 +3,8 @@ package org.raidfive.bench;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -146,7 +148,7 @@ public final class BenchConfig {
             if (s.equals("both")) {
                 return new Policies(List.of(ConsistencyPolicy.RESYNC, ConsistencyPolicy.PPL));
             }
-            List<ConsistencyPolicy> list = new java.util.ArrayList<>();
+            List<ConsistencyPolicy> list = new ArrayList<>();
             for (String name : s.split(",")) {
                 try {
                     list.add(ConsistencyPolicy.parse(name.trim()));
@@ -425,7 +427,7 @@ public final class BenchConfig {
                 require(Files.isDirectory(dir), "--dir " + dir + " is not a directory");
             }
             require(!targets.isEmpty(), "--target needs at least one of array, raw, raw-members");
-            require(targets.size() == new java.util.HashSet<>(targets).size(), "--target " + joined(targets)
+            require(targets.size() == new HashSet<>(targets).size(), "--target " + joined(targets)
                     + " names a target twice");
             if (!targets.contains(Target.ARRAY)) {
                 require(!degraded, "--degraded applies to --target array only");

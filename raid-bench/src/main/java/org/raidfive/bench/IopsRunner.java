@@ -2,9 +2,11 @@ package org.raidfive.bench;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import org.raidfive.array.AsyncIo;
 import org.raidfive.disk.MemberDisk;
@@ -39,7 +41,7 @@ public final class IopsRunner {
             if (!config.warmup().isZero()) {
                 // The JIT compiles the paths while these run; a short run on a busy machine otherwise
                 // measures the interpreter in the first round.
-                BenchConfig warm = config.toBuilder().runtime(config.warmup()).ramp(java.time.Duration.ZERO).build();
+                BenchConfig warm = config.toBuilder().runtime(config.warmup()).ramp(Duration.ZERO).build();
                 for (Variant v : variants) {
                     try (TargetSet.Opened target = targets.open(v)) {
                         runOnce(warm, v, -1, target.disk());
@@ -129,7 +131,7 @@ public final class IopsRunner {
     private static void sleepUntil(long nanoTime) throws InterruptedException {
         long left;
         while ((left = nanoTime - System.nanoTime()) > 0) {
-            java.util.concurrent.locks.LockSupport.parkNanos(left);
+            LockSupport.parkNanos(left);
             if (Thread.interrupted()) {
                 throw new InterruptedException("interrupted during a benchmark run");
             }

@@ -3,6 +3,7 @@ package org.raidfive.bench;
 import java.util.Collection;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -39,7 +40,7 @@ public final class Json {
         } else if (value instanceof String s) {
             string(out, s);
         } else if (value instanceof Double d) {
-            out.append(d.isNaN() || d.isInfinite() ? "null" : String.format(java.util.Locale.ROOT, "%.3f", d));
+            out.append(d.isNaN() || d.isInfinite() ? "null" : String.format(Locale.ROOT, "%.3f", d));
         } else if (value instanceof Number || value instanceof Boolean) {
             out.append(value);
         } else if (value instanceof Map<?, ?> map) {

@@ -1,8 +1,10 @@
 package org.raidfive.bench;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 /** What the numbers were measured on: CPU model, cores, memory, JDK, and the load at the start. */
 public record Machine(String cpuModel, int cores, long memoryBytes, String jdk, String loadAverage) {
@@ -33,20 +35,20 @@ public record Machine(String cpuModel, int cores, long memoryBytes, String jdk, 
 
     /** The 1, 5 and 15 minute load averages (others compiling on a shared machine show here). */
     public static String readLoadAverage() {
-        java.util.List<String> l = lines("/proc/loadavg");
+        List<String> l = lines("/proc/loadavg");
         if (l.isEmpty()) {
-            return String.format("%.2f", java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+            return String.format("%.2f", ManagementFactory.getOperatingSystemMXBean()
                     .getSystemLoadAverage());
         }
         String[] f = l.get(0).split("\\s+");
         return f[0] + " " + f[1] + " " + f[2];
     }
 
-    private static java.util.List<String> lines(String path) {
+    private static List<String> lines(String path) {
         try {
             return Files.readAllLines(Path.of(path));
         } catch (IOException | RuntimeException e) {
-            return java.util.List.of();
+            return List.of();
         }
     }
 }

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
 import org.raidfive.array.ArraySpec;
 import org.raidfive.array.Raid5Array;
@@ -101,7 +102,7 @@ public final class RebuildBench {
                 q.min(), q.max(), x1.median() / (1 << 30), x1.min() / (1 << 30), x1.max() / (1 << 30),
                 x2.median() / (1 << 30), x2.min() / (1 << 30), x2.max() / (1 << 30));
         if (json != null) {
-            Files.writeString(json, String.format(java.util.Locale.ROOT,
+            Files.writeString(json, String.format(Locale.ROOT,
                     "{\"disks\":%d,\"member_bytes\":%d,\"chunk\":%d,\"read_bytes_per_s\":%s,"
                             + "\"rebuild_bytes_per_s\":%s,\"ratio\":%s,\"bare_xor_1thread_bytes_per_s\":%s,"
                             + "\"bare_xor_2threads_bytes_per_s\":%s}%n",

@@ -1,5 +1,6 @@
 package org.raidfive.bench;
 
+import java.time.Duration;
 import java.util.Locale;
 
 /**
@@ -136,7 +137,7 @@ public final class Sizes {
     }
 
     /** {@code 0:12} or {@code 1:02:03}. */
-    public static String duration(java.time.Duration d) {
+    public static String duration(Duration d) {
         if (d == null) {
             return "-:--";
         }

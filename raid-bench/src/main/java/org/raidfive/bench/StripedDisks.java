@@ -1,5 +1,6 @@
 package org.raidfive.bench;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -44,7 +45,7 @@ final class StripedDisks implements MemberDisk {
 
     private void transfer(long position, ByteBuffer buf, int offset, int length, boolean write) throws IOException {
         if (position < 0 || length < 0 || position > size - length) {
-            throw new java.io.EOFException("striped I/O at " + position + " length " + length + " outside " + size);
+            throw new EOFException("striped I/O at " + position + " length " + length + " outside " + size);
         }
         while (length > 0) {
             long chunk = position >>> chunkShift;

@@ -9,6 +9,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import org.raidfive.array.ArraySpec;
+import org.raidfive.array.ConsistencyPolicy;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.counter.CounterMode;
 import org.raidfive.disk.FileDisk;
@@ -52,7 +53,7 @@ final class TargetSet implements AutoCloseable {
             if (config.backend() == BenchConfig.Backend.FILE) {
                 for (BenchConfig.Target t : config.targets()) {
                     try (Opened o = open(new Variant(t, t == BenchConfig.Target.ARRAY ? CounterMode.PERCPU : null,
-                            t == BenchConfig.Target.ARRAY ? org.raidfive.array.ConsistencyPolicy.RESYNC : null),
+                            t == BenchConfig.Target.ARRAY ? ConsistencyPolicy.RESYNC : null),
                             false)) {
                         fill(o.disk());
                     }
@@ -69,7 +70,7 @@ final class TargetSet implements AutoCloseable {
         long member = dataBytes + (1 << 20);
         while (true) {
             // Room for the larger data offset of the policies run (a partial parity log's area).
-            boolean ppl = config.policies().policies().contains(org.raidfive.array.ConsistencyPolicy.PPL);
+            boolean ppl = config.policies().policies().contains(ConsistencyPolicy.PPL);
             long offset = DataOffset.forNewMember(member / 512, config.chunk() / 512, ppl) * 512;
             if (member - offset >= dataBytes) {
                 return member;
@@ -123,7 +124,7 @@ final class TargetSet implements AutoCloseable {
                 Raid5Array array = Raid5Array.create(spec, members);
                 if (v.live()) {
                     // Published as raid serve would; the file goes when the run closes the array.
-                    java.nio.file.Path file = java.nio.file.Files.createTempFile("raid-bench-", ".counters");
+                    Path file = Files.createTempFile("raid-bench-", ".counters");
                     array.publishCounters(file);
                 }
                 if (degraded) {

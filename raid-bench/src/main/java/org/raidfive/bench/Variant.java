@@ -2,6 +2,7 @@ package org.raidfive.bench;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import org.raidfive.array.ConsistencyPolicy;
 import org.raidfive.counter.CounterMode;
 
@@ -41,7 +42,7 @@ public record Variant(BenchConfig.Target target, CounterMode counterMode, Consis
         if (counterMode == null) {
             return target.toString();
         }
-        String s = target + " " + counterMode.name().toLowerCase(java.util.Locale.ROOT);
+        String s = target + " " + counterMode.name().toLowerCase(Locale.ROOT);
         s = policy == null || policy == ConsistencyPolicy.RESYNC ? s : s + " " + policy.mdadmName();
         return live ? s + " live-counters" : s;
     }

@@ -1,6 +1,9 @@
 package org.raidfive.cli;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -109,7 +112,7 @@ final class ArrayConfig {
     private static List<String> utf8Lines(Path file) throws IOException {
         byte[] all = Files.readAllBytes(file);
         List<String> lines = new ArrayList<>();
-        java.nio.charset.CharsetDecoder strict = StandardCharsets.UTF_8.newDecoder();
+        CharsetDecoder strict = StandardCharsets.UTF_8.newDecoder();
         int start = 0;
         for (int i = 0; i <= all.length; i++) {
             if (i == all.length || all[i] == '\n') {
@@ -117,8 +120,8 @@ final class ArrayConfig {
                     break;
                 }
                 try {
-                    lines.add(strict.decode(java.nio.ByteBuffer.wrap(all, start, i - start)).toString());
-                } catch (java.nio.charset.CharacterCodingException e) {
+                    lines.add(strict.decode(ByteBuffer.wrap(all, start, i - start)).toString());
+                } catch (CharacterCodingException e) {
                     throw CliException.usage(file + " line " + (lines.size() + 1) + ": not UTF-8 text");
                 }
                 start = i + 1;

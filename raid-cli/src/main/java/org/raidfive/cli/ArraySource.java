@@ -1,16 +1,23 @@
 package org.raidfive.cli;
 
 import java.io.IOException;
+import java.nio.file.FileSystemException;
 import java.nio.file.FileSystems;
+import java.nio.file.FileVisitOption;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.PathMatcher;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.PatternSyntaxException;
 import java.util.stream.Stream;
 import org.raidfive.md.MdUuid;
 import org.raidfive.md.Superblock;
@@ -223,7 +230,7 @@ final class ArraySource {
     private static void refuseLinkLoop(String word, Path p) {
         try {
             p.toRealPath();
-        } catch (java.nio.file.FileSystemException e) {
+        } catch (FileSystemException e) {
             if (e.getReason() != null && e.getReason().contains("symbolic links")) {
                 throw CliException.usage("DEVICE " + word + ": a loop of symbolic links");
             }
@@ -263,7 +270,7 @@ final class ArraySource {
         PathMatcher matcher;
         try {
             matcher = FileSystems.getDefault().getPathMatcher("glob:" + pattern);
-        } catch (java.util.regex.PatternSyntaxException e) {
+        } catch (PatternSyntaxException e) {
             throw CliException.usage("'" + pattern + "' is not a valid glob: " + e.getDescription());
         }
         List<String> out = new ArrayList<>();
@@ -280,37 +287,37 @@ final class ArraySource {
                 prefixes.add(FileSystems.getDefault().getPathMatcher("glob:" + prefixPattern));
             }
         }
-        Files.walkFileTree(start, java.util.EnumSet.noneOf(java.nio.file.FileVisitOption.class), depth,
-                new java.nio.file.SimpleFileVisitor<>() {
+        Files.walkFileTree(start, EnumSet.noneOf(FileVisitOption.class), depth,
+                new SimpleFileVisitor<>() {
                     @Override
-                    public java.nio.file.FileVisitResult preVisitDirectory(Path d,
-                            java.nio.file.attribute.BasicFileAttributes a) {
+                    public FileVisitResult preVisitDirectory(Path d,
+                            BasicFileAttributes a) {
                         Path p = start == root ? d : start.relativize(d);
                         int level = d.getNameCount() - start.getNameCount();
                         if (d.equals(start) || prefixes.isEmpty() || level < 1 || level > prefixes.size()) {
-                            return java.nio.file.FileVisitResult.CONTINUE;
+                            return FileVisitResult.CONTINUE;
                         }
-                        return prefixes.get(level - 1).matches(p) ? java.nio.file.FileVisitResult.CONTINUE
-                                : java.nio.file.FileVisitResult.SKIP_SUBTREE;
+                        return prefixes.get(level - 1).matches(p) ? FileVisitResult.CONTINUE
+                                : FileVisitResult.SKIP_SUBTREE;
                     }
 
                     @Override
-                    public java.nio.file.FileVisitResult postVisitDirectory(Path d, IOException e) {
-                        return java.nio.file.FileVisitResult.CONTINUE; // a directory that could not be read to the end
+                    public FileVisitResult postVisitDirectory(Path d, IOException e) {
+                        return FileVisitResult.CONTINUE; // a directory that could not be read to the end
                     }
 
                     @Override
-                    public java.nio.file.FileVisitResult visitFile(Path file, java.nio.file.attribute.BasicFileAttributes a) {
+                    public FileVisitResult visitFile(Path file, BasicFileAttributes a) {
                         Path p = start == root ? file : start.relativize(file);
                         if (p.getNameCount() > 0 && matcher.matches(p) && fileOrBlockDevice(file)) {
                             out.add(p.toString());
                         }
-                        return java.nio.file.FileVisitResult.CONTINUE;
+                        return FileVisitResult.CONTINUE;
                     }
 
                     @Override
-                    public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) {
-                        return java.nio.file.FileVisitResult.CONTINUE; // unreadable, or gone meanwhile
+                    public FileVisitResult visitFileFailed(Path file, IOException e) {
+                        return FileVisitResult.CONTINUE; // unreadable, or gone meanwhile
                     }
                 });
         out.sort(null);

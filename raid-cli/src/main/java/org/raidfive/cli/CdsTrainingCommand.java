@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
@@ -32,7 +33,7 @@ final class CdsTrainingCommand extends Verb {
         try {
             return train();
         } finally {
-            try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+            try (Stream<Path> files = Files.list(dir)) {
                 for (Path f : (Iterable<Path>) files::iterator) {
                     Files.deleteIfExists(f);
                 }

@@ -1,9 +1,14 @@
 package org.raidfive.cli;
 
 import java.io.IOException;
+import java.nio.file.FileStore;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.raidfive.array.ArraySpec;
 import org.raidfive.array.ConsistencyPolicy;
 import org.raidfive.array.ArrayStatus;
@@ -251,18 +256,18 @@ final class CreateCommand extends Verb {
      * several members at once (and with them the array).
      */
     static void checkFreeSpace(List<String> specs, long size) throws IOException {
-        java.util.Map<java.nio.file.FileStore, Long> need = new java.util.LinkedHashMap<>();
-        java.util.Map<java.nio.file.FileStore, List<String>> who = new java.util.HashMap<>();
+        Map<FileStore, Long> need = new LinkedHashMap<>();
+        Map<FileStore, List<String>> who = new HashMap<>();
         for (String m : specs) {
             if (Members.isNbd(m)) {
                 continue;
             }
-            java.nio.file.Path p = Members.path(m).toAbsolutePath();
+            Path p = Members.path(m).toAbsolutePath();
             long current = Files.exists(p) ? Files.size(p) : 0;
             if (Files.exists(p) && !Files.isRegularFile(p)) {
                 continue; // a block device has its size
             }
-            java.nio.file.FileStore store = Files.getFileStore(Files.exists(p) ? p : p.getParent());
+            FileStore store = Files.getFileStore(Files.exists(p) ? p : p.getParent());
             need.merge(store, Math.max(0, size - current), Long::sum);
             who.computeIfAbsent(store, k -> new ArrayList<>()).add(m);
         }

@@ -6,11 +6,13 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.LongBuffer;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
+import java.util.stream.IntStream;
 import org.raidfive.array.ArraySpec;
 import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.Raid5Array;
@@ -102,7 +104,7 @@ final class DemoCommand extends Verb {
             array.addSpare(spare);
             step("add", "added " + spare.name() + " as a spare: the array takes it into slot 2 and rebuilds");
             t = System.nanoTime();
-            SyncProgress p = new Progress(out, System.console() != null, java.time.Duration.ofSeconds(1), "           ")
+            SyncProgress p = new Progress(out, System.console() != null, Duration.ofSeconds(1), "           ")
                     .follow(array, () -> false);
             check("rebuild", p == null ? "no rebuild ran" : String.format(Locale.ROOT, "%s of each member rebuilt in %s",
                     Sizes.human(p.totalBytes()), elapsed(t)), p != null && p.complete()
@@ -114,7 +116,7 @@ final class DemoCommand extends Verb {
                     written.equals(after));
             t = System.nanoTime();
             array.startCheck(false);
-            array.awaitSync(java.time.Duration.ofMinutes(10));
+            array.awaitSync(Duration.ofMinutes(10));
             long mismatches = array.mismatchSectors();
             check("parity", "check pass over every stripe in " + elapsed(t) + ": " + mismatches + " mismatched sectors",
                     mismatches == 0);
@@ -164,7 +166,7 @@ final class DemoCommand extends Verb {
      */
     private static List<MemoryDisk> allocate(int count, long size, String prefix) {
         MemoryDisk[] disks = new MemoryDisk[count];
-        java.util.stream.IntStream.range(0, count).parallel()
+        IntStream.range(0, count).parallel()
                 .forEach(i -> disks[i] = new MemoryDisk(size, prefix + (i < MEMBERS ? Integer.toString(i) : "spare")));
         return List.of(disks);
     }

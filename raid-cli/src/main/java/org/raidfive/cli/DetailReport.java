@@ -8,6 +8,7 @@ import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.MemberState;
 import org.raidfive.bench.Json;
 import org.raidfive.bench.Sizes;
+import org.raidfive.md.MdTime;
 import org.raidfive.md.MdUuid;
 import org.raidfive.md.Superblock;
 
@@ -271,8 +272,8 @@ final class DetailReport {
         m.put("degraded", degraded);
         m.put("failed", failedArray);
         m.put("events", events);
-        m.put("creationTime", org.raidfive.md.MdTime.toInstant(creationTime).toString());
-        m.put("updateTime", org.raidfive.md.MdTime.toInstant(updateTime).toString());
+        m.put("creationTime", MdTime.toInstant(creationTime).toString());
+        m.put("updateTime", MdTime.toInstant(updateTime).toString());
         m.put("activeDevices", active);
         m.put("workingDevices", working);
         m.put("failedDevices", failed);

@@ -8,6 +8,8 @@ import java.nio.file.FileSystemException;
 import java.nio.file.NoSuchFileException;
 import org.raidfive.array.ArrayConfigException;
 import org.raidfive.array.ArrayFailedException;
+import org.raidfive.array.ArrayStateException;
+import org.raidfive.disk.MemberInUseException;
 import org.raidfive.md.SuperblockException;
 import picocli.CommandLine;
 import picocli.CommandLine.IExecutionExceptionHandler;
@@ -54,9 +56,9 @@ final class ErrorHandler implements IParameterExceptionHandler, IExecutionExcept
         if (t instanceof ArrayFailedException) {
             return ExitCode.PROBLEM;
         }
-        if (t instanceof ArrayConfigException || t instanceof org.raidfive.array.ArrayStateException
+        if (t instanceof ArrayConfigException || t instanceof ArrayStateException
                 || t instanceof FileSystemException || t instanceof SuperblockException
-                || t instanceof MemberUnreachableException || t instanceof org.raidfive.disk.MemberInUseException
+                || t instanceof MemberUnreachableException || t instanceof MemberInUseException
                 || t instanceof IllegalArgumentException || t instanceof IllegalStateException) {
             return ExitCode.USAGE;
         }

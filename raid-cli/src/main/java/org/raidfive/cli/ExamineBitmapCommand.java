@@ -1,5 +1,8 @@
 package org.raidfive.cli;
 
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Locale;
@@ -7,6 +10,7 @@ import org.raidfive.bench.Sizes;
 import org.raidfive.disk.FileDisk;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.md.BitmapSuperblock;
+import org.raidfive.md.MdUuid;
 import org.raidfive.md.Superblock;
 import org.raidfive.md.SuperblockException;
 import picocli.CommandLine.Command;
@@ -46,7 +50,7 @@ final class ExamineBitmapCommand extends Verb {
         return ExitCode.OK;
     }
 
-    static String text(String name, MemberDisk disk) throws java.io.IOException, SuperblockException {
+    static String text(String name, MemberDisk disk) throws IOException, SuperblockException {
         Superblock sb = SuperblockFile.read(disk, name).sb();
         if (!sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)) {
             throw new SuperblockException(name, "it has no internal write-intent bitmap");
@@ -77,15 +81,15 @@ final class ExamineBitmapCommand extends Verb {
         field(s, "Write Mode", b.writeBehind() != 0 ? "Allow write behind, max " + b.writeBehind() : "Normal");
         field(s, "Sync Size", (b.syncSize() / 2) + Sizes.mdadmHuman(b.syncSize() * 512));
         // printf's %2.1f as glibc does it: the double's exact value, ties to even (6.25 -> 6.2)
-        String pct = new java.math.BigDecimal(100.0 * dirty / Math.max(1, bits))
-                .setScale(1, java.math.RoundingMode.HALF_EVEN).toPlainString();
+        String pct = new BigDecimal(100.0 * dirty / Math.max(1, bits))
+                .setScale(1, RoundingMode.HALF_EVEN).toPlainString();
         field(s, "Bitmap", bits + " bits (chunks), " + dirty + " dirty (" + pct + "%)");
         return s.toString();
     }
 
     /** As mdadm prints a v1.x array's bitmap UUID: its bytes in order, in four groups (as --examine). */
     private static String uuid(byte[] u) {
-        return org.raidfive.md.MdUuid.format(u);
+        return MdUuid.format(u);
     }
 
     /** mdadm's human_chunksize: "64 MB" (powers of 1024, its units). */

@@ -3,6 +3,7 @@ package org.raidfive.cli;
 import java.util.ArrayList;
 import java.util.List;
 import org.raidfive.bench.Json;
+import org.raidfive.disk.FileDisk;
 import org.raidfive.md.SuperblockException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -61,7 +62,7 @@ final class ExamineCommand extends Verb {
         }
         out().flush();
         for (String m : members) {
-            String holder = Members.isNbd(m) ? null : org.raidfive.disk.FileDisk.holderOf(Members.path(m));
+            String holder = Members.isNbd(m) ? null : FileDisk.holderOf(Members.path(m));
             if (holder != null) {
                 say(m + " is in use by " + holder + ": the superblock shows what it last recorded, the live state "
                         + "is the holder's");

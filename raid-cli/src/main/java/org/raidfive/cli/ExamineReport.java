@@ -7,6 +7,7 @@ import java.util.Map;
 import org.raidfive.bench.Json;
 import org.raidfive.bench.Sizes;
 import org.raidfive.md.MdLayout;
+import org.raidfive.md.MdTime;
 import org.raidfive.md.MdUuid;
 import org.raidfive.md.Superblock;
 
@@ -89,7 +90,7 @@ final class ExamineReport {
         m.put("featureMap", sb.featureMap());
         m.put("arrayUuid", MdUuid.format(sb.setUuid()));
         m.put("name", sb.name());
-        m.put("creationTime", org.raidfive.md.MdTime.toInstant(sb.ctime()).toString());
+        m.put("creationTime", MdTime.toInstant(sb.ctime()).toString());
         m.put("raidLevel", level(sb.level()));
         m.put("raidDevices", sb.raidDisks());
         m.put("availDevSectors", sb.dataSize());
@@ -104,7 +105,7 @@ final class ExamineReport {
         m.put("state", sb.isClean() ? "clean" : "active");
         m.put("resyncOffsetSectors", sb.isClean() ? null : sb.resyncOffset());
         m.put("deviceUuid", MdUuid.format(sb.deviceUuid()));
-        m.put("updateTime", org.raidfive.md.MdTime.toInstant(sb.utime()).toString());
+        m.put("updateTime", MdTime.toInstant(sb.utime()).toString());
         m.put("checksum", Integer.toHexString(read.storedChecksum()));
         m.put("checksumCorrect", read.checksumCorrect());
         m.put("expectedChecksum", Integer.toHexString(read.expectedChecksum()));
@@ -155,7 +156,7 @@ final class ExamineReport {
     }
 
     static String time(long mdTime) {
-        return CTIME.format(org.raidfive.md.MdTime.toInstant(mdTime).atZone(ZoneId.systemDefault()));
+        return CTIME.format(MdTime.toInstant(mdTime).atZone(ZoneId.systemDefault()));
     }
 
     static String level(int level) {

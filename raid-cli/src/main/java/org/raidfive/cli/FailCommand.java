@@ -1,5 +1,6 @@
 package org.raidfive.cli;
 
+import java.util.ArrayList;
 import java.util.List;
 import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.MemberState;
@@ -47,7 +48,7 @@ final class FailCommand extends Verb {
         say("marked " + member + " faulty in " + after.name() + "; the array is "
                 + (after.failed() ? "FAILED" : after.degraded() ? "degraded" : "still whole"));
         if (!after.failed()) {
-            List<String> rest = new java.util.ArrayList<>(members);
+            List<String> rest = new ArrayList<>(members);
             rest.remove(Members.indexOf(members, member));
             say((source.array != null ? "--array " + source.array + " leaves " + member + " out from now on (stale): "
                     : "leave " + member + " out from now on: ") + "raid detail " + source.again(rest)

@@ -1,6 +1,7 @@
 package org.raidfive.cli;
 
 import java.util.List;
+import org.raidfive.array.ArrayConfigException;
 import org.raidfive.array.ConsistencyPolicy;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -102,7 +103,7 @@ final class GrowCommand extends Verb {
             }
             try {
                 session.array().setConsistencyPolicy(policy);
-            } catch (org.raidfive.array.ArrayConfigException e) {
+            } catch (ArrayConfigException e) {
                 throw CliException.usage(e.getMessage());
             }
             say(session.array().name() + ": consistency policy " + before.mdadmName() + " -> " + policy.mdadmName());

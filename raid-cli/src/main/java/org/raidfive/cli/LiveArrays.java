@@ -6,7 +6,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
+import org.raidfive.disk.FileDisk;
 import org.raidfive.md.MdUuid;
+import org.raidfive.md.SuperblockException;
 import org.raidfive.stats.CountersFile;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -49,7 +51,7 @@ final class LiveArrays {
         Survey survey;
         try {
             survey = Survey.of(members);
-        } catch (org.raidfive.md.SuperblockException e) {
+        } catch (SuperblockException e) {
             throw new CliException(ExitCode.USAGE, ErrorHandler.message(e), e);
         }
         String uuid = MdUuid.format(survey.top().setUuid());
@@ -93,7 +95,7 @@ final class LiveArrays {
         List<Server> live = running(dir, uuid);
         for (String m : members) {
             if (!Members.isNbd(m)) {
-                long holder = org.raidfive.disk.FileDisk.holderPid(Path.of(m));
+                long holder = FileDisk.holderPid(Path.of(m));
                 for (Server s : live) {
                     if (holder >= 0 && s.pid() == holder) {
                         return List.of(s);

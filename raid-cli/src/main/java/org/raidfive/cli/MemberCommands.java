@@ -1,7 +1,9 @@
 package org.raidfive.cli;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.MemberState;
 import org.raidfive.md.MdUuid;
@@ -62,7 +64,7 @@ final class MemberCommands {
             // not a member of anything readable: judge by its bytes
         }
         if (sb != null && MdUuid.format(sb.setUuid()).equals(status.uuid())) {
-            List<String> all = new java.util.ArrayList<>(members);
+            List<String> all = new ArrayList<>(members);
             all.add(spec);
             Survey survey;
             try {
@@ -96,6 +98,6 @@ final class MemberCommands {
     }
 
     static String stateWord(MemberState s) {
-        return s.name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ');
+        return s.name().toLowerCase(Locale.ROOT).replace('_', ' ');
     }
 }

@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.regex.Pattern;
 import org.raidfive.disk.FileDisk;
 import org.raidfive.disk.MemberDisk;
+import org.raidfive.md.MdUuid;
+import org.raidfive.md.SuperblockException;
 import org.raidfive.nbd.NbdClientConfig;
 import org.raidfive.nbd.NbdDisk;
 import org.raidfive.nbd.NbdUri;
@@ -238,9 +240,9 @@ final class Members {
     private static String dataFound(String spec, MemberDisk disk) throws IOException {
         try {
             SuperblockFile.Read r = SuperblockFile.read(disk, spec);
-            return spec + " already holds an md superblock (array " + org.raidfive.md.MdUuid.format(r.sb().setUuid())
+            return spec + " already holds an md superblock (array " + MdUuid.format(r.sb().setUuid())
                     + ", name '" + r.sb().name() + "')";
-        } catch (org.raidfive.md.SuperblockException e) {
+        } catch (SuperblockException e) {
             // no usable superblock: look at the bytes
         }
         int n = (int) Math.min(BLANK_CHECK_BYTES, disk.size());

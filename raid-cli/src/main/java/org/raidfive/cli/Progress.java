@@ -3,7 +3,9 @@ package org.raidfive.cli;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.function.BooleanSupplier;
 import org.raidfive.array.Raid5Array;
+import org.raidfive.array.SyncOutcome;
 import org.raidfive.array.SyncProgress;
 import org.raidfive.bench.Sizes;
 
@@ -40,7 +42,7 @@ final class Progress {
      * the next pass as soon as one completes (recovery, then the next spare or a pending resync), the
      * one followed is reported as complete and the next one is left running for the caller.
      */
-    SyncProgress follow(Raid5Array array, java.util.function.BooleanSupplier stopped) throws InterruptedException {
+    SyncProgress follow(Raid5Array array, BooleanSupplier stopped) throws InterruptedException {
         long pollMillis = terminal ? 200 : 250;
         SyncProgress last = array.syncProgress();
         if (last == null) {
@@ -48,7 +50,7 @@ final class Progress {
         }
         while (last.running() && !stopped.getAsBoolean()) {
             show(last);
-            org.raidfive.array.SyncOutcome outcome = array.awaitSync(Duration.ofMillis(pollMillis));
+            SyncOutcome outcome = array.awaitSync(Duration.ofMillis(pollMillis));
             boolean ended = outcome.ended();
             if (ended && outcome.pass() != null && outcome.pass().action() == last.action()) {
                 // The pass's own final figures: read after its lanes were joined, so a check's

@@ -1,6 +1,7 @@
 package org.raidfive.cli;
 
 import java.util.List;
+import org.raidfive.array.ArrayConfigException;
 import org.raidfive.array.ReAddOutcome;
 import org.raidfive.array.SyncProgress;
 import picocli.CommandLine.Command;
@@ -45,7 +46,7 @@ final class ReAddCommand extends Verb {
             ReAddOutcome o;
             try {
                 o = session.array().reAdd(Members.open(member));
-            } catch (org.raidfive.array.ArrayConfigException e) {
+            } catch (ArrayConfigException e) {
                 throw CliException.usage(e.getMessage());
             }
             say(o.byBitmap()

@@ -1,6 +1,7 @@
 package org.raidfive.cli;
 
 import java.util.List;
+import java.util.Locale;
 import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.MemberState;
 import org.raidfive.array.Raid5Array;
@@ -80,7 +81,7 @@ final class RebuildCommand extends Verb {
                 }
                 if (p != null && !p.complete()) {
                     throw new CliException(ExitCode.PROBLEM, p.action() + " stopped at "
-                            + String.format(java.util.Locale.ROOT, "%.1f%%", p.percent())
+                            + String.format(Locale.ROOT, "%.1f%%", p.percent())
                             + (p.error() == null ? "" : ": " + p.error()));
                 }
             }

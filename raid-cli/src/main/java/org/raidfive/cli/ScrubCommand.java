@@ -1,6 +1,7 @@
 package org.raidfive.cli;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.Raid5Array;
@@ -76,7 +77,7 @@ abstract class ScrubCommand extends Verb {
                         RebuildCommand.awaitShutdown();
                     }
                     throw new CliException(ExitCode.PROBLEM, "the resync before the repair stopped" + (resync == null
-                            ? "" : String.format(java.util.Locale.ROOT, " at %.1f%%", resync.percent()))
+                            ? "" : String.format(Locale.ROOT, " at %.1f%%", resync.percent()))
                             + (resync != null && resync.error() != null ? ": " + resync.error() : "")
                             + "; run raid repair again");
                 }
@@ -91,7 +92,7 @@ abstract class ScrubCommand extends Verb {
         double seconds = (System.nanoTime() - started) / 1e9;
         if (p == null || !p.complete()) {
             throw new CliException(ExitCode.PROBLEM, verb + " stopped" + (p == null ? "" : String.format(
-                    java.util.Locale.ROOT, " at %.1f%%", p.percent())) + (p != null && p.error() != null
+                    Locale.ROOT, " at %.1f%%", p.percent())) + (p != null && p.error() != null
                     ? ": " + p.error() : ""));
         }
         long mismatches = p.mismatchSectors();

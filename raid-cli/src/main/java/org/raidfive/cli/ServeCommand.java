@@ -2,10 +2,16 @@ package org.raidfive.cli;
 
 import java.io.IOException;
 import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.raidfive.array.ArrayCounters;
 import org.raidfive.array.ArrayStatus;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncAction;
@@ -17,6 +23,7 @@ import org.raidfive.nbd.NbdServerConfig;
 import org.raidfive.nbd.RequestExecution;
 import org.raidfive.nbd.TlsCredentials;
 import org.raidfive.nbd.TlsMode;
+import org.raidfive.stats.CountersFile;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -253,10 +260,10 @@ final class ServeCommand extends Verb {
      * cannot publish them (no such directory, a JVM without Agrona's flags) is served without.
      */
     /** The live counters this server publishes, or null. */
-    private org.raidfive.array.ArrayCounters liveCounters;
+    private ArrayCounters liveCounters;
 
     private void publishCounters(Raid5Array array) {
-        java.nio.file.Path file = org.raidfive.stats.CountersFile.pathFor(LiveArrays.directory(), array.uuid());
+        Path file = CountersFile.pathFor(LiveArrays.directory(), array.uuid());
         try {
             liveCounters = array.publishCounters(file);
             say("live counters and events in " + file + " (raid stat, raid monitor)");
@@ -336,10 +343,10 @@ final class ServeCommand extends Verb {
         if (socket != null && (port != null || bind != null)) {
             throw CliException.usage("give --socket or --port/--bind, not both");
         }
-        if (socket != null && socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 107) {
+        if (socket != null && socket.toString().getBytes(StandardCharsets.UTF_8).length > 107) {
             // sockaddr_un's sun_path: refused here, before the array is assembled, not at bind
             throw CliException.usage("--socket " + socket + " is " + socket.toString().getBytes(
-                    java.nio.charset.StandardCharsets.UTF_8).length + " bytes long; a Unix socket path holds at most "
+                    StandardCharsets.UTF_8).length + " bytes long; a Unix socket path holds at most "
                     + "107 (use a shorter or relative path)");
         }
         if (maxRequest > (1 << 30)) { // before the int cast below; the rest NbdServerConfig checks
@@ -347,10 +354,10 @@ final class ServeCommand extends Verb {
         }
         NbdServerConfig.Builder b = NbdServerConfig.builder().exportName(exportName).readOnly(readOnly)
                 .maxConnections(maxConnections).maxHandshaking(Math.min(16, Math.max(1, maxConnections)))
-                .handshakeTimeout(java.time.Duration.ofSeconds(handshakeTimeout))
-                .idleTimeout(java.time.Duration.ofSeconds(idleTimeout))
-                .replyTimeout(java.time.Duration.ofSeconds(replyTimeout))
-                .payloadTimeout(java.time.Duration.ofSeconds(payloadTimeout))
+                .handshakeTimeout(Duration.ofSeconds(handshakeTimeout))
+                .idleTimeout(Duration.ofSeconds(idleTimeout))
+                .replyTimeout(Duration.ofSeconds(replyTimeout))
+                .payloadTimeout(Duration.ofSeconds(payloadTimeout))
                 .maxConnectionsPerAddress(maxConnectionsPerAddress)
                 .maxRequestBytes((int) maxRequest).inFlightBudgetBytes(inFlightBudget)
                 .maxInFlightBytesPerConnection(Math.max(maxRequest, NbdServerConfig.DEFAULT_MAX_IN_FLIGHT_BYTES_PER_CONNECTION))
@@ -404,20 +411,20 @@ final class ServeCommand extends Verb {
     }
 
     /** NbdServerConfig's settings as this command's options, for its refusals. */
-    private static final java.util.Map<String, String> OPTIONS = java.util.Map.ofEntries(
-            java.util.Map.entry("handshakeTimeout", "--handshake-timeout"),
-            java.util.Map.entry("idleTimeout", "--idle-timeout"), java.util.Map.entry("replyTimeout", "--reply-timeout"),
-            java.util.Map.entry("payloadTimeout", "--payload-timeout"),
-            java.util.Map.entry("maxConnectionsPerAddress", "--max-connections-per-address"),
-            java.util.Map.entry("maxConnections", "--max-connections"), java.util.Map.entry("workerThreads", "--workers"),
-            java.util.Map.entry("maxRequestBytes", "--max-request"), java.util.Map.entry("exportName", "--export"));
+    private static final Map<String, String> OPTIONS = Map.ofEntries(
+            Map.entry("handshakeTimeout", "--handshake-timeout"),
+            Map.entry("idleTimeout", "--idle-timeout"), Map.entry("replyTimeout", "--reply-timeout"),
+            Map.entry("payloadTimeout", "--payload-timeout"),
+            Map.entry("maxConnectionsPerAddress", "--max-connections-per-address"),
+            Map.entry("maxConnections", "--max-connections"), Map.entry("workerThreads", "--workers"),
+            Map.entry("maxRequestBytes", "--max-request"), Map.entry("exportName", "--export"));
 
     /** A refusal of NbdServerConfig's in this command's words: its setting names become option names. */
     static String optionNames(String message) {
         StringBuilder out = new StringBuilder();
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\b[a-z]+[A-Z][A-Za-z]*\\b").matcher(message);
+        Matcher m = Pattern.compile("\\b[a-z]+[A-Z][A-Za-z]*\\b").matcher(message);
         while (m.find()) {
-            m.appendReplacement(out, java.util.regex.Matcher.quoteReplacement(OPTIONS.getOrDefault(m.group(), m.group())));
+            m.appendReplacement(out, Matcher.quoteReplacement(OPTIONS.getOrDefault(m.group(), m.group())));
         }
         return m.appendTail(out).toString();
     }

@@ -1,6 +1,7 @@
 package org.raidfive.cli;
 
 import java.io.PrintWriter;
+import java.util.Locale;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncProgress;
 
@@ -25,7 +26,7 @@ final class SigintGuard implements AutoCloseable {
                 SyncProgress shown = at != null ? at : p;
                 err.println();
                 err.println("raid " + verb + ": interrupted" + (shown == null ? ""
-                        : String.format(java.util.Locale.ROOT, " at %.1f%% of %s", shown.percent(), shown.action()))
+                        : String.format(Locale.ROOT, " at %.1f%% of %s", shown.percent(), shown.action()))
                         + "; " + afterText);
             } catch (Exception e) {
                 err.println("raid " + verb + ": interrupted; closing the array failed: " + e.getMessage());

@@ -2,12 +2,16 @@ package org.raidfive.cli;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.raidfive.disk.FileDisk;
+import org.raidfive.md.MdUuid;
 import org.raidfive.md.Superblock;
+import org.raidfive.md.SuperblockException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -54,7 +58,7 @@ final class StopCommand extends Verb {
             what = "the server on " + path;
             long inode;
             try {
-                inode = (Long) Files.getAttribute(path, "unix:ino", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                inode = (Long) Files.getAttribute(path, "unix:ino", LinkOption.NOFOLLOW_LINKS);
             } catch (IOException e) {
                 throw CliException.usage("no socket at " + path + ": nothing to stop");
             }
@@ -84,10 +88,10 @@ final class StopCommand extends Verb {
             Survey survey;
             try {
                 survey = Survey.of(members);
-            } catch (org.raidfive.md.SuperblockException e) {
+            } catch (SuperblockException e) {
                 throw new CliException(ExitCode.USAGE, ErrorHandler.message(e), e);
             }
-            String uuid = org.raidfive.md.MdUuid.format(survey.top().setUuid());
+            String uuid = MdUuid.format(survey.top().setUuid());
             long held = holder;
             pid = LiveArrays.running(dir, uuid).stream().anyMatch(s -> s.pid() == held) ? holder : -1;
             if (pid < 0) {
@@ -107,7 +111,7 @@ final class StopCommand extends Verb {
         }
         try {
             handle.onExit().get(timeoutSeconds, TimeUnit.SECONDS);
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
             throw new CliException(ExitCode.PROBLEM, "pid " + pid + " did not exit within " + timeoutSeconds
                     + " s; it is still stopping (in-flight requests, a member that does not answer)");
         }

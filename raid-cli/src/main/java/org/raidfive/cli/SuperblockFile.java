@@ -6,6 +6,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Path;
 import org.raidfive.disk.FileDisk;
 import org.raidfive.disk.MemberDisk;
+import org.raidfive.md.BitmapSuperblock;
 import org.raidfive.md.CorruptSuperblockException;
 import org.raidfive.md.Superblock;
 import org.raidfive.md.SuperblockException;
@@ -75,9 +76,9 @@ final class SuperblockFile {
             return r;
         }
         // What mdadm's getinfo_super1 counts as the bitmap's extent: superblock and bits, in 4 KiB pages.
-        ByteBuffer head = ByteBuffer.allocate(org.raidfive.md.BitmapSuperblock.BYTES);
+        ByteBuffer head = ByteBuffer.allocate(BitmapSuperblock.BYTES);
         disk.read((r.sb().superOffset() + r.sb().bitmapOffset()) * 512L, head, 0, head.capacity());
-        org.raidfive.md.BitmapSuperblock b = org.raidfive.md.BitmapSuperblock.decode(head, r.sb().setUuid(), name);
+        BitmapSuperblock b = BitmapSuperblock.decode(head, r.sb().setUuid(), name);
         return r.withBitmapSectors(b.areaBytes(4096) / 512);
     }
 

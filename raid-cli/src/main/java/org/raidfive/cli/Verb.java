@@ -1,7 +1,14 @@
 package org.raidfive.cli;
 
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
+import org.raidfive.array.AssembleOptions;
+import org.raidfive.array.AssemblyReport;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
@@ -36,30 +43,30 @@ abstract class Verb implements Callable<Integer> {
         err().flush();
     }
 
-    private final java.util.Set<String> reported = new java.util.HashSet<>();
+    private final Set<String> reported = new HashSet<>();
 
     /**
      * Assembles the array of {@code specs} for this command and says, once per command, what the
      * assembly left out or forced (a command that probes read-only first does not say it twice).
      */
-    ArraySession session(java.util.List<String> specs, org.raidfive.array.AssembleOptions options)
-            throws java.io.IOException {
+    ArraySession session(List<String> specs, AssembleOptions options)
+            throws IOException {
         ArraySession s = ArraySession.assemble(specs, options);
         report(s.array().assemblyReport());
         return s;
     }
 
-    ArraySession readOnlySession(java.util.List<String> specs) throws java.io.IOException {
+    ArraySession readOnlySession(List<String> specs) throws IOException {
         return session(specs, ArraySession.READ_ONLY);
     }
 
-    ArraySession readWriteSession(java.util.List<String> specs) throws java.io.IOException {
+    ArraySession readWriteSession(List<String> specs) throws IOException {
         return session(specs, ArraySession.READ_WRITE);
     }
 
     /** mdadm's words for what assembly did beyond the obvious; left-out members with how to get them back. */
-    void report(org.raidfive.array.AssemblyReport report) {
-        for (org.raidfive.array.AssemblyReport.Forced f : report.forced()) {
+    void report(AssemblyReport report) {
+        for (AssemblyReport.Forced f : report.forced()) {
             line("forcing event count in " + f.member() + "(" + f.slot() + ") from "
                     + Long.toUnsignedString(f.fromEvents()) + " upto " + Long.toUnsignedString(f.toEvents())
                     + "; clearing its FAULTY flag");
@@ -67,7 +74,7 @@ abstract class Verb implements Callable<Integer> {
         if (report.resyncForced()) {
             line("marked the array dirty: a resync (raid rebuild) recomputes parity over what was being written");
         }
-        for (org.raidfive.array.AssemblyReport.LeftOut l : report.leftOut()) {
+        for (AssemblyReport.LeftOut l : report.leftOut()) {
             line("leaving out " + l.disk().name() + ": " + l.reason() + "; raid add --spare " + l.disk().name()
                     + " to rebuild it");
         }
@@ -83,14 +90,14 @@ abstract class Verb implements Callable<Integer> {
     }
 
     /** {@code specs} and {@code one} more. */
-    static java.util.List<String> with(java.util.List<String> specs, String one) {
-        java.util.List<String> all = new java.util.ArrayList<>(specs);
+    static List<String> with(List<String> specs, String one) {
+        List<String> all = new ArrayList<>(specs);
         all.add(one);
         return all;
     }
 
     /** The member list as the operator would type it again. */
-    static String join(java.util.List<String> specs) {
+    static String join(List<String> specs) {
         StringBuilder s = new StringBuilder();
         for (String m : specs) {
             if (s.length() > 0) {

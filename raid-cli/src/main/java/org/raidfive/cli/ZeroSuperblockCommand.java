@@ -1,6 +1,8 @@
 package org.raidfive.cli;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import org.raidfive.disk.ClaimMode;
@@ -100,12 +102,12 @@ final class ZeroSuperblockCommand extends Verb {
     }
 
     /** md's magic at the v1.2 superblock's place: something md-like is there, even if it does not validate. */
-    private static boolean hasMagic(String f) throws java.io.IOException {
+    private static boolean hasMagic(String f) throws IOException {
         try (MemberDisk d = Members.open(f, true)) {
             if (d.size() < Superblock.SUPERBLOCK_OFFSET + 4) {
                 return false;
             }
-            ByteBuffer b = ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer b = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN);
             d.read(Superblock.SUPERBLOCK_OFFSET, b, 0, 4);
             return b.getInt(0) == Superblock.MD_SB_MAGIC;
         }

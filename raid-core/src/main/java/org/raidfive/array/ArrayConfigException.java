@@ -1,11 +1,13 @@
 package org.raidfive.array;
 
+import java.io.IOException;
+
 /**
  * The members or settings given cannot make a working array: a bad member list, a corrupt or foreign
  * superblock, a stale member, too few members, a refused dirty degraded start. The message names the
  * member and the reason; nothing was written.
  */
-public final class ArrayConfigException extends java.io.IOException {
+public final class ArrayConfigException extends IOException {
     private static final long serialVersionUID = 1L;
 
     /** A refusal that says which member or setting is wrong, and why. */

@@ -1,10 +1,13 @@
 package org.raidfive.array;
 
+import java.io.EOFException;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.concurrent.atomic.LongAdder;
 import org.raidfive.counter.CounterMode;
 import org.raidfive.counter.PercpuRef;
 import org.raidfive.counter.PercpuRwSemaphore;
+import org.raidfive.counter.ThreadStats;
 import org.raidfive.layout.Raid5Layout;
 
 /**
@@ -30,7 +33,7 @@ final class ArrayCore {
      * Request counts while live counters are published ({@link ArrayCounters}); null otherwise, so
      * that an array nobody watches pays one read of this field per request.
      */
-    volatile org.raidfive.counter.ThreadStats stats;
+    volatile ThreadStats stats;
 
     void countRequest(boolean write, long bytes) {
         IoStats.io(stats, write, bytes);
@@ -47,9 +50,9 @@ final class ArrayCore {
      * gives up with an error naming the members with I/O still in flight.
      */
     /** How long close and a member change wait for I/O in flight, unless set. */
-    static final java.time.Duration DEFAULT_DRAIN_TIMEOUT = java.time.Duration.ofSeconds(60);
+    static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(60);
 
-    volatile java.time.Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
+    volatile Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
     final PercpuRef activeAlignedReads;
     final ArrayHooks hooks;
 
@@ -134,14 +137,14 @@ final class ArrayCore {
      * 512-byte aligned is a caller error ({@link IllegalArgumentException}); one that does not lie
      * inside the array is an {@link java.io.EOFException}, as on any member.
      */
-    void checkRange(String op, long offset, long length) throws java.io.EOFException {
+    void checkRange(String op, long offset, long length) throws EOFException {
         if (((offset | length) & 511) != 0) {
             throw new IllegalArgumentException(name + ": " + op + " at offset " + offset + " length " + length
                     + " is not aligned to 512-byte sectors");
         }
         long size = arrayBytes();
         if (offset < 0 || length < 0 || offset > size - length) {
-            throw new java.io.EOFException(name + ": " + op + " at offset " + offset + " length " + length
+            throw new EOFException(name + ": " + op + " at offset " + offset + " length " + length
                     + " ends beyond the array (size " + size + " bytes)");
         }
     }

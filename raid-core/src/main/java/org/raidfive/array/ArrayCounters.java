@@ -1,6 +1,8 @@
 package org.raidfive.array;
 
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -138,8 +140,8 @@ public final class ArrayCounters implements AutoCloseable {
      * Records in the file the Unix socket the array is served on (its inode), so that a stop
      * command can tell this process from another that listens on a path of the same name.
      */
-    public void recordServerSocket(Path socket) throws java.io.IOException {
-        Object ino = java.nio.file.Files.getAttribute(socket, "unix:ino", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    public void recordServerSocket(Path socket) throws IOException {
+        Object ino = Files.getAttribute(socket, "unix:ino", LinkOption.NOFOLLOW_LINKS);
         if (!broken) {
             try {
                 file.recordServerSocket((Long) ino);

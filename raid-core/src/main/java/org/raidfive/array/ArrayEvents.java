@@ -2,6 +2,7 @@ package org.raidfive.array;
 
 import java.time.Instant;
 import java.util.ArrayDeque;
+import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,7 +30,7 @@ final class ArrayEvents {
     }
 
     void add(ArrayListener listener) {
-        java.util.Objects.requireNonNull(listener, "listener");
+        Objects.requireNonNull(listener, "listener");
         synchronized (queue) {
             if (closed) {
                 throw new IllegalStateException(array + " is closed: no events will come");

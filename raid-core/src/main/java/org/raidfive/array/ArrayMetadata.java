@@ -2,7 +2,9 @@ package org.raidfive.array;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import org.raidfive.layout.Raid5Layout;
 import org.raidfive.md.MdUuid;
 import org.slf4j.Logger;
@@ -221,7 +223,7 @@ final class ArrayMetadata implements ArrayHooks {
             if (m == null) {
                 out.add("slot " + i + " missing");
             } else if (m.state != MemberState.IN_SYNC) {
-                out.add(m.name() + " (slot " + i + ") " + m.state.name().toLowerCase(java.util.Locale.ROOT));
+                out.add(m.name() + " (slot " + i + ") " + m.state.name().toLowerCase(Locale.ROOT));
             }
         }
         if (out.size() > 1 && core.failure == null) {
@@ -289,7 +291,7 @@ final class ArrayMetadata implements ArrayHooks {
         // Numbers not held by a current member read "faulty" (older kernels' fill; Linux 6.1 writes
         // spare). Faulty keeps a removed member recognisable as a former member of this array, not a
         // spare of it, when it is given back later; md treats both the same for absent devices.
-        java.util.Arrays.fill(roles, SuperblockIo.ROLE_FAULTY);
+        Arrays.fill(roles, SuperblockIo.ROLE_FAULTY);
         for (Member m : members) {
             roles[m.devNumber] = roleOf(m);
         }

@@ -1,5 +1,6 @@
 package org.raidfive.array;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import org.raidfive.counter.CounterMode;
 import org.raidfive.layout.Raid5Algorithm;
@@ -206,7 +207,7 @@ public final class ArraySpec {
          */
         public ArraySpec build() {
             Raid5Layout.checkChunk(chunkSize);
-            if (name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_NAME) {
+            if (name.getBytes(StandardCharsets.UTF_8).length > MAX_NAME) {
                 throw new IllegalArgumentException("array name '" + name + "' is longer than md's "
                         + MAX_NAME + "-byte set_name");
             }

@@ -1,5 +1,6 @@
 package org.raidfive.array;
 
+import java.time.Instant;
 import java.util.List;
 
 /**
@@ -18,7 +19,7 @@ import java.util.List;
 public record ArrayStatus(String uuid, String name, int level, String layout, int chunkSize, long arrayBytes,
                           long memberDataBytes, int raidDisks, long events, boolean clean, boolean degraded,
                           boolean failed, String state, SyncProgress sync, List<MemberStatus> members,
-                          long resyncOffset, java.time.Instant created, java.time.Instant updated) {
+                          long resyncOffset, Instant created, Instant updated) {
 
     /** True when parity is not known good and no resync is running. */
     public boolean resyncPending() {

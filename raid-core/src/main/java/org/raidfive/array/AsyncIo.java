@@ -2,6 +2,7 @@ package org.raidfive.array;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ReadOnlyBufferException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -244,7 +245,7 @@ public final class AsyncIo implements AutoCloseable {
                         + length + ") outside a buffer of limit " + buffer.limit());
             }
             if (op == READ && buffer.isReadOnly()) {
-                throw new java.nio.ReadOnlyBufferException();
+                throw new ReadOnlyBufferException();
             }
         }
         accepted.incrementAndGet();

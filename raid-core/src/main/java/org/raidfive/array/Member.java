@@ -6,10 +6,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.raidfive.counter.CounterMode;
 import org.raidfive.counter.PercpuRef;
+import org.raidfive.counter.ThreadStats;
+import org.raidfive.disk.AsyncDisk;
 import org.raidfive.disk.DirectAccessDisk;
 import org.raidfive.disk.DiskClaim;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.md.BadBlockLog;
+import org.raidfive.md.Superblock;
 
 /**
  * One member disk of an array: its storage, role, state and in-flight counter ({@code nr_pending}).
@@ -31,7 +34,7 @@ final class Member {
 
     final MemberDisk disk;
     /** The disk's completion-based I/O (native, or its blocking calls on the shared I/O threads). */
-    final org.raidfive.disk.AsyncDisk async;
+    final AsyncDisk async;
     final long dataOffsetBytes;
     final PercpuRef nrPending;
     /** md's {@code read_errors}: failed reads since the last good one. */
@@ -85,7 +88,7 @@ final class Member {
 
     /** The identity, role and events of a superblock on a member. */
     record OnDisk(byte[] deviceUuid, int devNumber, int role, long events) {
-        static OnDisk of(org.raidfive.md.Superblock sb) {
+        static OnDisk of(Superblock sb) {
             int role = sb.devNumber() < sb.maxDev() ? sb.devRole(sb.devNumber()) : -1;
             return new OnDisk(sb.deviceUuid(), sb.devNumber(), role, sb.events());
         }
@@ -97,7 +100,7 @@ final class Member {
     Member(MemberDisk disk, long dataOffsetBytes, int devNumber, byte[] deviceUuid, int slot,
            MemberState state, long recoveryOffset, CounterMode counterMode) {
         this.disk = disk;
-        this.async = org.raidfive.disk.AsyncDisk.of(disk);
+        this.async = AsyncDisk.of(disk);
         this.dataOffsetBytes = dataOffsetBytes;
         this.devNumber = devNumber;
         this.deviceUuid = deviceUuid;
@@ -220,7 +223,7 @@ final class Member {
     }
 
     /** I/O counts while live counters are published; null otherwise (one field read per I/O). */
-    volatile org.raidfive.counter.ThreadStats stats;
+    volatile ThreadStats stats;
 
     /** Counts one member I/O of {@code bytes} (done, or handed to the member's own completion-based I/O). */
     void countIo(boolean write, long bytes) {

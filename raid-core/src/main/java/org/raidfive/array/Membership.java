@@ -4,10 +4,16 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import org.raidfive.counter.CounterMode;
+import org.raidfive.disk.ClaimMode;
+import org.raidfive.disk.DiskClaim;
 import org.raidfive.disk.MemberDisk;
+import org.raidfive.md.MdUuid;
+import org.raidfive.md.Superblock;
+import org.raidfive.md.SuperblockException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -302,15 +308,15 @@ final class Membership {
      * being rebuilt, by the bitmap where md's rule allows it.
      */
     ReAddOutcome reAdd(MemberDisk disk) throws IOException {
-        org.raidfive.md.Superblock sb;
+        Superblock sb;
         try {
             sb = SuperblockIo.read(disk);
-        } catch (org.raidfive.md.SuperblockException e) {
+        } catch (SuperblockException e) {
             throw new ArrayConfigException(disk.name() + " cannot be re-added: " + e.getMessage(), e);
         }
-        if (!java.util.Arrays.equals(sb.setUuid(), meta.uuid)) {
+        if (!Arrays.equals(sb.setUuid(), meta.uuid)) {
             throw new ArrayConfigException(disk.name() + " was not a member of " + core.name + " (array UUID "
-                    + org.raidfive.md.MdUuid.format(sb.setUuid()) + "); add it as a spare instead");
+                    + MdUuid.format(sb.setUuid()) + "); add it as a spare instead");
         }
         int slot = sb.role();
         if (slot < 0 || slot >= core.layout.disks()) {
@@ -344,7 +350,7 @@ final class Membership {
                     detach(old); // the failed member object goes (it may hold the same storage's claim)
                     close(old);
                 }
-                org.raidfive.disk.DiskClaim claim = disk.claim(org.raidfive.disk.ClaimMode.EXCLUSIVE,
+                DiskClaim claim = disk.claim(ClaimMode.EXCLUSIVE,
                         ArrayMetadata.holder(meta.name, meta.uuid));
                 int devNumber = sb.devNumber();
                 synchronized (meta.lock) {

@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 import org.raidfive.disk.AlignedBuffers;
+import org.raidfive.disk.MemberDisk;
 import org.raidfive.md.PplHeader;
 import org.raidfive.md.Superblock;
 
@@ -255,7 +256,7 @@ final class PartialParityLog {
         writeEmptyArea(m.disk, areaStart(m), areaBytes(m), signature);
     }
 
-    static void writeEmptyArea(org.raidfive.disk.MemberDisk disk, long areaStart, long areaBytes, int signature)
+    static void writeEmptyArea(MemberDisk disk, long areaStart, long areaBytes, int signature)
             throws IOException {
         ByteBuffer zeros = AlignedBuffers.allocate(64 * 1024);
         for (long done = 0; done < areaBytes; done += zeros.capacity()) {

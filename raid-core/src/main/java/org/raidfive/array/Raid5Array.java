@@ -4,14 +4,21 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import org.raidfive.counter.CounterMode;
 import org.raidfive.disk.AsyncDisk;
 import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.layout.Raid5Layout;
+import org.raidfive.md.BitmapSuperblock;
+import org.raidfive.md.MdTime;
 import org.raidfive.md.MdUuid;
+import org.raidfive.md.PplHeader;
+import org.raidfive.md.Superblock;
 
 /**
  * A RAID-5 array over {@link MemberDisk}s, stored in Linux md's v1.2 format.
@@ -364,8 +371,8 @@ public final class Raid5Array implements AsyncDisk {
             Raid5Layout l = core.layout;
             return new ArrayStatus(uuid(), meta.name, 5, l.algorithm().mdadmName(), l.chunkSize(), l.arrayBytes(),
                     l.memberBytesUsed(), l.disks(), meta.eventsLocked(), clean, degraded, failed, state.toString(),
-                    progress, List.copyOf(list), meta.recoveryCp(), org.raidfive.md.MdTime.toInstant(meta.ctime),
-                    java.time.Instant.ofEpochSecond(meta.utimeLocked()));
+                    progress, List.copyOf(list), meta.recoveryCp(), MdTime.toInstant(meta.ctime),
+                    Instant.ofEpochSecond(meta.utimeLocked()));
         }
     }
 
@@ -459,7 +466,7 @@ public final class Raid5Array implements AsyncDisk {
      * Refused, with nothing written, without room for it.
      */
     public void setConsistencyPolicy(ConsistencyPolicy policy) throws IOException {
-        java.util.Objects.requireNonNull(policy, "policy");
+        Objects.requireNonNull(policy, "policy");
         checkOpen();
         if (readOnly) {
             throw new IOException(core.name + " was opened read-only");
@@ -479,9 +486,9 @@ public final class Raid5Array implements AsyncDisk {
                     meta.pplOffset = 0;
                     meta.pplSize = 0;
                     List<Member> live = membership.liveMembers();
-                    org.raidfive.md.BitmapSuperblock sb = Assembler.newBitmap(meta, bitmapRoom, 0, live);
+                    BitmapSuperblock sb = Assembler.newBitmap(meta, bitmapRoom, 0, live);
                     boolean[] set = new boolean[(int) sb.bits()];
-                    java.util.Arrays.fill(set, true);
+                    Arrays.fill(set, true);
                     boolean[] needed = new boolean[set.length];
                     for (int c = 0; c < needed.length; c++) {
                         needed[c] = (c + 1L) * sb.chunkBytes() > core.resyncOffset || isDegraded();
@@ -521,7 +528,7 @@ public final class Raid5Array implements AsyncDisk {
         long room = Long.MAX_VALUE;
         for (Member m : membership.liveMembers()) {
             long r = m.bblogSize != 0 ? (long) m.bblogOffset + m.bblogSize
-                    : m.dataOffsetBytes / 512 - org.raidfive.md.Superblock.SUPERBLOCK_OFFSET_SECTORS;
+                    : m.dataOffsetBytes / 512 - Superblock.SUPERBLOCK_OFFSET_SECTORS;
             long bbl = m.bblogSize != 0 ? m.bblogSize : 8;
             room = Math.min(room, r - 8 - bbl);
         }
@@ -544,21 +551,21 @@ public final class Raid5Array implements AsyncDisk {
         long space = Long.MAX_VALUE;
         for (Member m : membership.liveMembers()) {
             long room = m.bblogOffset != 0 ? m.bblogOffset - 8L
-                    : m.dataOffsetBytes / 512 - org.raidfive.md.Superblock.SUPERBLOCK_OFFSET_SECTORS - 8;
+                    : m.dataOffsetBytes / 512 - Superblock.SUPERBLOCK_OFFSET_SECTORS - 8;
             space = Math.min(space, room);
         }
-        int header = org.raidfive.md.PplHeader.SIZE / 512;
+        int header = PplHeader.SIZE / 512;
         if (space < header + 8) {
             throw new ArrayConfigException(core.name + " has no room for a partial parity log: " + space
                     + " sectors between the superblock and the bad block log or data, md needs " + (header + 8));
         }
-        if (space >= org.raidfive.md.PplHeader.AREA_SECTORS) {
-            space = org.raidfive.md.PplHeader.AREA_SECTORS;
+        if (space >= PplHeader.AREA_SECTORS) {
+            space = PplHeader.AREA_SECTORS;
         } else {
             long optimal = header + Math.max(core.layout.chunkSize() / 512, 256);
             space = Math.min(Math.min(space, optimal), 0xffff);
         }
-        return new int[] {org.raidfive.md.PplHeader.AREA_OFFSET, (int) space};
+        return new int[] {PplHeader.AREA_OFFSET, (int) space};
     }
 
     /**

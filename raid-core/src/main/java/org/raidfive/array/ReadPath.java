@@ -2,6 +2,8 @@ package org.raidfive.array;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import org.jctools.queues.MpmcArrayQueue;
+import org.raidfive.disk.IoCallback;
 import org.raidfive.layout.Raid5Layout;
 
 /**
@@ -22,8 +24,8 @@ final class ReadPath {
     private final ArrayCore core;
     private final Raid5Layout layout;
     /** Pooled state of completion-based bypass reads, one per read in flight. */
-    private final org.jctools.queues.MpmcArrayQueue<BypassRead> bypassReads =
-            new org.jctools.queues.MpmcArrayQueue<>(1024);
+    private final MpmcArrayQueue<BypassRead> bypassReads =
+            new MpmcArrayQueue<>(1024);
 
     ReadPath(ArrayCore core) {
         this.core = core;
@@ -36,9 +38,9 @@ final class ReadPath {
      * configuration read side for it; the completion gives it back, and on a read error the whole
      * request is retried through the blocking path, which corrects it as md does.
      */
-    private final class BypassRead implements org.raidfive.disk.IoCallback {
+    private final class BypassRead implements IoCallback {
         Member member;
-        org.raidfive.disk.IoCallback callback;
+        IoCallback callback;
         int tag;
         long offset;
         ByteBuffer dst;
@@ -48,7 +50,7 @@ final class ReadPath {
         @Override
         public void ioDone(int ignored, IOException error) {
             Member m = member;
-            org.raidfive.disk.IoCallback cb = callback;
+            IoCallback cb = callback;
             int t = tag;
             m.nrPending.put();
             core.activeAlignedReads.put();
@@ -84,7 +86,7 @@ final class ReadPath {
     }
 
     private void retryBlocking(long offset, ByteBuffer dst, int dstOffset, int length,
-                               org.raidfive.disk.IoCallback cb, int tag) {
+                               IoCallback cb, int tag) {
         owner.blockingAsync().readAsync(offset, dst, dstOffset, length, cb, tag);
     }
 
@@ -94,7 +96,7 @@ final class ReadPath {
      * Caller has checked the range and holds the configuration read side, which this takes over
      * (released by the completion) when it returns true.
      */
-    boolean tryBypassAsync(long offset, ByteBuffer dst, int dstOffset, int length, org.raidfive.disk.IoCallback cb,
+    boolean tryBypassAsync(long offset, ByteBuffer dst, int dstOffset, int length, IoCallback cb,
                            int tag) {
         int chunkSize = layout.chunkSize();
         long chunk = offset >>> layout.chunkShift();

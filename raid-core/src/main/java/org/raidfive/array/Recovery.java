@@ -2,10 +2,12 @@ package org.raidfive.array;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.raidfive.md.BitmapSuperblock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,7 +53,7 @@ final class Recovery {
             daemon.scheduleWithFixedDelay(this::safemodeTick, SAFEMODE_DELAY_MILLIS, SAFEMODE_DELAY_MILLIS,
                     TimeUnit.MILLISECONDS);
             WriteIntentBitmap bitmap = core.bitmap;
-            long sleep = bitmap == null ? org.raidfive.md.BitmapSuperblock.DEFAULT_DAEMON_SLEEP
+            long sleep = bitmap == null ? BitmapSuperblock.DEFAULT_DAEMON_SLEEP
                     : Math.max(1, bitmap.superblock().daemonSleep());
             daemon.scheduleWithFixedDelay(this::bitmapTick, sleep, sleep, TimeUnit.SECONDS);
         }
@@ -281,12 +283,12 @@ final class Recovery {
             @Override
             public void progressed(SyncJob job, int percent) {
                 core.events.publish(ArrayEvent.Kind.PASS_PROGRESS, job.target() == null ? null : job.target().name(),
-                        job.action().name().toLowerCase(java.util.Locale.ROOT), job.progress(), percent);
+                        job.action().name().toLowerCase(Locale.ROOT), job.progress(), percent);
             }
         });
         // Published before the pass starts, so that it comes before the pass's own progress events.
         core.events.publish(ArrayEvent.Kind.PASS_STARTED, target == null ? null : target.name(),
-                action.name().toLowerCase(java.util.Locale.ROOT), new SyncProgress(action, from,
+                action.name().toLowerCase(Locale.ROOT), new SyncProgress(action, from,
                         core.layout.memberBytesUsed(), 0, 0, true, null, target == null ? null : target.name(),
                         Duration.ZERO));
         sync.start();
@@ -342,8 +344,8 @@ final class Recovery {
             }
             SyncOutcome.Result result = SyncOutcome.resultOf(p);
             core.events.publish(ArrayEvent.Kind.PASS_FINISHED, job.target() == null ? null : job.target().name(),
-                    job.action().name().toLowerCase(java.util.Locale.ROOT) + " "
-                            + result.name().toLowerCase(java.util.Locale.ROOT)
+                    job.action().name().toLowerCase(Locale.ROOT) + " "
+                            + result.name().toLowerCase(Locale.ROOT)
                             + (p.error() == null ? "" : ": " + p.error())
                             + (job.action() == SyncAction.CHECK || job.action() == SyncAction.REPAIR
                             ? ", " + p.mismatchSectors() + " mismatched sectors" : ""), p);

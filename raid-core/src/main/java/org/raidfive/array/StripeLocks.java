@@ -3,6 +3,7 @@ package org.raidfive.array;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.LockSupport;
+import org.raidfive.counter.ThreadStats;
 
 /**
  * Per-stripe mutual exclusion without an array-wide lock: a fixed table of lock words, a stripe
@@ -40,7 +41,7 @@ final class StripeLocks {
     }
 
     /** The array's I/O statistics while live counters are published (else null): counts lock waits. */
-    volatile org.raidfive.counter.ThreadStats stats;
+    volatile ThreadStats stats;
 
     void lock(long stripe) {
         int i = index(stripe);

@@ -10,6 +10,7 @@ import org.raidfive.disk.MemberDisk;
 import org.raidfive.md.BadBlockLog;
 import org.raidfive.md.BitmapSuperblock;
 import org.raidfive.md.DataOffset;
+import org.raidfive.md.MdTime;
 import org.raidfive.md.MdUuid;
 import org.raidfive.md.Superblock;
 import org.raidfive.md.SuperblockException;
@@ -125,7 +126,7 @@ final class SuperblockIo {
                 .deviceUuid(m.deviceUuid)
                 .cntCorrectedRead((int) Math.min(Integer.MAX_VALUE, m.correctedSectors.get()))
                 .devflags(m.devflags)
-                .utime(org.raidfive.md.MdTime.of(meta.utimeLocked(), 0))
+                .utime(MdTime.of(meta.utimeLocked(), 0))
                 .events(meta.eventsLocked())
                 .resyncOffset(toSectors(meta.resyncOffsetForDisk()));
         if (m.bblogOffset != 0) {

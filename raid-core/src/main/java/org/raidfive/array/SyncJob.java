@@ -1,8 +1,10 @@
 package org.raidfive.array;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import org.raidfive.layout.Raid5Layout;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,7 +49,7 @@ final class SyncJob {
     private volatile long position;
     private volatile double rate;
     /** Summed over the lanes. */
-    private final java.util.concurrent.atomic.LongAdder mismatchSectors = new java.util.concurrent.atomic.LongAdder();
+    private final LongAdder mismatchSectors = new LongAdder();
     private volatile boolean running = true;
     private final long startedAt = System.nanoTime();
     private volatile long endedAt;
@@ -105,7 +107,7 @@ final class SyncJob {
     private SyncProgress snapshot(boolean isRunning) {
         long end = isRunning ? System.nanoTime() : endedAt;
         return new SyncProgress(action, position, layout.memberBytesUsed(), rate, mismatchSectors.sum(), isRunning, error,
-                target == null ? null : target.name(), java.time.Duration.ofNanos(Math.max(0, end - startedAt)));
+                target == null ? null : target.name(), Duration.ofNanos(Math.max(0, end - startedAt)));
     }
 
     /**

@@ -1,6 +1,7 @@
 package org.raidfive.disk;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -168,7 +169,7 @@ public final class FaultyDisk implements AsyncDisk {
                 gate.await();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException(name() + ": interrupted while hung (injected)");
+                throw new InterruptedIOException(name() + ": interrupted while hung (injected)");
             } finally {
                 hung.decrementAndGet();
             }
@@ -179,7 +180,7 @@ public final class FaultyDisk implements AsyncDisk {
                 TimeUnit.NANOSECONDS.sleep(delay);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException(name() + ": interrupted during injected latency");
+                throw new InterruptedIOException(name() + ": interrupted during injected latency");
             }
         }
         if (gone) {

@@ -4,6 +4,7 @@ import com.sun.nio.file.ExtendedOpenOption;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
@@ -338,7 +339,7 @@ public final class FileDisk implements AsyncDisk {
 
     private void checkOpen() throws IOException {
         if (closed) {
-            throw new java.nio.channels.ClosedChannelException();
+            throw new ClosedChannelException();
         }
     }
 

@@ -2,6 +2,7 @@ package org.raidfive.disk;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.Objects;
 
 /**
  * A {@link MemberDisk} that hands every call to another: the base of wrappers that watch, delay or
@@ -15,7 +16,7 @@ public abstract class ForwardingDisk implements MemberDisk {
 
     /** A disk that hands every call to {@code inner}. */
     protected ForwardingDisk(MemberDisk inner) {
-        this.inner = java.util.Objects.requireNonNull(inner, "inner");
+        this.inner = Objects.requireNonNull(inner, "inner");
     }
 
     /** The disk beneath this one. */

@@ -2,6 +2,7 @@ package org.raidfive.disk;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.jctools.queues.MpmcArrayQueue;
@@ -67,7 +68,7 @@ public final class IoThreads {
 
     private static final class Worker {
         final Thread thread;
-        final java.util.concurrent.atomic.AtomicBoolean parked = new java.util.concurrent.atomic.AtomicBoolean();
+        final AtomicBoolean parked = new AtomicBoolean();
 
         Worker(Thread thread) {
             this.thread = thread;

@@ -2,6 +2,7 @@ package org.raidfive.nbd;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.Arrays;
 
 /**
  * An address block in CIDR notation ({@code 10.0.0.0/8}, {@code 192.168.1.7}, {@code ::1/128}),
@@ -26,7 +27,7 @@ public final class AddressRange {
         // As inet_pton reads it: IPv4 only as four decimal parts 0-255 (no "127.1", no octal
         // "010"), IPv6 only with a colon; InetAddress alone would take inet_aton's forms.
         boolean v4 = host.matches("(0|[1-9][0-9]{0,2})(\\.(0|[1-9][0-9]{0,2})){3}")
-                && java.util.Arrays.stream(host.split("\\.")).allMatch(o -> Integer.parseInt(o) <= 255);
+                && Arrays.stream(host.split("\\.")).allMatch(o -> Integer.parseInt(o) <= 255);
         boolean v6 = host.contains(":") && host.matches("[0-9A-Fa-f:.]+");
         if (!v4 && !v6) {
             throw new IllegalArgumentException("'" + cidr + "' is not an address block (e.g. 10.0.0.0/8, ::1): an "
@@ -60,7 +61,7 @@ public final class AddressRange {
     public boolean contains(InetAddress address) {
         byte[] a = address.getAddress();
         if (a.length == 16 && network.length == 4 && isV4Mapped(a)) {
-            a = java.util.Arrays.copyOfRange(a, 12, 16);
+            a = Arrays.copyOfRange(a, 12, 16);
         }
         if (a.length != network.length) {
             return false;

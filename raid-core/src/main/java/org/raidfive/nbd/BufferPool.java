@@ -1,5 +1,7 @@
 package org.raidfive.nbd;
 
+import java.io.IOException;
+import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import org.jctools.queues.MpmcArrayQueue;
 
@@ -36,7 +38,7 @@ final class BufferPool {
     }
 
     /** Direct memory ran out: the request is answered ENOMEM, nothing escapes as an Error. */
-    static final class OutOfBuffersException extends java.io.IOException {
+    static final class OutOfBuffersException extends IOException {
         private static final long serialVersionUID = 1L;
 
         OutOfBuffersException(int bytes, OutOfMemoryError cause) {
@@ -76,7 +78,7 @@ final class BufferPool {
 
     private static sun.misc.Unsafe unsafe() {
         try {
-            java.lang.reflect.Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
+            Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
             f.setAccessible(true);
             return (sun.misc.Unsafe) f.get(null);
         } catch (ReflectiveOperationException | RuntimeException e) {

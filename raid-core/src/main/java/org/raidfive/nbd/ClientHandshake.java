@@ -3,8 +3,11 @@ package org.raidfive.nbd;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.charset.StandardCharsets;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
 
 /**
  * The client side of the fixed newstyle handshake: NBD_OPT_GO asking for NBD_INFO_BLOCK_SIZE,
@@ -17,16 +20,16 @@ final class ClientHandshake {
     private static final int DEFAULT_MAX_BLOCK = 32 << 20;
 
     private final ChannelInput in;
-    private final java.nio.channels.SocketChannel socket;
+    private final SocketChannel socket;
     private WritableByteChannel out;
     private final String exportName;
     private final String where;
     /** A TLS engine when the URI asked for TLS (nbds): STARTTLS first, no fall-back. */
-    private final javax.net.ssl.SSLEngine tlsEngine;
+    private final SSLEngine tlsEngine;
     private TlsChannel tls;
 
-    ClientHandshake(ChannelInput in, java.nio.channels.SocketChannel socket, String exportName, String where,
-                    javax.net.ssl.SSLEngine tlsEngine) {
+    ClientHandshake(ChannelInput in, SocketChannel socket, String exportName, String where,
+                    SSLEngine tlsEngine) {
         this.in = in;
         this.socket = socket;
         this.out = socket;
@@ -57,7 +60,7 @@ final class ClientHandshake {
         }
         try {
             tls = TlsChannel.handshake(socket, tlsEngine, in.switchTo(socket));
-        } catch (javax.net.ssl.SSLException e) {
+        } catch (SSLException e) {
             throw new IOException(where + ": TLS handshake failed: " + e.getMessage(), e);
         }
         in.switchTo(tls);

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -72,7 +73,7 @@ final class LocalPeer {
         for (int word = 0; word < bytes.length / 4; word++) {
             long v = Long.parseLong(hex.substring(word * 8, word * 8 + 8), 16);
             for (int b = 0; b < 4; b++) {
-                bytes[word * 4 + b] = (byte) (java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN
+                bytes[word * 4 + b] = (byte) (ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN
                         ? v >>> (8 * b) : v >>> (8 * (3 - b)));
             }
         }

@@ -4,11 +4,14 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
 import java.net.StandardProtocolFamily;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.GatheringByteChannel;
 import java.nio.channels.SocketChannel;
+import java.security.NoSuchAlgorithmException;
 import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ScheduledFuture;
@@ -17,6 +20,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLParameters;
+import org.raidfive.disk.IoCallback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,7 +55,7 @@ public final class NbdClient implements AutoCloseable {
     private final String where;
     private final SocketChannel channel;
     /** Where requests go: the socket, or the TLS channel over it. */
-    private final java.nio.channels.GatheringByteChannel out;
+    private final GatheringByteChannel out;
     private final NbdClientConfig config;
     private final ExportInfo export;
     private final int maxRequestBytes;
@@ -61,7 +69,7 @@ public final class NbdClient implements AutoCloseable {
     private volatile IOException failure;
     private volatile boolean closing;
 
-    private NbdClient(String where, SocketChannel channel, java.nio.channels.GatheringByteChannel out,
+    private NbdClient(String where, SocketChannel channel, GatheringByteChannel out,
                       NbdClientConfig config, ChannelInput in, ExportInfo export) {
         this.where = where;
         this.channel = channel;
@@ -72,7 +80,7 @@ public final class NbdClient implements AutoCloseable {
         this.maxRequestBytes = (int) Math.min(config.maxRequestBytes(), export.maximumBlockSize());
         this.slots = new PendingRequest[config.maxInFlight()];
         this.freeSlots = new ArrayBlockingQueue<>(slots.length);
-        java.util.function.Consumer<PendingRequest> finisher = this::finishAsync;
+        Consumer<PendingRequest> finisher = this::finishAsync;
         for (int i = 0; i < slots.length; i++) {
             slots[i] = new PendingRequest(i, finisher);
             freeSlots.add(slots[i]);
@@ -137,21 +145,21 @@ public final class NbdClient implements AutoCloseable {
      * (else the JDK's trust store) and presenting its client certificate if there is one; the
      * server's certificate must name the host (for a Unix socket: localhost).
      */
-    private static javax.net.ssl.SSLEngine tlsEngine(NbdUri uri) throws IOException {
-        javax.net.ssl.SSLContext context;
+    private static SSLEngine tlsEngine(NbdUri uri) throws IOException {
+        SSLContext context;
         if (uri.tlsCertificates() != null) {
             context = TlsCredentials.client(uri.tlsCertificates());
         } else {
             try {
-                context = javax.net.ssl.SSLContext.getDefault();
-            } catch (java.security.NoSuchAlgorithmException e) {
+                context = SSLContext.getDefault();
+            } catch (NoSuchAlgorithmException e) {
                 throw new IOException("no TLS in this JDK: " + e.getMessage(), e);
             }
         }
         String host = uri.transport() == NbdUri.Transport.UNIX ? "localhost" : uri.host();
-        javax.net.ssl.SSLEngine engine = context.createSSLEngine(host, Math.max(0, uri.port()));
+        SSLEngine engine = context.createSSLEngine(host, Math.max(0, uri.port()));
         engine.setUseClientMode(true);
-        javax.net.ssl.SSLParameters p = engine.getSSLParameters();
+        SSLParameters p = engine.getSSLParameters();
         p.setEndpointIdentificationAlgorithm("HTTPS");
         engine.setSSLParameters(p);
         return engine;
@@ -177,7 +185,7 @@ public final class NbdClient implements AutoCloseable {
             channel.socket().connect(address, (int) config.connectTimeout().toMillis());
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
             return channel;
-        } catch (java.net.SocketTimeoutException e) {
+        } catch (SocketTimeoutException e) {
             closeQuietly(channel);
             throw new NbdTimeoutException("cannot connect to " + uri + " within " + config.connectTimeout());
         } catch (IOException e) {
@@ -314,7 +322,7 @@ public final class NbdClient implements AutoCloseable {
      * callback runs on the client's reader thread when the reply has arrived, or with the failure.
      * Waits only for a free request slot.
      */
-    public void readAsync(long offset, ByteBuffer dst, int dstOffset, int length, org.raidfive.disk.IoCallback callback,
+    public void readAsync(long offset, ByteBuffer dst, int dstOffset, int length, IoCallback callback,
                           int tag) {
         try {
             checkBuffer(dst, dstOffset, length);
@@ -327,7 +335,7 @@ public final class NbdClient implements AutoCloseable {
     }
 
     /** Completion-based write; see {@link #readAsync}. */
-    public void writeAsync(long offset, ByteBuffer src, int srcOffset, int length, org.raidfive.disk.IoCallback callback,
+    public void writeAsync(long offset, ByteBuffer src, int srcOffset, int length, IoCallback callback,
                            int tag) {
         try {
             checkBuffer(src, srcOffset, length);
@@ -341,7 +349,7 @@ public final class NbdClient implements AutoCloseable {
     }
 
     private void submitAsync(int type, int flags, long offset, int length, ByteBuffer buffer, int bufferOffset,
-                             org.raidfive.disk.IoCallback callback, int tag) {
+                             IoCallback callback, int tag) {
         long timeout = config.requestTimeout().toNanos();
         long deadline = System.nanoTime() + timeout;
         PendingRequest slot;
@@ -377,7 +385,7 @@ public final class NbdClient implements AutoCloseable {
 
     /** The end of a completion-based request (reader thread, or whoever failed the client): free the slot, then tell. */
     private void finishAsync(PendingRequest slot) {
-        org.raidfive.disk.IoCallback callback = slot.callback;
+        IoCallback callback = slot.callback;
         int tag = slot.tag;
         IOException error = null;
         if (slot.failure != null) {

@@ -1,5 +1,6 @@
 package org.raidfive.nbd;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -7,20 +8,27 @@ import java.net.SocketAddress;
 import java.net.StandardProtocolFamily;
 import java.net.StandardSocketOptions;
 import java.net.UnixDomainSocketAddress;
+import java.net.UnknownHostException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import jdk.net.ExtendedSocketOptions;
 import org.raidfive.disk.MemberDisk;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -92,7 +100,7 @@ public final class NbdServer implements AutoCloseable {
     private Thread acceptor;
     private volatile int port = -1;
     private final InFlightBudget budget;
-    private java.util.concurrent.ScheduledExecutorService timer;
+    private ScheduledExecutorService timer;
     private volatile boolean started;
     private volatile boolean closed;
 
@@ -137,7 +145,7 @@ public final class NbdServer implements AutoCloseable {
         }
         export = new ServerExport(disk, config, workers);
         listener = bind();
-        timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "nbd" + id + "-timer"));
+        timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "nbd" + id + "-timer"));
         timer.scheduleWithFixedDelay(this::sweep, 200, 200, TimeUnit.MILLISECONDS);
         acceptor = daemon(this::acceptLoop, "nbd" + id + "-accept");
         acceptor.start();
@@ -150,7 +158,7 @@ public final class NbdServer implements AutoCloseable {
 
     private static Object fileKey(Path path) {
         try {
-            return Files.readAttributes(path, java.nio.file.attribute.BasicFileAttributes.class,
+            return Files.readAttributes(path, BasicFileAttributes.class,
                     LinkOption.NOFOLLOW_LINKS).fileKey();
         } catch (IOException e) {
             return null;
@@ -242,7 +250,7 @@ public final class NbdServer implements AutoCloseable {
         InetSocketAddress address;
         try {
             address = new InetSocketAddress(InetAddress.getByName(config.bindAddress()), config.port());
-        } catch (java.net.UnknownHostException e) {
+        } catch (UnknownHostException e) {
             throw new IOException("cannot listen on " + config.bindAddress() + ": unknown host", e);
         }
         try (ServerSocketChannel channel = ServerSocketChannel.open()) {
@@ -346,7 +354,7 @@ public final class NbdServer implements AutoCloseable {
             return inet.getAddress().getHostAddress();
         }
         try {
-            return "user " + channel.getOption(jdk.net.ExtendedSocketOptions.SO_PEERCRED).user().getName();
+            return "user " + channel.getOption(ExtendedSocketOptions.SO_PEERCRED).user().getName();
         } catch (IOException | UnsupportedOperationException e) {
             return "unix"; // no credentials: all Unix clients share one quota
         }
@@ -370,7 +378,7 @@ public final class NbdServer implements AutoCloseable {
      */
     private boolean makeRoom(String peer, String source) {
         long now = System.nanoTime();
-        java.util.Map<String, Integer> perSource = new java.util.HashMap<>();
+        Map<String, Integer> perSource = new HashMap<>();
         int handshaking = 0;
         for (ServerConnection c : connections) {
             perSource.merge(c.source, 1, Integer::sum);
@@ -424,7 +432,7 @@ public final class NbdServer implements AutoCloseable {
      * payload. Only from {@code only} when it is given; else from the source holding the most
      * connections. The one unused longest goes first.
      */
-    private ServerConnection unused(long now, java.util.Map<String, Integer> perSource, String newcomer, String only,
+    private ServerConnection unused(long now, Map<String, Integer> perSource, String newcomer, String only,
             boolean pastHandshake) {
         ServerConnection best = null;
         int bestCount = 0;
@@ -694,7 +702,7 @@ public final class NbdServer implements AutoCloseable {
         }
     }
 
-    private static void closeQuietly(java.io.Closeable closeable) {
+    private static void closeQuietly(Closeable closeable) {
         try {
             closeable.close();
         } catch (IOException e) {

@@ -5,7 +5,10 @@ import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
+import javax.net.ssl.SSLContext;
 
 /**
  * Everything an {@link NbdServer} needs besides its disk, validated once by {@link Builder#build()}
@@ -71,9 +74,9 @@ public final class NbdServerConfig {
     private final long connectionReserveBytes;
     private final long maxInFlightBytesPerConnection;
     private final TlsMode tls;
-    private final javax.net.ssl.SSLContext sslContext;
+    private final SSLContext sslContext;
     private final boolean verifyPeer;
-    private final java.util.List<AddressRange> allow;
+    private final List<AddressRange> allow;
     private final boolean listExports;
 
     private NbdServerConfig(Builder b) {
@@ -105,7 +108,7 @@ public final class NbdServerConfig {
         this.tls = b.tls;
         this.sslContext = b.sslContext;
         this.verifyPeer = b.verifyPeer;
-        this.allow = java.util.List.copyOf(b.allow);
+        this.allow = List.copyOf(b.allow);
         this.listExports = b.listExports;
     }
 
@@ -144,7 +147,7 @@ public final class NbdServerConfig {
         b.tls = tls;
         b.sslContext = sslContext;
         b.verifyPeer = verifyPeer;
-        b.allow = new java.util.ArrayList<>(allow);
+        b.allow = new ArrayList<>(allow);
         b.listExports = listExports;
         return b;
     }
@@ -288,7 +291,7 @@ public final class NbdServerConfig {
     }
 
     /** The server's certificate and trust, for TLS; null when TLS is off. */
-    public javax.net.ssl.SSLContext sslContext() {
+    public SSLContext sslContext() {
         return sslContext;
     }
 
@@ -298,7 +301,7 @@ public final class NbdServerConfig {
     }
 
     /** Client addresses allowed to connect over TCP; empty allows every one. */
-    public java.util.List<AddressRange> allow() {
+    public List<AddressRange> allow() {
         return allow;
     }
 
@@ -345,9 +348,9 @@ public final class NbdServerConfig {
         private long connectionReserveBytes = DEFAULT_CONNECTION_RESERVE_BYTES;
         private long maxInFlightBytesPerConnection = DEFAULT_MAX_IN_FLIGHT_BYTES_PER_CONNECTION;
         private TlsMode tls = TlsMode.OFF;
-        private javax.net.ssl.SSLContext sslContext;
+        private SSLContext sslContext;
         private boolean verifyPeer;
-        private java.util.List<AddressRange> allow = new java.util.ArrayList<>();
+        private List<AddressRange> allow = new ArrayList<>();
         private boolean listExports = true;
 
         private Builder() {
@@ -408,7 +411,7 @@ public final class NbdServerConfig {
         }
 
         /** TLS with NBD_OPT_STARTTLS using {@code context}'s key and trust; {@link TlsMode#OFF} needs none. */
-        public Builder tls(TlsMode mode, javax.net.ssl.SSLContext context) {
+        public Builder tls(TlsMode mode, SSLContext context) {
             this.tls = Objects.requireNonNull(mode, "tls");
             this.sslContext = context;
             return this;

@@ -5,6 +5,8 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+import org.raidfive.disk.IoCallback;
 
 /**
  * One request slot of an {@link NbdClient}, reused. Its index is the low 16 bits of the cookie,
@@ -52,17 +54,17 @@ final class PendingRequest {
     int error;
     IOException failure;
     /** Completion-based request: who is told, and with what tag; null for a caller that waits. */
-    org.raidfive.disk.IoCallback callback;
+    IoCallback callback;
     int tag;
     long offset;
     /** Run instead of waking a waiter when {@link #callback} is set (the client's finisher). */
-    private final java.util.function.Consumer<PendingRequest> asyncDone;
+    private final Consumer<PendingRequest> asyncDone;
 
     PendingRequest(int index) {
         this(index, null);
     }
 
-    PendingRequest(int index, java.util.function.Consumer<PendingRequest> asyncDone) {
+    PendingRequest(int index, Consumer<PendingRequest> asyncDone) {
         this.index = index;
         this.asyncDone = asyncDone;
     }

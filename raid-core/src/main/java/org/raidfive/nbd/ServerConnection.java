@@ -6,7 +6,10 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,7 +76,7 @@ final class ServerConnection implements Runnable {
      * (EVICTED): one compare-and-set decides, so a connection is never evicted once its GO reply
      * may be on its way, and never told GO once it is evicted.
      */
-    private final java.util.concurrent.atomic.AtomicInteger handshakeState = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger handshakeState = new AtomicInteger();
     private static final int HANDSHAKE = 0;
     private static final int CHOSEN = 1;
     private static final int EVICTED = 2;
@@ -85,9 +88,9 @@ final class ServerConnection implements Runnable {
     /** When the last request arrived (System.nanoTime), for the idle timeout. */
     private volatile long lastRequestNanos = openedNanos;
     /** Payload bytes of this connection's requests in flight (read and write data, replies not yet sent). */
-    private final java.util.concurrent.atomic.AtomicLong inFlightBytes = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong inFlightBytes = new AtomicLong();
     private volatile String closeReason;
-    private final java.util.concurrent.atomic.AtomicBoolean warnedMemory = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean warnedMemory = new AtomicBoolean();
 
     ServerConnection(NbdServer server, ServerExport export, SocketChannel channel, String peer, String source) {
         this.server = server;
@@ -325,7 +328,7 @@ final class ServerConnection implements Runnable {
             if (inline) {
                 replies.flush(); // deferred replies hold budget until they are written
             }
-            java.util.concurrent.locks.LockSupport.parkNanos(this, 1_000_000L); // only when over budget
+            LockSupport.parkNanos(this, 1_000_000L); // only when over budget
             if (Thread.interrupted()) {
                 throw new InterruptedException();
             }

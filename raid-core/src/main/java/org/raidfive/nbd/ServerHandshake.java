@@ -2,8 +2,13 @@ package org.raidfive.nbd;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SocketChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.charset.StandardCharsets;
+import java.util.function.BooleanSupplier;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,7 +35,7 @@ final class ServerHandshake {
     static final long MAX_SKIP_BYTES = 16L << 20;
 
     private final ChannelInput in;
-    private final java.nio.channels.SocketChannel socket;
+    private final SocketChannel socket;
     private WritableByteChannel out;
     private final ServerExport export;
     private final String peer;
@@ -38,13 +43,13 @@ final class ServerHandshake {
      * Asked once the client has chosen the export, before the reply that tells it so; false (the
      * connection was evicted meanwhile) ends the handshake without that reply.
      */
-    private final java.util.function.BooleanSupplier chosen;
+    private final BooleanSupplier chosen;
     private boolean noZeroes;
     /** The TLS channel after NBD_OPT_STARTTLS, else null. */
     private TlsChannel tls;
 
-    ServerHandshake(ChannelInput in, java.nio.channels.SocketChannel socket, ServerExport export, String peer,
-            java.util.function.BooleanSupplier chosen) {
+    ServerHandshake(ChannelInput in, SocketChannel socket, ServerExport export, String peer,
+            BooleanSupplier chosen) {
         this.in = in;
         this.chosen = chosen;
         this.socket = socket;
@@ -180,14 +185,14 @@ final class ServerHandshake {
             return true;
         }
         ack(NbdProtocol.OPT_STARTTLS);
-        javax.net.ssl.SSLEngine engine = export.config.sslContext().createSSLEngine();
+        SSLEngine engine = export.config.sslContext().createSSLEngine();
         engine.setUseClientMode(false);
         if (export.config.verifyPeer()) {
             engine.setNeedClientAuth(true);
         }
         try {
             tls = TlsChannel.handshake(socket, engine, in.switchTo(socket));
-        } catch (javax.net.ssl.SSLException e) {
+        } catch (SSLException e) {
             LOG.info("{}: TLS handshake failed, disconnecting: {}", peer, e.getMessage());
             return false;
         }
@@ -246,7 +251,7 @@ final class ServerHandshake {
             return false;
         }
         if (option == NbdProtocol.OPT_GO && !chosen.getAsBoolean()) {
-            throw new java.nio.channels.ClosedChannelException(); // evicted before its GO reply
+            throw new ClosedChannelException(); // evicted before its GO reply
         }
         ByteBuffer info = ByteBuffer.allocate(12);
         info.putShort((short) NbdProtocol.INFO_EXPORT).putLong(export.size)

@@ -7,10 +7,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
+import java.security.InvalidKeyException;
 import java.security.KeyFactory;
 import java.security.KeyStore;
 import java.security.PrivateKey;
+import java.security.Signature;
+import java.security.SignatureException;
 import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.security.spec.PKCS8EncodedKeySpec;
 import java.util.ArrayList;
@@ -19,8 +23,10 @@ import java.util.Collection;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import javax.net.ssl.KeyManager;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
@@ -89,13 +95,13 @@ public final class TlsCredentials {
 
     private static SSLContext context(KeyStore keys, char[] password, KeyStore trust)
             throws GeneralSecurityException {
-        javax.net.ssl.KeyManager[] km = null;
+        KeyManager[] km = null;
         if (keys != null) {
             KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
             kmf.init(keys, password);
             km = kmf.getKeyManagers();
         }
-        javax.net.ssl.TrustManager[] tm = null;
+        TrustManager[] tm = null;
         if (trust != null) {
             TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
             tmf.init(trust);
@@ -138,19 +144,19 @@ public final class TlsCredentials {
             default:
                 return; // a kind we cannot sign with here: the handshake will tell
         }
-        byte[] probe = "raidfive key check".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-        java.security.Signature sign = java.security.Signature.getInstance(algorithm);
+        byte[] probe = "raidfive key check".getBytes(StandardCharsets.US_ASCII);
+        Signature sign = Signature.getInstance(algorithm);
         sign.initSign(key);
         sign.update(probe);
         byte[] signature = sign.sign();
-        java.security.Signature verify = java.security.Signature.getInstance(algorithm);
+        Signature verify = Signature.getInstance(algorithm);
         try {
             verify.initVerify(cert.getPublicKey());
             verify.update(probe);
             if (verify.verify(signature)) {
                 return;
             }
-        } catch (java.security.InvalidKeyException | java.security.SignatureException wrongKind) {
+        } catch (InvalidKeyException | SignatureException wrongKind) {
             // a certificate for another kind of key: not this key's either
         }
         throw new IOException(keyFile + " is not the private key of " + certFile
@@ -174,7 +180,7 @@ public final class TlsCredentials {
         Collection<? extends Certificate> certs;
         try (InputStream in = Files.newInputStream(file)) {
             certs = CertificateFactory.getInstance("X.509").generateCertificates(in);
-        } catch (java.security.cert.CertificateException e) {
+        } catch (CertificateException e) {
             throw new IOException(file + ": not a PEM certificate (" + e.getMessage() + ")", e);
         }
         if (certs.isEmpty()) {

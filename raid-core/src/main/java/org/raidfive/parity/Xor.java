@@ -2,6 +2,9 @@ package org.raidfive.parity;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.lang.ref.Reference;
+import java.lang.reflect.Field;
+import java.nio.Buffer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -190,10 +193,10 @@ public final class Xor {
             long address = -1;
             long base = -1;
             try {
-                java.lang.reflect.Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
+                Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
                 f.setAccessible(true);
                 u = (sun.misc.Unsafe) f.get(null);
-                address = u.objectFieldOffset(java.nio.Buffer.class.getDeclaredField("address"));
+                address = u.objectFieldOffset(Buffer.class.getDeclaredField("address"));
                 base = u.arrayBaseOffset(byte[].class);
             } catch (ReflectiveOperationException | RuntimeException e) {
                 u = null;
@@ -222,15 +225,15 @@ public final class Xor {
 
         static void xorInto(ByteBuffer dst, int dOff, ByteBuffer src, int sOff, int len) {
             into1(base(dst), offset(dst, dOff), base(src), offset(src, sOff), len);
-            java.lang.ref.Reference.reachabilityFence(dst);
-            java.lang.ref.Reference.reachabilityFence(src);
+            Reference.reachabilityFence(dst);
+            Reference.reachabilityFence(src);
         }
 
         static void xor(ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff, int len) {
             x2(base(dst), offset(dst, dOff), base(a), offset(a, aOff), base(b), offset(b, bOff), len);
-            java.lang.ref.Reference.reachabilityFence(dst);
-            java.lang.ref.Reference.reachabilityFence(a);
-            java.lang.ref.Reference.reachabilityFence(b);
+            Reference.reachabilityFence(dst);
+            Reference.reachabilityFence(a);
+            Reference.reachabilityFence(b);
         }
 
         /** {@code n} bytes of parity at {@code dst[dOff..)} from every source at {@code srcOffs[s] + done}. */
@@ -266,8 +269,8 @@ public final class Xor {
             } else if (k + 1 == count) {
                 into1(d, dO, base(srcs[k]), offset(srcs[k], srcOffs[k] + done), n);
             }
-            java.lang.ref.Reference.reachabilityFence(dst);
-            java.lang.ref.Reference.reachabilityFence(srcs);
+            Reference.reachabilityFence(dst);
+            Reference.reachabilityFence(srcs);
         }
 
         // Each kernel: a word loop C2 vectorises, then a byte tail.

@@ -2,6 +2,7 @@ package org.raidfive.stats;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.reflect.InaccessibleObjectException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
@@ -9,12 +10,19 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.broadcast.BroadcastBufferDescriptor;
 import org.agrona.concurrent.broadcast.BroadcastReceiver;
@@ -138,12 +146,12 @@ public final class CountersFile implements AutoCloseable {
         // A name no one can guess, made with O_CREAT|O_EXCL (CREATE_NEW) without following a link:
         // whatever another user put in the directory is never opened, written or truncated.
         Path tmp = path.resolveSibling(path.getFileName() + ".tmp" + ProcessHandle.current().pid() + "."
-                + Long.toHexString(new java.security.SecureRandom().nextLong()));
+                + Long.toHexString(new SecureRandom().nextLong()));
         MappedByteBuffer mapped;
-        try (FileChannel ch = FileChannel.open(tmp, java.util.Set.of(StandardOpenOption.CREATE_NEW,
-                StandardOpenOption.READ, StandardOpenOption.WRITE, java.nio.file.LinkOption.NOFOLLOW_LINKS),
-                java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-                        java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--")))) {
+        try (FileChannel ch = FileChannel.open(tmp, Set.of(StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
+                PosixFilePermissions.asFileAttribute(
+                        PosixFilePermissions.fromString("rw-r--r--")))) {
             // Every page written before it is mapped: on a full tmpfs this write fails here, with
             // ENOSPC, instead of a SIGBUS later in whichever thread first touches the page.
             ByteBuffer zeros = ByteBuffer.allocate(64 * 1024);
@@ -175,7 +183,7 @@ public final class CountersFile implements AutoCloseable {
         try {
             file = new CountersFile(path, mapped, true);
         } catch (IllegalAccessError | ExceptionInInitializerError | NoClassDefFoundError
-                 | java.lang.reflect.InaccessibleObjectException e) {
+                 | InaccessibleObjectException e) {
             Files.deleteIfExists(tmp);
             throw new IllegalStateException("live counters need this JVM to run with --add-opens "
                     + "java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED "
@@ -196,7 +204,7 @@ public final class CountersFile implements AutoCloseable {
      */
     public static CountersFile open(Path path) throws IOException {
         MappedByteBuffer mapped;
-        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             if (ch.size() < HEADER_LENGTH || ch.size() > (64L << 20)) {
                 throw new IllegalArgumentException(path + " is not a raidfive counters file (" + ch.size() + " bytes)");
             }
@@ -305,7 +313,7 @@ public final class CountersFile implements AutoCloseable {
 
     /** When {@code h} started, epoch millis (0 where the OS does not say). */
     static long processStart(ProcessHandle h) {
-        return h.info().startInstant().map(java.time.Instant::toEpochMilli).orElse(0L);
+        return h.info().startInstant().map(Instant::toEpochMilli).orElse(0L);
     }
 
     /** Unmaps; the writer also deletes the file. */
@@ -318,7 +326,7 @@ public final class CountersFile implements AutoCloseable {
                 throw new UncheckedIOException(e);
             }
         }
-        org.agrona.IoUtil.unmap(mapped);
+        IoUtil.unmap(mapped);
     }
 
     /** The directory where running arrays put their counters: {@code $RAID_RUN_DIR}, else /dev/shm/raidfive, else the temp dir. */
@@ -351,7 +359,7 @@ public final class CountersFile implements AutoCloseable {
         if (!Files.isDirectory(dir)) {
             return out;
         }
-        try (java.util.stream.Stream<Path> s = Files.list(dir)) {
+        try (Stream<Path> s = Files.list(dir)) {
             s.filter(p -> {
                 String n = p.getFileName().toString();
                 int dot = n.lastIndexOf('.', n.length() - ".counters".length() - 1);

@@ -128,7 +128,7 @@ final class ServeCommand extends Verb {
     int maxConnections;
 
     @Option(names = "--max-connections-per-address", paramLabel = "N", defaultValue = "0",
-            description = "Connections one client address (on a Unix socket: one user) may hold at once (default: "
+            description = "Connections one client address (a local client: its user) may hold at once (default: "
                     + "half of --max-connections), so one address cannot hold every slot.")
     int maxConnectionsPerAddress;
 

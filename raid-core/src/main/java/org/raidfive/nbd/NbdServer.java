@@ -59,7 +59,7 @@ import org.slf4j.LoggerFactory;
  * <p>Hostile clients: a handshake must finish within {@code handshakeTimeout}; at most
  * {@code maxHandshaking} connections may be in it (a new one evicts one that has sent nothing;
  * a slow but progressing handshake keeps its slot), so idle handshakes cannot hold the connection
- * limit; one address (one user on a Unix socket) holds at most {@code maxConnectionsPerAddress};
+ * limit; one address (a local client: its user) holds at most {@code maxConnectionsPerAddress};
  * on a full server a newcomer takes the slot of a connection not being used (idle 5 s or more,
  * or trickling a write payload), so idle clients cannot either (see {@code makeRoom}); a write's
  * payload must arrive within {@code payloadTimeout} plus a second per MiB; {@code idleTimeout}

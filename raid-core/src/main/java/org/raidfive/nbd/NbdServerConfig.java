@@ -16,9 +16,10 @@ import javax.net.ssl.SSLContext;
  *
  * <p>Defaults: export {@code "raid"} (the empty default-export name selects it too), read-write,
  * TCP on 127.0.0.1:10809, requests on a pool of 4 worker threads, 64 connections of which at most
- * 16 in the handshake (a new one evicts a silent one), at most half of them from one address (or one
- * user, on a Unix socket), 10 s to finish the handshake, no idle timeout, 10 s plus a second per MiB
- * for a write's payload to arrive, 30 s for a client to take its replies, 64 in-flight requests and 64 MiB of payload per connection,
+ * 16 in the handshake (a new one evicts a silent one), at most half of them from one address (a
+ * local client: one user), 10 s to finish the handshake, no idle timeout, 10 s plus a second per MiB
+ * for a write's payload to arrive, 30 s for a client to take its replies, 64 in-flight requests and
+ * 64 MiB of payload per connection,
  * 4 MiB of it reserved, 256 MiB shared by all connections beyond their reserves, 32 MiB maximum
  * request (advertised with NBD_INFO_BLOCK_SIZE), minimum block size 1, trim ignored, write-zeroes
  * supported, 30 s drain timeout, no TLS, every address allowed, exports listed.
@@ -263,8 +264,8 @@ public final class NbdServerConfig {
     }
 
     /**
-     * Connections one client address (on a Unix socket: one user) may hold at once; half of
-     * {@link #maxConnections()} unless set, so one address cannot hold every slot.
+     * Connections one client address (a local client, on loopback or a Unix socket: its user) may
+     * hold at once; half of {@link #maxConnections()} unless set, so one address cannot hold every slot.
      */
     public int maxConnectionsPerAddress() {
         return maxConnectionsPerAddress;
@@ -386,7 +387,7 @@ public final class NbdServerConfig {
             return this;
         }
 
-        /** Connections one address (one user on a Unix socket) may hold; 0 for half of maxConnections. */
+        /** Connections one address (a local client: its user) may hold; 0 for half of maxConnections. */
         public Builder maxConnectionsPerAddress(int max) {
             this.maxConnectionsPerAddress = max;
             return this;

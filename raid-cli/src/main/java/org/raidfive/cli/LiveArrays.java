@@ -48,12 +48,7 @@ final class LiveArrays {
             return all;
         }
         List<String> members = source.members();
-        Survey survey;
-        try {
-            survey = Survey.of(members);
-        } catch (SuperblockException e) {
-            throw new CliException(ExitCode.USAGE, ErrorHandler.message(e), e);
-        }
+        Survey survey = survey(members);
         String uuid = MdUuid.format(survey.top().setUuid());
         List<Path> live = servers(dir, uuid, members).stream().map(Server::file).toList();
         if (live.isEmpty()) {
@@ -62,6 +57,15 @@ final class LiveArrays {
                     + dir + " (raid serve publishes them)");
         }
         return live;
+    }
+
+    /** The members' superblocks read together; one that cannot be read is refused in one line (exit 2). */
+    static Survey survey(List<String> members) throws IOException {
+        try {
+            return Survey.of(members);
+        } catch (SuperblockException e) {
+            throw new CliException(ExitCode.USAGE, ErrorHandler.message(e), e);
+        }
     }
 
     /** A running raid serve as its counters file names it: verified by pid and process start time. */

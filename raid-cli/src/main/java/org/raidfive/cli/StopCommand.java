@@ -11,7 +11,6 @@ import java.util.concurrent.TimeoutException;
 import org.raidfive.disk.FileDisk;
 import org.raidfive.md.MdUuid;
 import org.raidfive.md.Superblock;
-import org.raidfive.md.SuperblockException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -85,12 +84,7 @@ final class StopCommand extends Verb {
                 throw CliException.usage("no process holds " + join(members) + ": the array is not served, nothing to "
                         + "stop");
             }
-            Survey survey;
-            try {
-                survey = Survey.of(members);
-            } catch (SuperblockException e) {
-                throw new CliException(ExitCode.USAGE, ErrorHandler.message(e), e);
-            }
+            Survey survey = LiveArrays.survey(members);
             String uuid = MdUuid.format(survey.top().setUuid());
             long held = holder;
             pid = LiveArrays.running(dir, uuid).stream().anyMatch(s -> s.pid() == held) ? holder : -1;

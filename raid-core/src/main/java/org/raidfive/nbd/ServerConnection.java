@@ -206,15 +206,18 @@ final class ServerConnection implements Runnable {
                             error = NbdProtocol.ENOMEM;
                         }
                     }
-                    if (length > in.buffered()) {
-                        payloadStarts(length);
+                    boolean awaited = length > in.buffered();
+                    if (awaited) {
+                        payloadStarts(length); // only a payload not yet here is watched: no volatile writes otherwise
                     }
                     if (error != 0) {
                         in.skip(length); // keep the stream in step; nothing is allocated
                     } else {
                         in.readFully(request.payload, 0, (int) length);
                     }
-                    payloadSinceNanos = 0;
+                    if (awaited) {
+                        payloadSinceNanos = 0;
+                    }
                 }
                 handedOff = true;
                 if (error != 0) {

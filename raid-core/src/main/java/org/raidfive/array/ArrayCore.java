@@ -67,16 +67,10 @@ final class ArrayCore {
     volatile long resyncOffset = Long.MAX_VALUE;
 
     /**
-     * md's partial parity log when the consistency policy is {@code ppl}, else null. Set or cleared
-     * only while quiesced (a policy change), read by every write.
+     * How parity is kept consistent across a crash (resync, write-intent bitmap or partial parity log).
+     * Replaced only while quiesced (a policy change), read by every write and every pass.
      */
-    volatile PartialParityLog ppl;
-
-    /**
-     * md's internal write-intent bitmap when the array has one, else null. Set or cleared only while
-     * quiesced, read by every write and every pass.
-     */
-    volatile WriteIntentBitmap bitmap;
+    volatile ConsistencyPort consistency = ConsistencyPort.RESYNC;
 
     /** Opened read-only: nothing is written, not even superblocks or read-error corrections. */
     volatile boolean readOnly;

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import org.raidfive.counter.CounterMode;
 import org.raidfive.layout.Raid5Layout;
 import org.raidfive.md.MdUuid;
 import org.slf4j.Logger;
@@ -47,7 +48,7 @@ final class ArrayMetadata implements ArrayHooks {
     int pplOffset;
     int pplSize;
 
-    private ArrayCore core;
+    private final ArrayCore core;
     private volatile boolean dirty;
     /** Written under {@link #lock}; volatile so the bitmap can read it without the lock (lock order). */
     private volatile long events;
@@ -59,13 +60,20 @@ final class ArrayMetadata implements ArrayHooks {
     private volatile long mismatchSectors = -1;
     private Runnable failureListener = () -> { };
 
-    ArrayMetadata(byte[] uuid, String name, long ctime, Raid5Layout layout, long events, long recoveryCp) {
-        this.uuid = uuid.clone();
-        this.name = name;
-        this.ctime = ctime;
+    /**
+     * The metadata of an array and, with it, the array's data path ({@link #core()}), whose hooks this
+     * is: the core is made here so that each holds the other from construction on.
+     */
+    ArrayMetadata(ArrayIdentity id, Raid5Layout layout, long events, long recoveryCp, MemberTable table,
+                  CounterMode counterMode) {
+        this.uuid = id.uuid().clone();
+        this.name = id.name();
+        this.ctime = id.ctime();
         this.layout = layout;
         this.events = events;
         this.recoveryCp = recoveryCp;
+        this.core = new ArrayCore(name, layout, table, counterMode, this); // it keeps 'this'; calls nothing yet
+        core.resyncOffset = recoveryCp;
     }
 
     void onMemberFailed(Runnable listener) {
@@ -74,11 +82,6 @@ final class ArrayMetadata implements ArrayHooks {
 
     ArrayCore core() {
         return core;
-    }
-
-    void attach(ArrayCore core) {
-        this.core = core;
-        core.resyncOffset = recoveryCp;
     }
 
     boolean dirty() {
@@ -265,7 +268,7 @@ final class ArrayMetadata implements ArrayHooks {
                     lostOne = true;
                 }
             }
-            WriteIntentBitmap bitmap = core.bitmap;
+            WriteIntentBitmap bitmap = WriteIntentBitmap.in(core);
             if (bitmap != null && !lostOne) {
                 // md_bitmap_update_sb: the bitmap's superblock carries the events just written.
                 for (Member m : bitmap.writeSuperblockLocked()) {

@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.function.LongPredicate;
 import java.util.Map;
 import org.raidfive.disk.ClaimMode;
 import org.raidfive.disk.DiskClaim;
@@ -19,6 +20,7 @@ import org.raidfive.md.BadBlockLog;
 import org.raidfive.md.BitmapSuperblock;
 import org.raidfive.md.DataOffset;
 import org.raidfive.md.MdFeatures;
+import org.raidfive.md.MdTime;
 import org.raidfive.md.MdUuid;
 import org.raidfive.md.MemberAreas;
 import org.raidfive.md.PplHeader;
@@ -114,25 +116,24 @@ final class Assembler {
         byte[] uuid = spec.uuid() != null ? spec.uuid() : MdUuid.random();
         List<DiskClaim> claims = claimAll(all, ClaimMode.EXCLUSIVE, ArrayMetadata.holder(spec.name(), uuid), null);
         try {
-            long ctime = org.raidfive.md.MdTime.nowSeconds();
+            long ctime = MdTime.nowSeconds();
             // A degraded array has nothing to resync (md resyncs only whole arrays): the missing
             // member's contents are by definition what parity and the others make them.
             boolean inSync = spec.assumeClean() || missing > 0;
-            ArrayMetadata meta = new ArrayMetadata(uuid, spec.name(), ctime, layout, 0,
-                    inSync ? Long.MAX_VALUE : 0);
             Member[] slots = new Member[disks.size()];
             for (int i = 0; i < slots.length; i++) {
                 // dev_number = slot, as mdadm numbers them; a missing slot leaves its number unused.
                 slots[i] = disks.get(i) == null ? null : new Member(disks.get(i), dataOffset, i, MdUuid.random(), i,
                         MemberState.IN_SYNC, 0, spec.counterMode());
             }
-            ArrayCore core = new ArrayCore(spec.name(), layout, MemberTable.of(slots), spec.counterMode(), meta);
-            meta.attach(core);
+            ArrayMetadata meta = new ArrayMetadata(new ArrayIdentity(uuid, spec.name(), ctime), layout, 0,
+                    inSync ? Long.MAX_VALUE : 0, MemberTable.of(slots), spec.counterMode());
+            ArrayCore core = meta.core();
             if (ppl) {
                 // mdadm 1.2: the 1 MiB area 8 sectors after the superblock, in the bitmap's place.
                 meta.pplOffset = PplHeader.AREA_OFFSET;
                 meta.pplSize = PplHeader.AREA_SECTORS;
-                core.ppl = new PartialParityLog(core, uuid, meta.pplSize);
+                core.consistency = new PartialParityLog(core, uuid, meta.pplSize);
             }
             boolean bitmap = spec.consistencyPolicy() == ConsistencyPolicy.BITMAP
                     || (spec.consistencyPolicy() == null && usable > ArraySpec.BITMAP_BY_DEFAULT_ABOVE);
@@ -154,14 +155,8 @@ final class Assembler {
             if (bitmap) {
                 // mdadm's room for the bitmap at create: choose_bm_space of the used size.
                 long room = DataOffset.bitmapSpace(layout.memberBytesUsed() / 512);
-                BitmapSuperblock sb = newBitmap(meta, room, spec.bitmapChunk(), meta.members);
-                meta.bitmapOffset = BITMAP_OFFSET;
-                meta.bitmapBitBytes = sb.bitBytes();
-                boolean[] set = new boolean[(int) sb.bits()];
-                java.util.Arrays.fill(set, true);
-                boolean[] needed = new boolean[set.length];
-                java.util.Arrays.fill(needed, !inSync); // an initial resync does every chunk
-                core.bitmap = WriteIntentBitmap.of(core, meta, sb, BITMAP_OFFSET, set, needed);
+                // an initial resync does every chunk
+                core.consistency = newBitmap(core, meta, room, spec.bitmapChunk(), meta.members, end -> !inSync);
             }
             Raid5Array array = new Raid5Array(core, meta, spec.syncLimits(), false, AssemblyReport.NONE);
             if (spec.listener() != null) {
@@ -169,13 +164,11 @@ final class Assembler {
             }
             for (Member m : meta.members) {
                 SuperblockIo.initBadBlockLog(meta, m);
-                if (core.ppl != null) {
-                    core.ppl.writeEmptyHeader(m); // mdadm's write_init_ppl1
-                }
+                core.consistency.writeAreaTo(m); // mdadm's write_init_ppl1 (the bitmap's pages are written)
             }
             meta.writeAll();
             LOG.info("created {}: {}{}", spec.name(), layout, ppl ? ", partial parity log"
-                    : core.bitmap != null ? ", write-intent bitmap" : "");
+                    : bitmap ? ", write-intent bitmap" : "");
             if (!inSync || (missing > 0 && !spares.isEmpty())) {
                 array.startSync(); // the initial resync, or recovery onto a spare given with a missing slot
             }
@@ -199,7 +192,7 @@ final class Assembler {
         boolean stale = sb.stale() || Long.compareUnsigned(sb.events(), top.events()) < 0;
         boolean[] set = stale ? new boolean[chunks] : SuperblockIo.readBitmapBits(from, top.bitmapOffset(), chunks);
         if (stale) {
-            java.util.Arrays.fill(set, true);
+            Arrays.fill(set, true);
             LOG.warn("{}: the write-intent bitmap is out of date ({}): every chunk is resynced", top.name(),
                     sb.stale() ? "BITMAP_STALE" : "events " + Long.toUnsignedString(sb.events()) + " < "
                             + Long.toUnsignedString(top.events()));
@@ -211,16 +204,17 @@ final class Assembler {
         for (int c = 0; c < chunks; c++) {
             needed[c] = set[c] && (stale || (c + 1L) * sb.chunkBytes() > start);
         }
-        return WriteIntentBitmap.of(core, meta, sb, top.bitmapOffset(), set, needed);
+        return WriteIntentBitmap.of(core, meta::events, sb, top.bitmapOffset(), set, needed);
     }
 
     /**
      * A new internal bitmap, as mdadm's {@code add_internal_bitmap1} and {@code write_bitmap1} make one:
      * 8 sectors after the superblock, the chunk asked for or mdadm's default for the room there,
-     * every bit set; written to every member given.
+     * every bit set; written to every member given and named in {@code meta}. A chunk is to be resynced
+     * (or recovered) when {@code needed} holds for the member offset where it ends.
      */
-    static BitmapSuperblock newBitmap(ArrayMetadata meta, long roomSectors, long chunkBytes,
-                                      List<Member> members) throws IOException {
+    static WriteIntentBitmap newBitmap(ArrayCore core, ArrayMetadata meta, long roomSectors, long chunkBytes,
+                                       List<Member> members, LongPredicate needed) throws IOException {
         long sync = meta.layout.memberBytesUsed() / 512;
         long minChunk = BitmapSuperblock.minimumChunk(sync, roomSectors);
         long chunk = chunkBytes > 0 ? chunkBytes : BitmapSuperblock.defaultChunk(sync, roomSectors);
@@ -232,7 +226,15 @@ final class Assembler {
         for (Member m : members) {
             SuperblockIo.writeNewBitmap(m.disk, BITMAP_OFFSET, sb);
         }
-        return sb;
+        meta.bitmapOffset = BITMAP_OFFSET;
+        meta.bitmapBitBytes = sb.bitBytes();
+        boolean[] set = new boolean[(int) sb.bits()];
+        Arrays.fill(set, true);
+        boolean[] neededChunks = new boolean[set.length];
+        for (int c = 0; c < neededChunks.length; c++) {
+            neededChunks[c] = needed.test((c + 1L) * sb.chunkBytes());
+        }
+        return WriteIntentBitmap.of(core, meta::events, sb, BITMAP_OFFSET, set, neededChunks);
     }
 
     /** Where mdadm puts an internal bitmap: sectors after a v1.2 superblock. */
@@ -585,15 +587,14 @@ final class Assembler {
                         + "may hold wrong data for the missing member");
             }
         }
-        ArrayMetadata meta = new ArrayMetadata(top.setUuid(), top.name(), top.ctime(), layout, top.events(), recoveryCp);
+        ArrayMetadata meta = new ArrayMetadata(new ArrayIdentity(top.setUuid(), top.name(), top.ctime()), layout,
+                top.events(), recoveryCp, MemberTable.of(slots, replacements), opts.counterMode());
         if (bitmap != null) {
             meta.bitmapOffset = top.bitmapOffset();
             meta.bitmapBitBytes = bitmap.bitBytes();
         }
-        ArrayCore core = new ArrayCore(top.name(), layout, MemberTable.of(slots, replacements), opts.counterMode(),
-                meta);
+        ArrayCore core = meta.core();
         core.readOnly = opts.readOnly();
-        meta.attach(core);
         boolean pplRecovered = false;
         if (hasPpl) {
             meta.pplOffset = top.pplOffset();
@@ -602,9 +603,10 @@ final class Assembler {
             for (Member m : members) {
                 smallest = Math.min(smallest, m.pplSize);
             }
-            core.ppl = new PartialParityLog(core, top.setUuid(), smallest);
+            PartialParityLog log = new PartialParityLog(core, top.setUuid(), smallest);
+            core.consistency = log;
             // md's ppl_init_log at start: recover a dirty array's logged stripes, then empty the logs.
-            PplRecovery.Outcome ppl = new PplRecovery(core, core.ppl).run(recoveryCp != Long.MAX_VALUE,
+            PplRecovery.Outcome ppl = new PplRecovery(core, log).run(recoveryCp != Long.MAX_VALUE,
                     opts.readOnly());
             pplRecovered = ppl.recoveredEntries() > 0 || ppl.corruptEntries() > 0;
             if (ppl.corruptEntries() > 0 && recoveryCp != Long.MAX_VALUE) {
@@ -623,7 +625,7 @@ final class Assembler {
                 notes.add("the write-intent bitmap is marked out of date (BITMAP_STALE): every chunk is resynced, "
                         + "as md does");
             }
-            core.bitmap = loadBitmap(core, meta, freshest.disk, top, bitmap, degraded, recoveryCp);
+            core.consistency = loadBitmap(core, meta, freshest.disk, top, bitmap, degraded, recoveryCp);
         }
         meta.members.addAll(members);
         for (Member m : members) {

@@ -125,14 +125,7 @@ final class Membership {
      */
     private void writeJoiningAreas(Member m) throws IOException {
         SuperblockIo.initBadBlockLog(meta, m);
-        PartialParityLog ppl = core.ppl;
-        if (ppl != null) {
-            ppl.writeEmptyHeader(m);
-        }
-        WriteIntentBitmap bitmap = core.bitmap;
-        if (bitmap != null) {
-            bitmap.writeAllTo(m);
-        }
+        core.consistency.writeAreaTo(m);
     }
 
     /** Every member not marked faulty: in a slot, replacing one, or spare. */
@@ -260,8 +253,9 @@ final class Membership {
                 detach(faulty);
                 close(faulty);
             }
-            if (core.bitmap != null) {
-                core.bitmap.writeAllTo(spare); // it keeps the bitmap from now on
+            WriteIntentBitmap bitmap = WriteIntentBitmap.in(core);
+            if (bitmap != null) {
+                bitmap.writeAreaTo(spare); // it keeps the bitmap from now on
             }
             synchronized (meta.lock) {
                 spare.slot = slot;
@@ -334,7 +328,7 @@ final class Membership {
                     throw new ArrayConfigException("slot " + slot + " of " + core.name + " is held by " + old.name()
                             + "; " + disk.name() + " cannot take it back");
                 }
-                WriteIntentBitmap bitmap = core.bitmap;
+                WriteIntentBitmap bitmap = WriteIntentBitmap.in(core);
                 long events = sb.events();
                 String why = null;
                 if (bitmap == null) {
@@ -370,7 +364,7 @@ final class Membership {
                 back.bitmapRecovery = why == null;
                 try {
                     if (bitmap != null) {
-                        bitmap.writeAllTo(back);
+                        bitmap.writeAreaTo(back);
                     }
                 } catch (IOException e) {
                     claim.close();

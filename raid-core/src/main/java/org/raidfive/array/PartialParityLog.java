@@ -31,7 +31,7 @@ import org.raidfive.md.Superblock;
  * which cannot deadlock: a unit's stripes wait only for the unit before, whose stripes are past
  * logging and wait for nothing. Units are allocated twice per log and recycled.
  */
-final class PartialParityLog {
+final class PartialParityLog implements ConsistencyPort {
     private static final int SPINS = 2000;
     private final ArrayCore core;
     private final int signature;
@@ -85,7 +85,23 @@ final class PartialParityLog {
      * The longest write piece whose partial parity one io_unit can take: pieces are widened to
      * whole 4 KiB pages for their partial parity, so this leaves a page on each side.
      */
-    int maxPiece() {
+    @Override
+    public ConsistencyPolicy policy() {
+        return ConsistencyPolicy.PPL;
+    }
+
+    @Override
+    public boolean logsPartialParity() {
+        return true;
+    }
+
+    /** The policy of {@code core}'s array when it is a partial parity log, else null. */
+    static PartialParityLog in(ArrayCore core) {
+        return core.consistency instanceof PartialParityLog log ? log : null;
+    }
+
+    @Override
+    public int maxPiece() {
         return Math.max(4096, Math.min(64 * 1024, entrySpace - 8192) / 4096 * 4096);
     }
 
@@ -99,8 +115,9 @@ final class PartialParityLog {
      * happens. {@code ppSize} bytes of partial parity are at {@code pp[ppOffset..)} (none for a full
      * stripe); {@code dataSector} and {@code dataSize} describe the modified data as md's entry does.
      */
-    Unit log(Member parity, int paritySlot, long dataSector, int dataSize, ByteBuffer pp, int ppOffset, int ppSize)
-            throws IOException {
+    @Override
+    public Unit log(Member parity, int paritySlot, long dataSector, int dataSize, ByteBuffer pp, int ppOffset,
+                    int ppSize) throws IOException {
         MemberLog log = logs[paritySlot];
         Unit unit;
         boolean submit = false;
@@ -157,6 +174,14 @@ final class PartialParityLog {
      * the slots it wrote. The unit's last stripe flushes the members the unit wrote and submits the
      * next unit of the log, if one gathered.
      */
+    @Override
+    public void endWrite(long memberOffset, int len, boolean whole, Logged logged, long wroteSlots)
+            throws IOException {
+        if (logged != null) {
+            finished((Unit) logged, wroteSlots);
+        }
+    }
+
     void finished(Unit unit, long wroteSlots) throws IOException {
         MemberLog log = unit.log;
         synchronized (log) {
@@ -252,6 +277,11 @@ final class PartialParityLog {
     }
 
     /** {@link #writeEmptyHeaders} for one member (one joining the array). */
+    @Override
+    public void writeAreaTo(Member m) throws IOException {
+        writeEmptyHeader(m);
+    }
+
     void writeEmptyHeader(Member m) throws IOException {
         writeEmptyArea(m.disk, areaStart(m), areaBytes(m), signature);
     }
@@ -298,7 +328,7 @@ final class PartialParityLog {
     }
 
     /** md's {@code ppl_io_unit}: a header, the partial parity of its entries, its stripes in flight. */
-    final class Unit {
+    final class Unit implements Logged {
         final MemberLog log;
         final ByteBuffer buffer = AlignedBuffers.allocate(PplHeader.SIZE + entrySpace);
         /** Used by whoever holds the unit: the logger adding under the log's lock, then its submitter. */

@@ -62,8 +62,7 @@ public final class Raid5Array implements AsyncDisk {
         this.readOnly = readOnly;
         this.core = core;
         this.meta = meta;
-        this.reads = new ReadPath(core);
-        reads.owner(this);
+        this.reads = new ReadPath(core, blockingAsync); // field initialisers have run: it is set
         this.writes = new WritePath(core);
         this.membership = new Membership(core, meta);
         this.recovery = new Recovery(core, meta, membership, syncLimits, readOnly);
@@ -453,8 +452,7 @@ public final class Raid5Array implements AsyncDisk {
 
     /** How this array keeps parity consistent across a crash. */
     public ConsistencyPolicy consistencyPolicy() {
-        return core.ppl != null ? ConsistencyPolicy.PPL
-                : core.bitmap != null ? ConsistencyPolicy.BITMAP : ConsistencyPolicy.RESYNC;
+        return core.consistency.policy();
     }
 
     /**
@@ -478,24 +476,15 @@ public final class Raid5Array implements AsyncDisk {
                 }
                 long bitmapRoom = policy == ConsistencyPolicy.BITMAP ? bitmapRoom() : 0;
                 int[] pplArea = policy == ConsistencyPolicy.PPL ? pplArea() : null;
-                core.bitmap = null;
+                core.consistency = ConsistencyPort.RESYNC;
                 meta.bitmapOffset = 0;
                 meta.bitmapBitBytes = 0;
+                meta.pplOffset = 0;
+                meta.pplSize = 0;
                 if (policy == ConsistencyPolicy.BITMAP) {
-                    core.ppl = null;
-                    meta.pplOffset = 0;
-                    meta.pplSize = 0;
-                    List<Member> live = membership.liveMembers();
-                    BitmapSuperblock sb = Assembler.newBitmap(meta, bitmapRoom, 0, live);
-                    boolean[] set = new boolean[(int) sb.bits()];
-                    Arrays.fill(set, true);
-                    boolean[] needed = new boolean[set.length];
-                    for (int c = 0; c < needed.length; c++) {
-                        needed[c] = (c + 1L) * sb.chunkBytes() > core.resyncOffset || isDegraded();
-                    }
-                    meta.bitmapOffset = Assembler.BITMAP_OFFSET;
-                    meta.bitmapBitBytes = sb.bitBytes();
-                    core.bitmap = WriteIntentBitmap.of(core, meta, sb, Assembler.BITMAP_OFFSET, set, needed);
+                    boolean degraded = isDegraded();
+                    core.consistency = Assembler.newBitmap(core, meta, bitmapRoom, 0, membership.liveMembers(),
+                            end -> end > core.resyncOffset || degraded);
                 } else if (policy == ConsistencyPolicy.PPL) {
                     int[] area = pplArea;
                     PartialParityLog log = new PartialParityLog(core, meta.uuid, area[1]);
@@ -504,15 +493,11 @@ public final class Raid5Array implements AsyncDisk {
                         m.pplSize = area[1];
                     }
                     for (Member m : membership.liveMembers()) {
-                        log.writeEmptyHeader(m);
+                        log.writeAreaTo(m);
                     }
                     meta.pplOffset = area[0];
                     meta.pplSize = area[1];
-                    core.ppl = log;
-                } else {
-                    core.ppl = null;
-                    meta.pplOffset = 0;
-                    meta.pplSize = 0;
+                    core.consistency = log;
                 }
                 meta.writeAll();
             }
@@ -729,7 +714,7 @@ public final class Raid5Array implements AsyncDisk {
             closed = true;
             if (!isFailed() && !readOnly) {
                 membership.flushLiveMembers();
-                WriteIntentBitmap bitmap = core.bitmap;
+                WriteIntentBitmap bitmap = WriteIntentBitmap.in(core);
                 if (bitmap != null && !isFailed()) {
                     bitmap.clearIdleBits(); // md's bitmap flush at stop: only what still needs a pass stays set
                 }

@@ -3,6 +3,7 @@ package org.raidfive.array;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import org.jctools.queues.MpmcArrayQueue;
+import org.raidfive.disk.AsyncDisk;
 import org.raidfive.disk.IoCallback;
 import org.raidfive.layout.Raid5Layout;
 
@@ -27,9 +28,13 @@ final class ReadPath {
     private final MpmcArrayQueue<BypassRead> bypassReads =
             new MpmcArrayQueue<>(1024);
 
-    ReadPath(ArrayCore core) {
+    /** Where a read that could not go the bypass way goes: the array's blocking path on the shared I/O threads. */
+    private final AsyncDisk blockingReads;
+
+    ReadPath(ArrayCore core, AsyncDisk blockingReads) {
         this.core = core;
         this.layout = core.layout;
+        this.blockingReads = blockingReads;
     }
 
     /**
@@ -78,16 +83,9 @@ final class ReadPath {
         }
     }
 
-    /** A read that could not go the bypass way: the blocking path on the shared I/O threads. */
-    private Raid5Array owner;
-
-    void owner(Raid5Array array) {
-        this.owner = array;
-    }
-
     private void retryBlocking(long offset, ByteBuffer dst, int dstOffset, int length,
                                IoCallback cb, int tag) {
-        owner.blockingAsync().readAsync(offset, dst, dstOffset, length, cb, tag);
+        blockingReads.readAsync(offset, dst, dstOffset, length, cb, tag);
     }
 
     /**
@@ -210,9 +208,7 @@ final class ReadPath {
             core.memberFailed(m, new IOException(m.name() + ": more than " + Member.MAX_READ_ERRORS
                     + " read errors in a row (md's limit)", error));
         }
-        core.locks.lock(stripe);
-        StripeOp op = core.ops.borrow(stripe);
-        try {
+        try (StripeOp op = core.ops.acquire(stripe)) {
             long memberOffset = layout.memberOffset(stripe) + inChunk;
             if (m.state == MemberState.FAULTY || core.table.slots[slot] != m) {
                 op.readSlot(slot, inChunk, dst, dstOffset, n);
@@ -247,9 +243,6 @@ final class ReadPath {
                 return;
             }
             m.corrected(n / 512);
-        } finally {
-            core.ops.giveBack(op);
-            core.locks.unlock(stripe);
         }
     }
 
@@ -286,13 +279,8 @@ final class ReadPath {
     /** Produces the bytes of {@code slot} under the stripe lock: from its member where it reads, else from the others. */
     private void reconstruct(long stripe, int slot, int inChunk, ByteBuffer dst, int dstOffset, int n)
             throws IOException {
-        core.locks.lock(stripe);
-        StripeOp op = core.ops.borrow(stripe);
-        try {
+        try (StripeOp op = core.ops.acquire(stripe)) {
             op.readSlot(slot, inChunk, dst, dstOffset, n);
-        } finally {
-            core.ops.giveBack(op);
-            core.locks.unlock(stripe);
         }
     }
 }

@@ -52,7 +52,7 @@ final class Recovery {
             meta.onMemberFailed(this::memberFailed);
             daemon.scheduleWithFixedDelay(this::safemodeTick, SAFEMODE_DELAY_MILLIS, SAFEMODE_DELAY_MILLIS,
                     TimeUnit.MILLISECONDS);
-            WriteIntentBitmap bitmap = core.bitmap;
+            WriteIntentBitmap bitmap = WriteIntentBitmap.in(core);
             long sleep = bitmap == null ? BitmapSuperblock.DEFAULT_DAEMON_SLEEP
                     : Math.max(1, bitmap.superblock().daemonSleep());
             daemon.scheduleWithFixedDelay(this::bitmapTick, sleep, sleep, TimeUnit.SECONDS);
@@ -86,7 +86,7 @@ final class Recovery {
 
     /** md's bitmap daemon: clears the bits of chunks idle for two passes (see {@link WriteIntentBitmap}). */
     private void bitmapTick() {
-        WriteIntentBitmap bitmap = core.bitmap;
+        WriteIntentBitmap bitmap = WriteIntentBitmap.in(core);
         if (bitmap == null || closing || core.failure != null) {
             return;
         }
@@ -313,15 +313,15 @@ final class Recovery {
             switch (job.action()) {
                 case RESYNC:
                     meta.resyncedTo(complete ? Long.MAX_VALUE : p.doneBytes());
-                    if (complete && core.bitmap != null && !membership.isDegraded()) {
-                        core.bitmap.allSynced();
+                    if (complete && !membership.isDegraded()) {
+                        core.consistency.allSynced();
                     }
                     break;
                 case RECOVER:
                     if (complete) {
                         membership.recovered(job.target());
-                        if (core.bitmap != null && !membership.isDegraded()) {
-                            core.bitmap.allSynced(); // whole again: degraded writes' bits may go
+                        if (!membership.isDegraded()) {
+                            core.consistency.allSynced(); // whole again: degraded writes' bits may go
                         }
                     } else if (job.target().state != MemberState.FAULTY && core.failure == null) {
                         meta.writeAll();

@@ -24,15 +24,16 @@ import org.slf4j.LoggerFactory;
  * member whose I/O failed is failed through {@link ArrayCore#memberFailed} and the plan re-plans
  * against the states as they are now.
  *
- * <p>Pooled ({@link Pool}): borrowed for one stripe by one thread, which holds the stripe lock
- * (and the configuration read side) for the operation, and given back; nothing is allocated per
- * operation in steady state. The member table is read once per operation: it changes only while
+ * <p>Pooled ({@link Pool}): every path enters a stripe the same way, {@code try (StripeOp op =
+ * core.ops.acquire(stripe))}, which locks the stripe and lends one thread an operation on it;
+ * closing it gives it back and unlocks. The caller holds the configuration read side throughout;
+ * nothing is allocated per operation in steady state. The member table is read once per operation: it changes only while
  * the array is quiesced, which the configuration read side excludes.
  *
  * <p>Sources: a member's bytes are used in place when its disk offers direct access (memory), pinned
  * with one {@code nr_pending} until {@link #release}, else read into that slot's piece buffer.
  */
-final class StripeOp {
+final class StripeOp implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StripeOp.class);
     private static final int PAGE = 4096;
 
@@ -75,6 +76,12 @@ final class StripeOp {
         direct = new boolean[2 * slots + 1];
         pinned = new Member[2 * slots + 2];
         phase = new MemberPhase(4 * slots + 4);
+    }
+
+    /** Gives the operation back to its pool and unlocks its stripe. */
+    @Override
+    public void close() {
+        core.ops.giveBack(this);
     }
 
     private StripeOp on(long s) {
@@ -188,13 +195,11 @@ final class StripeOp {
      */
     void writePiece(int lo, int hi, int x, int len, ByteBuffer src, int srcAt) throws IOException {
         long memberOffset = stripeOffset + x;
-        PartialParityLog ppl = core.readOnly ? null : core.ppl;
-        PartialParityLog.Unit unit = null;
+        ConsistencyPort consistency = core.consistency;
+        boolean logs = !core.readOnly && consistency.logsPartialParity();
+        ConsistencyPort.Logged unit = null;
         long wrote = 0;
-        WriteIntentBitmap bitmap = core.bitmap;
-        if (bitmap != null) {
-            bitmap.startWrite(memberOffset, len); // the chunk's bit is on disk before any member write
-        }
+        consistency.startWrite(memberOffset, len); // e.g. the chunk's bit is on disk before any member write
         boolean complete = false;
         try {
             Plan plan;
@@ -206,7 +211,7 @@ final class StripeOp {
                 }
                 plan = choosePlan(memberOffset, len, lo, hi);
                 // md logs a stripe when its parity member is in sync and written; not without one.
-                logged = ppl != null && plan != Plan.DATA_ONLY
+                logged = logs && plan != Plan.DATA_ONLY
                         && table.slots[paritySlot].state == MemberState.IN_SYNC;
                 if (plan == Plan.DATA_ONLY || (logged ? computeLoggedParity(plan, lo, hi, x, len, src, srcAt)
                         : computeParity(plan, lo, hi, memberOffset, len, src, srcAt))) {
@@ -216,7 +221,7 @@ final class StripeOp {
             if (logged) {
                 // The partial parity is durable before any of the stripe's data or parity is written;
                 // only then is the new parity made, in the parity member's memory where it can be.
-                unit = ppl.log(table.slots[paritySlot], paritySlot, ppDataSector, ppDataSize, ppBuffer, 0, ppSize);
+                unit = consistency.log(table.slots[paritySlot], paritySlot, ppDataSector, ppDataSize, ppBuffer, 0, ppSize);
                 finishLoggedParity(memberOffset, len);
             }
             int chunkSize = layout.chunkSize();
@@ -242,14 +247,12 @@ final class StripeOp {
                 phase.failMembers(core);
             }
         } finally {
-            if (bitmap != null) {
-                // A write that did not reach every member keeps its bit until a pass makes it whole.
-                bitmap.endWrite(memberOffset, len, !complete || !allInSync());
+            // A write that did not reach every member keeps its bitmap bit until a pass makes it whole.
+            try {
+                consistency.endWrite(memberOffset, len, complete && allInSync(), unit, wrote);
+            } finally {
+                release();
             }
-            if (unit != null) {
-                ppl.finished(unit, wrote);
-            }
-            release();
         }
     }
 
@@ -766,15 +769,22 @@ final class StripeOp {
             return pieceSize;
         }
 
-        /** An operation on {@code stripe}, against the member table as it is now. */
-        StripeOp borrow(long stripe) {
+        /**
+         * The one way into a stripe: locks {@code stripe} and lends an operation on it, against the
+         * member table as it is now. Closing the operation (try-with-resources) gives it back and
+         * unlocks. The caller holds the configuration read side.
+         */
+        StripeOp acquire(long stripe) {
+            core.locks.lock(stripe);
             StripeOp op = queue.relaxedPoll();
             return (op != null ? op : new StripeOp(core, pieceSize)).on(stripe);
         }
 
-        void giveBack(StripeOp op) {
+        private void giveBack(StripeOp op) {
+            long stripe = op.stripe; // read before another thread may take the operation
             op.table = null;
             queue.relaxedOffer(op);
+            core.locks.unlock(stripe);
         }
     }
 }

@@ -242,11 +242,8 @@ final class SyncJob {
             core.config.readLock();
             try {
                 core.checkUsable();
-                core.locks.lock(stripe);
-                try {
-                    done = syncStripe(stripe);
-                } finally {
-                    core.locks.unlock(stripe);
+                try (StripeOp op = core.ops.acquire(stripe)) {
+                    done = syncStripe(op, stripe);
                 }
             } finally {
                 core.config.readUnlock();
@@ -335,28 +332,22 @@ final class SyncJob {
     }
 
     /** Syncs one stripe; false when the bitmap let it be skipped. */
-    private boolean syncStripe(long stripe) throws IOException {
+    private boolean syncStripe(StripeOp op, long stripe) throws IOException {
         long stripeOffset = layout.memberOffset(stripe);
-        WriteIntentBitmap bitmap = core.bitmap;
-        if (bitmap != null && skipsCleanChunks() && !bitmap.dirty(stripeOffset, layout.chunkSize())) {
+        if (skipsCleanChunks() && !core.consistency.mayBeInconsistent(stripeOffset, layout.chunkSize())) {
             return false; // no write since the bitmap was last clean here: nothing to resync or recover
         }
-        StripeOp op = core.ops.borrow(stripe);
-        try {
-            int piece = core.ops.pieceSize();
-            for (int x = 0; x < layout.chunkSize(); x += piece) {
-                int len = Math.min(piece, layout.chunkSize() - x);
-                if (action == SyncAction.RECOVER) {
-                    op.recoverPiece(target, stripeOffset + x, len);
-                } else {
-                    long found = op.syncPiece(action, stripeOffset + x, len);
-                    if (found > 0) {
-                        mismatchSectors.add(found);
-                    }
+        int piece = core.ops.pieceSize();
+        for (int x = 0; x < layout.chunkSize(); x += piece) {
+            int len = Math.min(piece, layout.chunkSize() - x);
+            if (action == SyncAction.RECOVER) {
+                op.recoverPiece(target, stripeOffset + x, len);
+            } else {
+                long found = op.syncPiece(action, stripeOffset + x, len);
+                if (found > 0) {
+                    mismatchSectors.add(found);
                 }
             }
-        } finally {
-            core.ops.giveBack(op);
         }
         return true;
     }

@@ -6,6 +6,7 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
 import org.raidfive.disk.AlignedBuffers;
 import org.raidfive.md.BitmapSuperblock;
 import org.raidfive.md.Superblock;
@@ -41,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * it missed may have lost their marks. Lock order: the metadata lock, then a page lock; member
  * failures found while holding a page lock are reported after it is released.
  */
-final class WriteIntentBitmap {
+final class WriteIntentBitmap implements ConsistencyPort {
     private static final Logger LOG = LoggerFactory.getLogger(WriteIntentBitmap.class);
     private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
     static final int ON_DISK = 1;
@@ -52,7 +53,8 @@ final class WriteIntentBitmap {
     private static final int LINE_INTS = 32;
 
     private final ArrayCore core;
-    private final ArrayMetadata meta;
+    /** The array's events count, for {@code events_cleared}. */
+    private final LongSupplier events;
     /** Bytes from a member's start to the bitmap superblock. */
     private final long areaStart;
     private final int chunkShift;
@@ -68,9 +70,9 @@ final class WriteIntentBitmap {
     /** The events_cleared the superblock page last carried (written under page 0's lock). */
     private volatile long eventsClearedWritten;
 
-    private WriteIntentBitmap(ArrayCore core, ArrayMetadata meta, BitmapSuperblock sb, int offsetSectors) {
+    private WriteIntentBitmap(ArrayCore core, LongSupplier events, BitmapSuperblock sb, int offsetSectors) {
         this.core = core;
-        this.meta = meta;
+        this.events = events;
         this.sb = sb;
         this.areaStart = (Superblock.SUPERBLOCK_OFFSET_SECTORS + offsetSectors) * 512L;
         this.chunkShift = Integer.numberOfTrailingZeros(sb.chunksize());
@@ -100,9 +102,9 @@ final class WriteIntentBitmap {
      * after the superblock; {@code setBits} are the chunks whose bit is set on disk, {@code needed}
      * those of them to resync or recover.
      */
-    static WriteIntentBitmap of(ArrayCore core, ArrayMetadata meta, BitmapSuperblock sb, int offsetSectors,
+    static WriteIntentBitmap of(ArrayCore core, LongSupplier events, BitmapSuperblock sb, int offsetSectors,
                                 boolean[] setBits, boolean[] needed) {
-        WriteIntentBitmap b = new WriteIntentBitmap(core, meta, sb, offsetSectors);
+        WriteIntentBitmap b = new WriteIntentBitmap(core, events, sb, offsetSectors);
         for (int c = 0; c < b.chunks; c++) {
             b.flags[c] = (setBits[c] ? ON_DISK : 0) | (needed[c] ? NEEDED : 0);
         }
@@ -159,7 +161,23 @@ final class WriteIntentBitmap {
      * Before a write of member data {@code [memberOffset, +len)} reaches any member: counts it in
      * flight on its chunks and makes sure each chunk's bit is set on disk.
      */
-    void startWrite(long memberOffset, long len) throws IOException {
+    @Override
+    public ConsistencyPolicy policy() {
+        return ConsistencyPolicy.BITMAP;
+    }
+
+    /** The policy of {@code core}'s array when it is a write-intent bitmap, else null. */
+    static WriteIntentBitmap in(ArrayCore core) {
+        return core.consistency instanceof WriteIntentBitmap b ? b : null;
+    }
+
+    @Override
+    public boolean mayBeInconsistent(long memberOffset, long len) {
+        return dirty(memberOffset, len);
+    }
+
+    @Override
+    public void startWrite(long memberOffset, int len) throws IOException {
         int base = row() * rowInts;
         int last = lastChunk(memberOffset, len);
         for (int c = firstChunk(memberOffset); c <= last; c++) {
@@ -174,12 +192,17 @@ final class WriteIntentBitmap {
         }
     }
 
-    /** After the write: no longer in flight; {@code degraded} (it did not reach every member) keeps the bits. */
-    void endWrite(long memberOffset, long len, boolean degraded) {
+    /**
+     * After the write: no longer in flight; a write that is not {@code whole} (it did not reach every
+     * member) keeps the bits.
+     */
+    @Override
+    public void endWrite(long memberOffset, int len, boolean whole, Logged logged, long wroteSlots) {
+        boolean degraded = !whole;
         if (!degraded) {
-            long events = meta.events();
-            if (eventsCleared < events) {
-                eventsCleared = events; // md_bitmap_endwrite; a racing smaller store is raised by the next write
+            long now = events.getAsLong();
+            if (eventsCleared < now) {
+                eventsCleared = now; // md_bitmap_endwrite; a racing smaller store is raised by the next write
             }
         }
         int base = row() * rowInts;
@@ -301,8 +324,9 @@ final class WriteIntentBitmap {
      * clear). The marks degraded writes kept go, so a member that left before now may not be
      * re-added by the bitmap: {@code events_cleared} moves to now.
      */
-    void allSynced() {
-        eventsCleared = meta.events();
+    @Override
+    public void allSynced() {
+        eventsCleared = events.getAsLong();
         for (int c = 0; c < chunks; c++) {
             if ((flagsOf(c) & NEEDED) != 0) {
                 INTS.getAndBitwiseAnd(flags, c, ~NEEDED);
@@ -331,7 +355,8 @@ final class WriteIntentBitmap {
     }
 
     /** Every page to one member (one joining the array). */
-    void writeAllTo(Member m) throws IOException {
+    @Override
+    public void writeAreaTo(Member m) throws IOException {
         for (int p = 0; p < pageLocks.length; p++) {
             synchronized (pageLocks[p]) {
                 ByteBuffer b = compose(p, -1);
@@ -372,7 +397,7 @@ final class WriteIntentBitmap {
         }
         if (page == 0) {
             long cleared = eventsCleared;
-            sb.events(meta.events()).eventsCleared(cleared).encode(b, 0);
+            sb.events(events.getAsLong()).eventsCleared(cleared).encode(b, 0);
             eventsClearedWritten = cleared;
         }
         long firstBit = Math.max(0, (long) page * PAGE * 8 - BitmapSuperblock.BYTES * 8L);
@@ -397,7 +422,7 @@ final class WriteIntentBitmap {
     /**
      * The members that keep the bitmap: those in a slot or replacing one, not faulty. From the member
      * table, without the metadata lock (which may be held by whoever waits for this page's lock); a
-     * member entering a slot gets every page first ({@link #writeAllTo}).
+     * member entering a slot gets every page first ({@link #writeAreaTo}).
      */
     private List<Member> liveMembers() {
         MemberTable t = core.table;

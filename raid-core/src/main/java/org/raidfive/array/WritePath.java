@@ -36,14 +36,9 @@ final class WritePath {
             long endInStripe = inStripe + n;
             int lastIndex = (int) ((endInStripe - 1) >>> shift);
             int lastEnd = (int) (endInStripe - ((long) lastIndex << shift));
-            core.locks.lock(stripe);
-            StripeOp op = core.ops.borrow(stripe);
-            try {
+            try (StripeOp op = core.ops.acquire(stripe)) {
                 core.checkUsable();
                 writeStripe(op, firstIndex, firstStart, lastIndex, lastEnd, src, srcOffset);
-            } finally {
-                core.ops.giveBack(op);
-                core.locks.unlock(stripe);
             }
             offset += n;
             srcOffset += n;
@@ -79,8 +74,7 @@ final class WritePath {
         if (lowIndex > highIndex) {
             return;
         }
-        PartialParityLog ppl = core.ppl;
-        int piece = ppl == null ? core.ops.pieceSize() : Math.min(core.ops.pieceSize(), ppl.maxPiece());
+        int piece = Math.min(core.ops.pieceSize(), core.consistency.maxPiece());
         for (int x = from; x < to; x += piece) {
             int len = Math.min(piece, to - x);
             // Offset in src of column x of data index lowIndex.

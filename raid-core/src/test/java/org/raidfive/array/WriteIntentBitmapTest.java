@@ -129,8 +129,8 @@ class WriteIntentBitmapTest {
 
     /** Two daemon passes with nothing in flight clear every idle bit (md's counter 2, 1, 0). */
     private static void settle(Raid5Array array) throws IOException {
-        array.core.bitmap.daemonPass();
-        array.core.bitmap.daemonPass();
+        WriteIntentBitmap.in(array.core).daemonPass();
+        WriteIntentBitmap.in(array.core).daemonPass();
     }
 
     @Test
@@ -142,7 +142,7 @@ class WriteIntentBitmapTest {
             watch(d, array);
             byte[] image = LoadGenerator.fillRandom(array, 1);
             settle(array);
-            assertEquals(0, array.core.bitmap.dirtyChunks(), "idle: every bit cleared");
+            assertEquals(0, WriteIntentBitmap.in(array.core).dirtyChunks(), "idle: every bit cleared");
             for (Watched w : d) {
                 w.checkBits = true;
             }
@@ -162,7 +162,7 @@ class WriteIntentBitmapTest {
                             System.arraycopy(data, 0, image, block * 4096, 4096);
                         }
                         if (i % 50 == 49) {
-                            array.core.bitmap.daemonPass(); // clears race the writes
+                            WriteIntentBitmap.in(array.core).daemonPass(); // clears race the writes
                         }
                     }
                     return null;
@@ -208,14 +208,14 @@ class WriteIntentBitmapTest {
                 Thread.sleep(1);
             }
             assertTrue(d.stream().anyMatch(w -> w.held.getCount() == 0), "the write is in flight");
-            for (int c = 0; c < array.core.bitmap.chunks(); c++) {
+            for (int c = 0; c < WriteIntentBitmap.in(array.core).chunks(); c++) {
                 if (bitOnDisk(d.get(0), c)) {
                     memberChunk = c;
                 }
             }
             assertTrue(memberChunk >= 0, "its bit is set");
             for (int pass = 0; pass < 4; pass++) {
-                array.core.bitmap.daemonPass();
+                WriteIntentBitmap.in(array.core).daemonPass();
             }
             assertTrue(bitOnDisk(d.get(0), memberChunk), "never cleared while the write is in flight");
             for (Watched w : d) {
@@ -225,8 +225,8 @@ class WriteIntentBitmapTest {
             writer.join(10_000);
             // Idle now: md's daemon ages it at one pass and clears it at the next (the array's own
             // daemon may have made the first of these already).
-            array.core.bitmap.daemonPass();
-            array.core.bitmap.daemonPass();
+            WriteIntentBitmap.in(array.core).daemonPass();
+            WriteIntentBitmap.in(array.core).daemonPass();
             for (Watched w : d) {
                 assertFalse(bitOnDisk(w, memberChunk), "cleared on " + w.name() + " after two idle passes");
             }
@@ -243,14 +243,14 @@ class WriteIntentBitmapTest {
             watch(d, array);
             image = LoadGenerator.fillRandom(array, 3);
             settle(array);
-            chunks = array.core.bitmap.chunks();
+            chunks = WriteIntentBitmap.in(array.core).chunks();
             byte[] data = new byte[4096];
             new Random(4).nextBytes(data);
             for (long off : new long[] {4096, 40L * CHUNK * (DISKS - 1)}) {
                 array.write(off, ByteBuffer.wrap(data), 0, 4096);
                 System.arraycopy(data, 0, image, (int) off, 4096);
             }
-            assertTrue(array.core.bitmap.dirtyChunks() <= 2);
+            assertTrue(WriteIntentBitmap.in(array.core).dirtyChunks() <= 2);
             Crash.of(array);
         } catch (Throwable t) {
             array.close();
@@ -289,7 +289,7 @@ class WriteIntentBitmapTest {
                 System.arraycopy(data, 0, image, (int) off, data.length);
             }
             settle(array);
-            long dirty = array.core.bitmap.dirtyChunks();
+            long dirty = WriteIntentBitmap.in(array.core).dirtyChunks();
             assertTrue(dirty >= 1 && dirty <= 3, "degraded writes keep their bits: " + dirty);
             Watched back = new Watched(d.get(3).memory);
             back.dataOffset = d.get(3).dataOffset;
@@ -306,7 +306,7 @@ class WriteIntentBitmapTest {
             ArrayOracle.assertParityConsistent(now, array.core.table.slots[0].dataOffsetBytes,
                     array.layout().memberBytesUsed());
             settle(array);
-            assertEquals(0, array.core.bitmap.dirtyChunks(), "whole again: the bits go");
+            assertEquals(0, WriteIntentBitmap.in(array.core).dirtyChunks(), "whole again: the bits go");
         }
     }
 

@@ -33,15 +33,17 @@ class JavadocCoverageTest {
         Path sources = moduleDir().resolve("src/main/java");
         List<File> files;
         try (Stream<Path> s = Files.walk(sources)) {
-            files = s.filter(p -> p.toString().endsWith(".java")).map(Path::toFile).collect(Collectors.toList());
+            files = s.filter(p -> p.toString().endsWith(".java"))
+                    .map(Path::toFile)
+                    .collect(Collectors.toList());
         }
         DocumentationTool javadoc = ToolProvider.getSystemDocumentationTool();
         assertNotNull(javadoc, "no javadoc tool in this JDK");
         DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         try (StandardJavaFileManager fm = javadoc.getStandardFileManager(diagnostics, null, null)) {
-            List<String> options = List.of("-quiet", "-Xdoclint:all", "-Xmaxwarns", "100000", "-d", out.toString(),
-                    "-cp", classPath);
+            List<String> options =
+                    List.of("-quiet", "-Xdoclint:all", "-Xmaxwarns", "100000", "-d", out.toString(), "-cp", classPath);
             javadoc.getTask(new StringWriter(), fm, diagnostics, null, options, fm.getJavaFileObjectsFromFiles(files))
                     .call();
         }
@@ -49,15 +51,17 @@ class JavadocCoverageTest {
         for (Diagnostic<? extends JavaFileObject> d : diagnostics.getDiagnostics()) {
             String message = d.getMessage(null);
             if (message.contains("no comment")) {
-                uncommented.add((d.getSource() == null ? "?" : Path.of(d.getSource().toUri()).getFileName())
-                        + ":" + d.getLineNumber());
+                uncommented.add((d.getSource() == null
+                                ? "?"
+                                : Path.of(d.getSource().toUri()).getFileName()) + ":" + d.getLineNumber());
             }
         }
         assertEquals(List.of(), uncommented, "public types and members without a javadoc comment");
     }
 
     private static Path moduleDir() {
-        Path dir = Path.of(System.getProperty("basedir", System.getProperty("user.dir"))).toAbsolutePath();
+        Path dir = Path.of(System.getProperty("basedir", System.getProperty("user.dir")))
+                .toAbsolutePath();
         return Files.isDirectory(dir.resolve("src/main/java/org/raidfive")) ? dir : dir.resolve("raid-core");
     }
 }

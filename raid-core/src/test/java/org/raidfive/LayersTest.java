@@ -27,19 +27,31 @@ class LayersTest {
 
     @BeforeAll
     static void load() {
-        classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+        classes = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
                 .importPackages("org.raidfive");
     }
 
     @Test
     void foundationsNameNeitherTheArrayNorNbd() {
-        layeredArchitecture().consideringOnlyDependenciesInLayers()
-                .layer("foundations").definedBy("org.raidfive.layout..", "org.raidfive.parity..",
-                        "org.raidfive.counter..", "org.raidfive.md..", "org.raidfive.stats..", "org.raidfive.disk..")
-                .layer("array").definedBy("org.raidfive.array..")
-                .layer("nbd").definedBy("org.raidfive.nbd..")
-                .whereLayer("array").mayNotBeAccessedByAnyLayer()
-                .whereLayer("nbd").mayNotBeAccessedByAnyLayer()
+        layeredArchitecture()
+                .consideringOnlyDependenciesInLayers()
+                .layer("foundations")
+                .definedBy(
+                        "org.raidfive.layout..",
+                        "org.raidfive.parity..",
+                        "org.raidfive.counter..",
+                        "org.raidfive.md..",
+                        "org.raidfive.stats..",
+                        "org.raidfive.disk..")
+                .layer("array")
+                .definedBy("org.raidfive.array..")
+                .layer("nbd")
+                .definedBy("org.raidfive.nbd..")
+                .whereLayer("array")
+                .mayNotBeAccessedByAnyLayer()
+                .whereLayer("nbd")
+                .mayNotBeAccessedByAnyLayer()
                 .check(classes);
     }
 
@@ -51,10 +63,26 @@ class LayersTest {
     /** array/'s layers, lowest first (the picture, with today's classes). */
     static final List<Set<String>> ARRAY_LAYERS = List.of(
             // values: records, enums, exceptions, listener types
-            Set.of("ArrayConfigException", "ArrayFailedException", "ArrayStateException", "MemberState", "SyncAction",
-                    "ReAddOutcome", "AssemblyReport", "ConsistencyPolicy", "SyncLimits", "SyncProgress", "SyncOutcome",
-                    "ArrayEvent", "ArrayListener", "ArrayStatus", "ArraySpec", "AssembleOptions", "IoStats",
-                    "ArrayEvents", "ArrayIdentity"),
+            Set.of(
+                    "ArrayConfigException",
+                    "ArrayFailedException",
+                    "ArrayStateException",
+                    "MemberState",
+                    "SyncAction",
+                    "ReAddOutcome",
+                    "AssemblyReport",
+                    "ConsistencyPolicy",
+                    "SyncLimits",
+                    "SyncProgress",
+                    "SyncOutcome",
+                    "ArrayEvent",
+                    "ArrayListener",
+                    "ArrayStatus",
+                    "ArraySpec",
+                    "AssembleOptions",
+                    "IoStats",
+                    "ArrayEvents",
+                    "ArrayIdentity"),
             // members: one member, the table, the stripe locks, member I/O
             Set.of("Member", "MemberTable", "StripeLocks", "AsyncIo"),
             // ports: what lower layers call upward through
@@ -102,8 +130,11 @@ class LayersTest {
             }
         }
         assertEquals(Set.of(), unplaced, "array/ classes on no layer: put each on one in ARRAY_LAYERS");
-        assertEquals(Set.of(), upward, "references upward in array/ (what a class needs from above arrives as an "
-                + "interface at construction)");
+        assertEquals(
+                Set.of(),
+                upward,
+                "references upward in array/ (what a class needs from above arrives as an "
+                        + "interface at construction)");
     }
 
     /** The top-level class a class belongs to (nested and anonymous classes count as their outermost). */

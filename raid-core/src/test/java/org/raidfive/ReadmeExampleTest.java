@@ -39,18 +39,22 @@ class ReadmeExampleTest {
 
         String classPath = libraryClassPath();
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
-        int compiled = javac.run(null, null, null, "-Xlint:all", "-Werror", "-cp", classPath,
-                "-d", dir.toString(), file.toString());
+        int compiled = javac.run(
+                null, null, null, "-Xlint:all", "-Werror", "-cp", classPath, "-d", dir.toString(), file.toString());
         assertEquals(0, compiled, "the README example does not compile against raid-core");
 
-        Process run = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", classPath + File.pathSeparator + dir, className.group(1))
-                .redirectErrorStream(true).start();
+        Process run = new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-cp",
+                        classPath + File.pathSeparator + dir,
+                        className.group(1))
+                .redirectErrorStream(true)
+                .start();
         assertTrue(run.waitFor(120, TimeUnit.SECONDS), "the example did not finish within 120 s");
         String output = new String(run.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, run.exitValue(), "the example failed:\n" + output);
-        for (String line : List.of("degraded read matches: true", "rebuilt, degraded: false",
-                "check found 0 mismatched sectors")) {
+        for (String line : List.of(
+                "degraded read matches: true", "rebuilt, degraded: false", "check found 0 mismatched sectors")) {
             assertTrue(output.contains(line), "the example did not print '" + line + "':\n" + output);
             assertTrue(readme.contains(line), "the README no longer says the example prints '" + line + "'");
         }
@@ -62,7 +66,9 @@ class ReadmeExampleTest {
         StringBuilder cp = new StringBuilder();
         for (String entry : full.split(File.pathSeparator)) {
             boolean library = entry.endsWith(File.separator + "classes") && !entry.endsWith("test-classes")
-                    || entry.contains("jctools-core") || entry.contains("slf4j-api") || entry.contains("jna-");
+                    || entry.contains("jctools-core")
+                    || entry.contains("slf4j-api")
+                    || entry.contains("jna-");
             if (library) {
                 cp.append(cp.length() == 0 ? "" : File.pathSeparator).append(entry);
             }
@@ -71,7 +77,8 @@ class ReadmeExampleTest {
     }
 
     private static Path repositoryRoot() throws IOException {
-        Path dir = Path.of(System.getProperty("basedir", System.getProperty("user.dir"))).toAbsolutePath();
+        Path dir = Path.of(System.getProperty("basedir", System.getProperty("user.dir")))
+                .toAbsolutePath();
         for (Path p = dir; p != null; p = p.getParent()) {
             if (Files.exists(p.resolve("README.md")) && Files.exists(p.resolve("raid-core"))) {
                 return p;

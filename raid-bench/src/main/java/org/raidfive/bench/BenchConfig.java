@@ -52,7 +52,8 @@ public final class BenchConfig {
 
     /** Member storage. */
     public enum Backend {
-        MEMORY("memory"), FILE("file");
+        MEMORY("memory"),
+        FILE("file");
 
         private final String cliName;
 
@@ -215,7 +216,8 @@ public final class BenchConfig {
         degraded = b.degraded;
         repeat = b.repeat;
         targets = List.copyOf(b.targets);
-        workers = b.workers > 0 ? b.workers
+        workers = b.workers > 0
+                ? b.workers
                 : Math.max(1, Math.min(numjobs * iodepth, Runtime.getRuntime().availableProcessors()));
         seed = b.seed;
     }
@@ -253,40 +255,107 @@ public final class BenchConfig {
         return b;
     }
 
-    public RwMode rw() { return rw; }
-    public int rwmixread() { return rwmixread; }
+    public RwMode rw() {
+        return rw;
+    }
+
+    public int rwmixread() {
+        return rwmixread;
+    }
     /** Percentage of I/Os that are reads. */
-    public int readPercent() { return rw.readPercent(rwmixread); }
-    public int bs() { return bs; }
-    public int iodepth() { return iodepth; }
-    public int numjobs() { return numjobs; }
-    public long size() { return size; }
-    public Duration runtime() { return runtime; }
-    public Duration ramp() { return ramp; }
+    public int readPercent() {
+        return rw.readPercent(rwmixread);
+    }
+
+    public int bs() {
+        return bs;
+    }
+
+    public int iodepth() {
+        return iodepth;
+    }
+
+    public int numjobs() {
+        return numjobs;
+    }
+
+    public long size() {
+        return size;
+    }
+
+    public Duration runtime() {
+        return runtime;
+    }
+
+    public Duration ramp() {
+        return ramp;
+    }
     /** One unmeasured run of every variant before the first round (JIT warm-up; not in fio). */
-    public Duration warmup() { return warmup; }
-    public Backend backend() { return backend; }
-    public Path dir() { return dir; }
-    public boolean direct() { return direct; }
-    public int disks() { return disks; }
-    public int chunk() { return chunk; }
-    public Raid5Algorithm layout() { return layout; }
-    public Counters counters() { return counters; }
+    public Duration warmup() {
+        return warmup;
+    }
+
+    public Backend backend() {
+        return backend;
+    }
+
+    public Path dir() {
+        return dir;
+    }
+
+    public boolean direct() {
+        return direct;
+    }
+
+    public int disks() {
+        return disks;
+    }
+
+    public int chunk() {
+        return chunk;
+    }
+
+    public Raid5Algorithm layout() {
+        return layout;
+    }
+
+    public Counters counters() {
+        return counters;
+    }
 
     /** The consistency policies the array runs with. */
-    public Policies policies() { return policies; }
+    public Policies policies() {
+        return policies;
+    }
 
     /** Whether the array publishes live counters. */
-    public LiveCounters liveCounters() { return liveCounters; }
-    public boolean degraded() { return degraded; }
-    public int repeat() { return repeat; }
-    /** The targets each round runs, in order; ratios are taken against the first. */
-    public List<Target> targets() { return targets; }
+    public LiveCounters liveCounters() {
+        return liveCounters;
+    }
 
-    public boolean hasTarget(Target t) { return targets.contains(t); }
+    public boolean degraded() {
+        return degraded;
+    }
+
+    public int repeat() {
+        return repeat;
+    }
+    /** The targets each round runs, in order; ratios are taken against the first. */
+    public List<Target> targets() {
+        return targets;
+    }
+
+    public boolean hasTarget(Target t) {
+        return targets.contains(t);
+    }
     /** AsyncIo worker threads when iodepth > 1. */
-    public int workers() { return workers; }
-    public long seed() { return seed; }
+    public int workers() {
+        return workers;
+    }
+
+    public long seed() {
+        return seed;
+    }
 
     /** One line naming everything that shapes the numbers, in fio's words. */
     public String describe() {
@@ -295,11 +364,24 @@ public final class BenchConfig {
         if (rw == RwMode.RANDRW) {
             sb.append(" rwmixread=").append(rwmixread);
         }
-        sb.append(" bs=").append(Sizes.format(bs)).append(" iodepth=").append(iodepth)
-                .append(" numjobs=").append(numjobs).append(" size=").append(Sizes.format(size))
-                .append(" runtime=").append(seconds(runtime)).append(" ramp=").append(seconds(ramp))
-                .append(" warmup=").append(seconds(warmup))
-                .append(" target=").append(joined(targets)).append(" backend=").append(backend);
+        sb.append(" bs=")
+                .append(Sizes.format(bs))
+                .append(" iodepth=")
+                .append(iodepth)
+                .append(" numjobs=")
+                .append(numjobs)
+                .append(" size=")
+                .append(Sizes.format(size))
+                .append(" runtime=")
+                .append(seconds(runtime))
+                .append(" ramp=")
+                .append(seconds(ramp))
+                .append(" warmup=")
+                .append(seconds(warmup))
+                .append(" target=")
+                .append(joined(targets))
+                .append(" backend=")
+                .append(backend);
         if (backend == Backend.FILE) {
             sb.append(" dir=").append(dir).append(direct ? " direct=1" : "");
         }
@@ -307,7 +389,10 @@ public final class BenchConfig {
             sb.append(" disks=").append(disks).append(" chunk=").append(Sizes.format(chunk));
         }
         if (targets.contains(Target.ARRAY)) {
-            sb.append(" layout=").append(layout.mdadmName()).append(" counters=").append(counters);
+            sb.append(" layout=")
+                    .append(layout.mdadmName())
+                    .append(" counters=")
+                    .append(counters);
             if (counters.modes().contains(CounterMode.PERCPU)) {
                 sb.append(" (percpu: ").append(CounterMode.PERCPU.cells()).append(')'); // decided once per JVM
             }
@@ -376,40 +461,136 @@ public final class BenchConfig {
         private int workers;
         private long seed = 0x5eed_4a1d5L;
 
-        public Builder rw(RwMode v) { rw = Objects.requireNonNull(v, "rw"); return this; }
-        public Builder rwmixread(int v) { rwmixread = v; return this; }
-        public Builder bs(long v) { bs = v; return this; }
-        public Builder iodepth(int v) { iodepth = v; return this; }
-        public Builder numjobs(int v) { numjobs = v; return this; }
-        public Builder size(long v) { size = v; return this; }
-        public Builder runtime(Duration v) { runtime = Objects.requireNonNull(v, "runtime"); return this; }
-        public Builder ramp(Duration v) { ramp = Objects.requireNonNull(v, "ramp"); return this; }
-        public Builder warmup(Duration v) { warmup = Objects.requireNonNull(v, "warmup"); return this; }
-        public Builder backend(Backend v) { backend = Objects.requireNonNull(v, "backend"); return this; }
-        public Builder dir(Path v) { dir = v; return this; }
-        public Builder direct(boolean v) { direct = v; return this; }
-        public Builder disks(int v) { disks = v; return this; }
-        public Builder chunk(long v) { chunk = v; return this; }
-        public Builder layout(Raid5Algorithm v) { layout = Objects.requireNonNull(v, "layout"); return this; }
-        public Builder counters(Counters v) { counters = Objects.requireNonNull(v, "counters"); return this; }
-        public Builder policies(Policies v) { policies = Objects.requireNonNull(v, "policies"); return this; }
-        public Builder liveCounters(LiveCounters v) { liveCounters = Objects.requireNonNull(v, "liveCounters"); return this; }
-        public Builder degraded(boolean v) { degraded = v; return this; }
-        public Builder repeat(int v) { repeat = v; return this; }
-        public Builder target(Target... v) { return targets(List.of(v)); }
-        public Builder targets(List<Target> v) { targets = List.copyOf(v); return this; }
+        public Builder rw(RwMode v) {
+            rw = Objects.requireNonNull(v, "rw");
+            return this;
+        }
+
+        public Builder rwmixread(int v) {
+            rwmixread = v;
+            return this;
+        }
+
+        public Builder bs(long v) {
+            bs = v;
+            return this;
+        }
+
+        public Builder iodepth(int v) {
+            iodepth = v;
+            return this;
+        }
+
+        public Builder numjobs(int v) {
+            numjobs = v;
+            return this;
+        }
+
+        public Builder size(long v) {
+            size = v;
+            return this;
+        }
+
+        public Builder runtime(Duration v) {
+            runtime = Objects.requireNonNull(v, "runtime");
+            return this;
+        }
+
+        public Builder ramp(Duration v) {
+            ramp = Objects.requireNonNull(v, "ramp");
+            return this;
+        }
+
+        public Builder warmup(Duration v) {
+            warmup = Objects.requireNonNull(v, "warmup");
+            return this;
+        }
+
+        public Builder backend(Backend v) {
+            backend = Objects.requireNonNull(v, "backend");
+            return this;
+        }
+
+        public Builder dir(Path v) {
+            dir = v;
+            return this;
+        }
+
+        public Builder direct(boolean v) {
+            direct = v;
+            return this;
+        }
+
+        public Builder disks(int v) {
+            disks = v;
+            return this;
+        }
+
+        public Builder chunk(long v) {
+            chunk = v;
+            return this;
+        }
+
+        public Builder layout(Raid5Algorithm v) {
+            layout = Objects.requireNonNull(v, "layout");
+            return this;
+        }
+
+        public Builder counters(Counters v) {
+            counters = Objects.requireNonNull(v, "counters");
+            return this;
+        }
+
+        public Builder policies(Policies v) {
+            policies = Objects.requireNonNull(v, "policies");
+            return this;
+        }
+
+        public Builder liveCounters(LiveCounters v) {
+            liveCounters = Objects.requireNonNull(v, "liveCounters");
+            return this;
+        }
+
+        public Builder degraded(boolean v) {
+            degraded = v;
+            return this;
+        }
+
+        public Builder repeat(int v) {
+            repeat = v;
+            return this;
+        }
+
+        public Builder target(Target... v) {
+            return targets(List.of(v));
+        }
+
+        public Builder targets(List<Target> v) {
+            targets = List.copyOf(v);
+            return this;
+        }
         /** AsyncIo worker threads for iodepth > 1; 0 picks min(numjobs x iodepth, cores). */
-        public Builder workers(int v) { workers = v; return this; }
-        public Builder seed(long v) { seed = v; return this; }
+        public Builder workers(int v) {
+            workers = v;
+            return this;
+        }
+
+        public Builder seed(long v) {
+            seed = v;
+            return this;
+        }
 
         public BenchConfig build() {
             require(rwmixread >= 0 && rwmixread <= 100, "--rwmixread " + rwmixread + " must be 0..100");
-            require(bs >= 512 && bs % 512 == 0 && bs <= (1L << 30),
+            require(
+                    bs >= 512 && bs % 512 == 0 && bs <= (1L << 30),
                     "--bs " + bs + " must be a multiple of 512 bytes, at most 1g");
             require(iodepth >= 1 && iodepth <= 4096, "--iodepth " + iodepth + " must be 1..4096");
             require(numjobs >= 1 && numjobs <= 1024, "--numjobs " + numjobs + " must be 1..1024");
-            require(size % 512 == 0 && size / bs >= numjobs, "--size " + size + " must be a multiple of 512 holding "
-                    + "at least one --bs block (" + bs + " bytes) per job (" + numjobs + " jobs)");
+            require(
+                    size % 512 == 0 && size / bs >= numjobs,
+                    "--size " + size + " must be a multiple of 512 holding " + "at least one --bs block (" + bs
+                            + " bytes) per job (" + numjobs + " jobs)");
             require(!runtime.isNegative() && !runtime.isZero(), "--runtime " + runtime + " must be positive");
             require(!ramp.isNegative(), "--ramp " + ramp + " must not be negative");
             require(!warmup.isNegative(), "--warmup " + warmup + " must not be negative");
@@ -419,16 +600,18 @@ public final class BenchConfig {
             Raid5Layout.checkChunk(chunk);
             if (direct) {
                 require(backend == Backend.FILE, "--direct needs --backend file");
-                require(bs % FileDisk.DIRECT_ALIGNMENT == 0, "--direct needs --bs a multiple of "
-                        + FileDisk.DIRECT_ALIGNMENT + ", got " + bs);
+                require(
+                        bs % FileDisk.DIRECT_ALIGNMENT == 0,
+                        "--direct needs --bs a multiple of " + FileDisk.DIRECT_ALIGNMENT + ", got " + bs);
             }
             if (backend == Backend.FILE) {
                 require(dir != null, "--backend file needs --dir (a directory for the member files)");
                 require(Files.isDirectory(dir), "--dir " + dir + " is not a directory");
             }
             require(!targets.isEmpty(), "--target needs at least one of array, raw, raw-members");
-            require(targets.size() == new HashSet<>(targets).size(), "--target " + joined(targets)
-                    + " names a target twice");
+            require(
+                    targets.size() == new HashSet<>(targets).size(),
+                    "--target " + joined(targets) + " names a target twice");
             if (!targets.contains(Target.ARRAY)) {
                 require(!degraded, "--degraded applies to --target array only");
                 require(counters != Counters.BOTH, "--counters both applies to --target array only");

@@ -13,10 +13,14 @@ import org.HdrHistogram.Histogram;
  */
 public final class BenchReport {
     /** One variant over its repeats; latencies are over all its runs merged. */
-    public record Summary(Variant variant, Stats iops, Stats bandwidth, Stats cpuPercent,
-                          Latency.Percentiles latency, Latency.Percentiles readLatency,
-                          Latency.Percentiles writeLatency) {
-    }
+    public record Summary(
+            Variant variant,
+            Stats iops,
+            Stats bandwidth,
+            Stats cpuPercent,
+            Latency.Percentiles latency,
+            Latency.Percentiles readLatency,
+            Latency.Percentiles writeLatency) {}
 
     /** {@code numerator / denominator} IOPS, one ratio per round (pairs run back to back). */
     public record Ratio(Variant numerator, Variant denominator, Stats stats) {
@@ -32,8 +36,13 @@ public final class BenchReport {
     private final List<Summary> summaries;
     private final List<Ratio> ratios;
 
-    private BenchReport(BenchConfig config, Machine machine, List<Variant> variants, List<RunResult> runs,
-                        List<Summary> summaries, List<Ratio> ratios) {
+    private BenchReport(
+            BenchConfig config,
+            Machine machine,
+            List<Variant> variants,
+            List<RunResult> runs,
+            List<Summary> summaries,
+            List<Ratio> ratios) {
         this.config = config;
         this.machine = machine;
         this.variants = variants;
@@ -65,8 +74,13 @@ public final class BenchReport {
             }
             all.addAll(reads);
             all.addAll(writes);
-            summaries.add(new Summary(v, Stats.of(iops), Stats.of(bw), Stats.of(cpu),
-                    Latency.Percentiles.of(Latency.merge(all)), Latency.Percentiles.of(Latency.merge(reads)),
+            summaries.add(new Summary(
+                    v,
+                    Stats.of(iops),
+                    Stats.of(bw),
+                    Stats.of(cpu),
+                    Latency.Percentiles.of(Latency.merge(all)),
+                    Latency.Percentiles.of(Latency.merge(reads)),
                     Latency.Percentiles.of(Latency.merge(writes))));
         }
         List<Ratio> ratios = new ArrayList<>();
@@ -156,9 +170,14 @@ public final class BenchReport {
 
     public static String headerText(BenchConfig config, Machine machine) {
         return "raid bench: " + config.describe() + "\n"
-                + String.format(Locale.ROOT, "machine: %s, %d cores, %.1f GiB, %s, load average %s%n",
-                machine.cpuModel(), machine.cores(), machine.memoryBytes() / (double) (1L << 30), machine.jdk(),
-                machine.loadAverage());
+                + String.format(
+                        Locale.ROOT,
+                        "machine: %s, %d cores, %.1f GiB, %s, load average %s%n",
+                        machine.cpuModel(),
+                        machine.cores(),
+                        machine.memoryBytes() / (double) (1L << 30),
+                        machine.jdk(),
+                        machine.loadAverage());
     }
 
     /** One run, fio-style. */
@@ -166,10 +185,11 @@ public final class BenchReport {
         StringBuilder sb = new StringBuilder();
         sb.append(String.format(Locale.ROOT, "%-14s run %d/%d: ", r.variant().label(), r.round() + 1, repeat));
         if (r.readOps() > 0 && r.writeOps() > 0) {
-            sb.append(String.format(Locale.ROOT, "read IOPS=%s write IOPS=%s, ", count(r.readIops()),
-                    count(r.writeIops())));
+            sb.append(String.format(
+                    Locale.ROOT, "read IOPS=%s write IOPS=%s, ", count(r.readIops()), count(r.writeIops())));
         }
-        sb.append(String.format(Locale.ROOT, "%s: IOPS=%s, BW=%s", direction(r), count(r.iops()), bytes(r.bandwidth())));
+        sb.append(
+                String.format(Locale.ROOT, "%s: IOPS=%s, BW=%s", direction(r), count(r.iops()), bytes(r.bandwidth())));
         Latency.Percentiles p = Latency.Percentiles.of(r.latency());
         sb.append(" clat ").append(latency(p));
         sb.append(String.format(Locale.ROOT, " cpu=%.1f%%", r.cpuPercent()));
@@ -185,21 +205,39 @@ public final class BenchReport {
         StringBuilder sb = new StringBuilder();
         for (Summary s : summaries) {
             Stats i = s.iops();
-            sb.append(String.format(Locale.ROOT,
+            sb.append(String.format(
+                    Locale.ROOT,
                     "%-14s summary (%d runs): IOPS min %s median %s max %s, CV %.1f%%; BW median %s; clat %s; cpu median %.1f%%%n",
-                    s.variant().label(), i.n(), count(i.min()), count(i.median()), count(i.max()), 100 * i.cv(),
-                    bytes(s.bandwidth().median()), latency(s.latency()), s.cpuPercent().median()));
+                    s.variant().label(),
+                    i.n(),
+                    count(i.min()),
+                    count(i.median()),
+                    count(i.max()),
+                    100 * i.cv(),
+                    bytes(s.bandwidth().median()),
+                    latency(s.latency()),
+                    s.cpuPercent().median()));
             if (i.spreadTooHigh()) {
-                sb.append(String.format(Locale.ROOT,
+                sb.append(String.format(
+                        Locale.ROOT,
                         "WARNING: %s IOPS spread is CV %.1f%% (range %.1f%% of the median), above %.0f%%: "
                                 + "differences smaller than that are noise on this machine%n",
-                        s.variant().label(), 100 * i.cv(), 100 * i.range(), 100 * Stats.SPREAD_WARNING));
+                        s.variant().label(),
+                        100 * i.cv(),
+                        100 * i.range(),
+                        100 * Stats.SPREAD_WARNING));
             }
         }
         for (Ratio r : ratios) {
             Stats st = r.stats();
-            sb.append(String.format(Locale.ROOT, "ratio %s: median %.3f (per-round min %.3f, max %.3f; %d pairs)%n",
-                    r.label(), st.median(), st.min(), st.max(), st.n()));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "ratio %s: median %.3f (per-round min %.3f, max %.3f; %d pairs)%n",
+                    r.label(),
+                    st.median(),
+                    st.min(),
+                    st.max(),
+                    st.n()));
         }
         return sb.toString();
     }
@@ -224,18 +262,25 @@ public final class BenchReport {
 
     static String bytes(double perSecond) {
         double mib = perSecond / (1 << 20);
-        return mib >= 1024 ? String.format(Locale.ROOT, "%.2fGiB/s", mib / 1024)
+        return mib >= 1024
+                ? String.format(Locale.ROOT, "%.2fGiB/s", mib / 1024)
                 : String.format(Locale.ROOT, "%.1fMiB/s", mib);
     }
 
     static String latency(Latency.Percentiles p) {
-        return String.format(Locale.ROOT, "(usec) p50=%s p99=%s p99.9=%s max=%s", us(p.p50()), us(p.p99()),
-                us(p.p999()), us(p.max()));
+        return String.format(
+                Locale.ROOT,
+                "(usec) p50=%s p99=%s p99.9=%s max=%s",
+                us(p.p50()),
+                us(p.p99()),
+                us(p.p999()),
+                us(p.max()));
     }
 
     private static String us(long nanos) {
         double u = nanos / 1000.0;
-        return u < 10 ? String.format(Locale.ROOT, "%.2f", u)
+        return u < 10
+                ? String.format(Locale.ROOT, "%.2f", u)
                 : u < 1000 ? String.format(Locale.ROOT, "%.1f", u) : String.format(Locale.ROOT, "%.0f", u);
     }
 

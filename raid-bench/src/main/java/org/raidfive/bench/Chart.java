@@ -22,8 +22,7 @@ import javax.imageio.ImageIO;
  */
 public final class Chart {
     /** One bar: the median, and the min and max of the repeats as a whisker. */
-    public record Bar(String label, double min, double median, double max) {
-    }
+    public record Bar(String label, double min, double median, double max) {}
 
     private static final int WIDTH = 900;
     private static final int BAR_ROW = 34;
@@ -54,8 +53,11 @@ public final class Chart {
             bars.add(new Bar(s.variant().label(), i.min(), i.median(), i.max()));
         }
         BenchConfig c = report.config();
-        return new Chart("IOPS, " + c.rw() + " bs=" + Sizes.format(c.bs()) + " numjobs=" + c.numjobs() + " iodepth="
-                + c.iodepth() + " (median, whiskers min-max of " + c.repeat() + ")", "IOPS", bars);
+        return new Chart(
+                "IOPS, " + c.rw() + " bs=" + Sizes.format(c.bs()) + " numjobs=" + c.numjobs() + " iodepth="
+                        + c.iodepth() + " (median, whiskers min-max of " + c.repeat() + ")",
+                "IOPS",
+                bars);
     }
 
     public void write(Path file) throws IOException {
@@ -89,7 +91,7 @@ public final class Chart {
             return 1;
         }
         double p = Math.pow(10, Math.floor(Math.log10(v)));
-        for (double f : new double[]{1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10}) {
+        for (double f : new double[] {1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10}) {
             if (f * p >= v) {
                 return f * p;
             }
@@ -123,41 +125,90 @@ public final class Chart {
         double max = scaleMax();
         int h = height();
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-                + "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"13\">%n", WIDTH, h, WIDTH, h));
+        sb.append(String.format(
+                Locale.ROOT,
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                        + "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"13\">%n",
+                WIDTH,
+                h,
+                WIDTH,
+                h));
         sb.append(String.format(Locale.ROOT, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>%n", WIDTH, h));
-        sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">%s</text>%n",
-                12, escape(title)));
+        sb.append(String.format(
+                Locale.ROOT,
+                "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">%s</text>%n",
+                12,
+                escape(title)));
         int plotBottom = h - BOTTOM;
         for (int t = 0; t <= 4; t++) {
             double v = max * t / 4;
             double gx = x(v, max);
-            sb.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>%n",
-                    gx, TOP - 6, gx, plotBottom));
-            sb.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%s</text>%n",
-                    gx, plotBottom + 18, human(v)));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>%n",
+                    gx,
+                    TOP - 6,
+                    gx,
+                    plotBottom));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%s</text>%n",
+                    gx,
+                    plotBottom + 18,
+                    human(v)));
         }
-        sb.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%s</text>%n",
-                x(max / 2, max), plotBottom + 36, escape(unit)));
+        sb.append(String.format(
+                Locale.ROOT,
+                "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%s</text>%n",
+                x(max / 2, max),
+                plotBottom + 36,
+                escape(unit)));
         for (int i = 0; i < bars.size(); i++) {
             Bar b = bars.get(i);
             int y = TOP + i * BAR_ROW;
             double x0 = x(0, max);
             double xm = x(b.median(), max);
             String color = PALETTE[i % PALETTE.length];
-            sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>%n",
-                    LEFT - 8, y + 19, escape(b.label())));
-            sb.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>%n",
-                    x0, y + 5, xm - x0, BAR_ROW - 10, color));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>%n",
+                    LEFT - 8,
+                    y + 19,
+                    escape(b.label())));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>%n",
+                    x0,
+                    y + 5,
+                    xm - x0,
+                    BAR_ROW - 10,
+                    color));
             double lo = x(b.min(), max);
             double hi = x(b.max(), max);
             int cy = y + BAR_ROW / 2;
-            sb.append(String.format(Locale.ROOT, "<g stroke=\"#222\" stroke-width=\"1.5\"><line x1=\"%.1f\" y1=\"%d\" "
-                    + "x2=\"%.1f\" y2=\"%d\"/><line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>"
-                    + "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/></g>%n",
-                    lo, cy, hi, cy, lo, cy - 6, lo, cy + 6, hi, cy - 6, hi, cy + 6));
-            sb.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" fill=\"#222\">%s</text>%n",
-                    Math.max(hi, xm) + 8, y + 19, human(b.median())));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "<g stroke=\"#222\" stroke-width=\"1.5\"><line x1=\"%.1f\" y1=\"%d\" "
+                            + "x2=\"%.1f\" y2=\"%d\"/><line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>"
+                            + "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/></g>%n",
+                    lo,
+                    cy,
+                    hi,
+                    cy,
+                    lo,
+                    cy - 6,
+                    lo,
+                    cy + 6,
+                    hi,
+                    cy - 6,
+                    hi,
+                    cy + 6));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "<text x=\"%.1f\" y=\"%d\" fill=\"#222\">%s</text>%n",
+                    Math.max(hi, xm) + 8,
+                    y + 19,
+                    human(b.median())));
         }
         sb.append("</svg>\n");
         return sb.toString();

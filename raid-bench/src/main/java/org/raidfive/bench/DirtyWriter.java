@@ -17,8 +17,7 @@ import org.raidfive.disk.MemberDisk;
  * <p>Arguments: PERCENT START_PERCENT MEMBER...
  */
 public final class DirtyWriter {
-    private DirtyWriter() {
-    }
+    private DirtyWriter() {}
 
     public static void main(String[] args) throws Exception {
         double percent = Double.parseDouble(args[0]);

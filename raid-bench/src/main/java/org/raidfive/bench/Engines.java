@@ -21,11 +21,11 @@ import org.raidfive.disk.MemberDisk;
  * one {@link JobStats}; nothing is shared on the I/O path and nothing is allocated per I/O.
  */
 final class Engines {
-    private Engines() {
-    }
+    private Engines() {}
 
     static ByteBuffer buffer(int bs, long seed) {
-        ByteBuffer b = ByteBuffer.allocateDirect(bs + FileDisk.DIRECT_ALIGNMENT).alignedSlice(FileDisk.DIRECT_ALIGNMENT);
+        ByteBuffer b =
+                ByteBuffer.allocateDirect(bs + FileDisk.DIRECT_ALIGNMENT).alignedSlice(FileDisk.DIRECT_ALIGNMENT);
         long x = seed | 1;
         for (int i = 0; i + 8 <= bs; i += 8) {
             x ^= x << 13;
@@ -119,7 +119,8 @@ final class Engines {
             long blocks = c.size() / c.bs();
             long perJob = blocks / c.numjobs();
             for (int s = 0; s < c.iodepth(); s++) {
-                // Sequential slots of one job start one block apart and stride by depth: together they walk the job's region.
+                // Sequential slots of one job start one block apart and stride by depth: together they walk the job's
+                // region.
                 slots.add(new Slot(c, seed * 31 + s, id * perJob + s));
             }
         }

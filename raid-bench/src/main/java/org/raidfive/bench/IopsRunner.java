@@ -24,11 +24,10 @@ import org.raidfive.disk.MemberDisk;
 public final class IopsRunner {
     private static final long START_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
-    private IopsRunner() {
-    }
+    private IopsRunner() {}
 
     public static BenchReport run(BenchConfig config) throws IOException, InterruptedException {
-        return run(config, r -> { });
+        return run(config, r -> {});
     }
 
     /** As {@link #run(BenchConfig)}, telling {@code progress} about each run as it finishes. */
@@ -41,7 +40,10 @@ public final class IopsRunner {
             if (!config.warmup().isZero()) {
                 // The JIT compiles the paths while these run; a short run on a busy machine otherwise
                 // measures the interpreter in the first round.
-                BenchConfig warm = config.toBuilder().runtime(config.warmup()).ramp(Duration.ZERO).build();
+                BenchConfig warm = config.toBuilder()
+                        .runtime(config.warmup())
+                        .ramp(Duration.ZERO)
+                        .build();
                 for (Variant v : variants) {
                     try (TargetSet.Opened target = targets.open(v)) {
                         runOnce(warm, v, -1, target.disk());

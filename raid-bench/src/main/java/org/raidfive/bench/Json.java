@@ -11,8 +11,7 @@ import java.util.Map;
  * lists, strings, numbers, booleans and null, pretty-printed with two-space indents or on one line.
  */
 public final class Json {
-    private Json() {
-    }
+    private Json() {}
 
     /** An ordered object to fill with {@code put}. */
     public static Map<String, Object> object() {

@@ -98,6 +98,5 @@ class KeepOpenDisk implements AsyncDisk {
     }
 
     @Override
-    public void close() {
-    }
+    public void close() {}
 }

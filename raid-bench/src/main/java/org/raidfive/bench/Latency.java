@@ -9,8 +9,7 @@ import org.HdrHistogram.Histogram;
 public final class Latency {
     public static final long HIGHEST_NANOS = 10_000_000_000L;
 
-    private Latency() {
-    }
+    private Latency() {}
 
     public static Histogram newHistogram() {
         return new Histogram(1, HIGHEST_NANOS, 3);
@@ -36,8 +35,13 @@ public final class Latency {
             if (h.getTotalCount() == 0) {
                 return new Percentiles(0, 0, 0, 0, 0, 0);
             }
-            return new Percentiles(h.getTotalCount(), h.getMean(), h.getValueAtPercentile(50),
-                    h.getValueAtPercentile(99), h.getValueAtPercentile(99.9), h.getMaxValue());
+            return new Percentiles(
+                    h.getTotalCount(),
+                    h.getMean(),
+                    h.getValueAtPercentile(50),
+                    h.getValueAtPercentile(99),
+                    h.getValueAtPercentile(99.9),
+                    h.getMaxValue());
         }
     }
 }

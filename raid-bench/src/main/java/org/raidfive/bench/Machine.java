@@ -10,8 +10,12 @@ import java.util.List;
 public record Machine(String cpuModel, int cores, long memoryBytes, String jdk, String loadAverage) {
 
     public static Machine here() {
-        return new Machine(readCpuModel(), Runtime.getRuntime().availableProcessors(), readMemoryBytes(),
-                System.getProperty("java.vm.name") + " " + Runtime.version(), readLoadAverage());
+        return new Machine(
+                readCpuModel(),
+                Runtime.getRuntime().availableProcessors(),
+                readMemoryBytes(),
+                System.getProperty("java.vm.name") + " " + Runtime.version(),
+                readLoadAverage());
     }
 
     private static String readCpuModel() {
@@ -37,8 +41,8 @@ public record Machine(String cpuModel, int cores, long memoryBytes, String jdk, 
     public static String readLoadAverage() {
         List<String> l = lines("/proc/loadavg");
         if (l.isEmpty()) {
-            return String.format("%.2f", ManagementFactory.getOperatingSystemMXBean()
-                    .getSystemLoadAverage());
+            return String.format(
+                    "%.2f", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
         }
         String[] f = l.get(0).split("\\s+");
         return f[0] + " " + f[1] + " " + f[2];

@@ -30,8 +30,7 @@ import org.raidfive.parity.Xor;
  * the same number of member bytes. Prints one line per round and a summary; writes JSON if asked.
  */
 public final class RebuildBench {
-    private RebuildBench() {
-    }
+    private RebuildBench() {}
 
     public static void main(String[] args) throws Exception {
         int disks = 4;
@@ -85,9 +84,15 @@ public final class RebuildBench {
             ratios.add(rebuild / read);
             bounds1.add(bound1);
             bounds2.add(bound2);
-            out.printf("round %d: member sequential read %.2f GiB/s, rebuild %.2f GiB/s, ratio %.3f; bare XOR of %d "
-                            + "members into one: 1 thread %.2f GiB/s, 2 threads %.2f GiB/s%n", round,
-                    read / (1 << 30), rebuild / (1 << 30), rebuild / read, disks - 1, bound1 / (1 << 30),
+            out.printf(
+                    "round %d: member sequential read %.2f GiB/s, rebuild %.2f GiB/s, ratio %.3f; bare XOR of %d "
+                            + "members into one: 1 thread %.2f GiB/s, 2 threads %.2f GiB/s%n",
+                    round,
+                    read / (1 << 30),
+                    rebuild / (1 << 30),
+                    rebuild / read,
+                    disks - 1,
+                    bound1 / (1 << 30),
                     bound2 / (1 << 30));
         }
         Stats r = Stats.of(reads.stream().mapToDouble(Double::doubleValue).toArray());
@@ -95,18 +100,42 @@ public final class RebuildBench {
         Stats q = Stats.of(ratios.stream().mapToDouble(Double::doubleValue).toArray());
         Stats x1 = Stats.of(bounds1.stream().mapToDouble(Double::doubleValue).toArray());
         Stats x2 = Stats.of(bounds2.stream().mapToDouble(Double::doubleValue).toArray());
-        out.printf("summary (%d rounds): read median %.2f GiB/s (%.2f-%.2f), rebuild median %.2f GiB/s (%.2f-%.2f), "
+        out.printf(
+                "summary (%d rounds): read median %.2f GiB/s (%.2f-%.2f), rebuild median %.2f GiB/s (%.2f-%.2f), "
                         + "ratio median %.3f (%.3f-%.3f); bare XOR 1 thread %.2f GiB/s (%.2f-%.2f), "
-                        + "2 threads %.2f GiB/s (%.2f-%.2f)%n", repeat, r.median() / (1 << 30), r.min() / (1 << 30),
-                r.max() / (1 << 30), b.median() / (1 << 30), b.min() / (1 << 30), b.max() / (1 << 30), q.median(),
-                q.min(), q.max(), x1.median() / (1 << 30), x1.min() / (1 << 30), x1.max() / (1 << 30),
-                x2.median() / (1 << 30), x2.min() / (1 << 30), x2.max() / (1 << 30));
+                        + "2 threads %.2f GiB/s (%.2f-%.2f)%n",
+                repeat,
+                r.median() / (1 << 30),
+                r.min() / (1 << 30),
+                r.max() / (1 << 30),
+                b.median() / (1 << 30),
+                b.min() / (1 << 30),
+                b.max() / (1 << 30),
+                q.median(),
+                q.min(),
+                q.max(),
+                x1.median() / (1 << 30),
+                x1.min() / (1 << 30),
+                x1.max() / (1 << 30),
+                x2.median() / (1 << 30),
+                x2.min() / (1 << 30),
+                x2.max() / (1 << 30));
         if (json != null) {
-            Files.writeString(json, String.format(Locale.ROOT,
-                    "{\"disks\":%d,\"member_bytes\":%d,\"chunk\":%d,\"read_bytes_per_s\":%s,"
-                            + "\"rebuild_bytes_per_s\":%s,\"ratio\":%s,\"bare_xor_1thread_bytes_per_s\":%s,"
-                            + "\"bare_xor_2threads_bytes_per_s\":%s}%n",
-                    disks, memberSize, chunk, reads, rebuilds, ratios, bounds1, bounds2));
+            Files.writeString(
+                    json,
+                    String.format(
+                            Locale.ROOT,
+                            "{\"disks\":%d,\"member_bytes\":%d,\"chunk\":%d,\"read_bytes_per_s\":%s,"
+                                    + "\"rebuild_bytes_per_s\":%s,\"ratio\":%s,\"bare_xor_1thread_bytes_per_s\":%s,"
+                                    + "\"bare_xor_2threads_bytes_per_s\":%s}%n",
+                            disks,
+                            memberSize,
+                            chunk,
+                            reads,
+                            rebuilds,
+                            ratios,
+                            bounds1,
+                            bounds2));
         }
     }
 
@@ -164,8 +193,13 @@ public final class RebuildBench {
                                 srcs[s] = sources.get(s).directBuffer(pos, piece);
                                 offs[s] = sources.get(s).directIndex(pos);
                             }
-                            Xor.parity(target.directBuffer(pos, piece), target.directIndex(pos), srcs, offs,
-                                    srcs.length, piece);
+                            Xor.parity(
+                                    target.directBuffer(pos, piece),
+                                    target.directIndex(pos),
+                                    srcs,
+                                    offs,
+                                    srcs.length,
+                                    piece);
                         }
                     } catch (IOException e) {
                         synchronized (failure) {
@@ -196,8 +230,13 @@ public final class RebuildBench {
         for (int i = 0; i < disks; i++) {
             members.add(new MemoryDisk(memberSize));
         }
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(chunk).assumeClean(true)
-                .syncLimits(SyncLimits.UNLIMITED).build(), members)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(chunk)
+                        .assumeClean(true)
+                        .syncLimits(SyncLimits.UNLIMITED)
+                        .build(),
+                members)) {
             fill(array, 0, array.size());
             array.fail(members.get(1));
             array.remove(members.get(1));

@@ -13,8 +13,16 @@ import org.HdrHistogram.Histogram;
  * @param writeLatency  the same for writes (empty when the pattern has none)
  * @param cpuPercent    process CPU time over the window as % of wall time x cores
  */
-public record RunResult(Variant variant, int round, int bs, long measuredNanos, long readOps, long writeOps,
-                        Histogram readLatency, Histogram writeLatency, double cpuPercent) {
+public record RunResult(
+        Variant variant,
+        int round,
+        int bs,
+        long measuredNanos,
+        long readOps,
+        long writeOps,
+        Histogram readLatency,
+        Histogram writeLatency,
+        double cpuPercent) {
 
     public long ops() {
         return readOps + writeOps;
@@ -45,8 +53,8 @@ public record RunResult(Variant variant, int round, int bs, long measuredNanos, 
         return Latency.merge(parts);
     }
 
-    static RunResult of(Variant v, int round, BenchConfig c, long measuredNanos, List<JobStats> stats,
-                        double cpuPercent) {
+    static RunResult of(
+            Variant v, int round, BenchConfig c, long measuredNanos, List<JobStats> stats, double cpuPercent) {
         long reads = 0;
         long writes = 0;
         List<Histogram> r = new ArrayList<>();
@@ -59,7 +67,7 @@ public record RunResult(Variant variant, int round, int bs, long measuredNanos, 
                 w.add(s.writeLatency);
             }
         }
-        return new RunResult(v, round, c.bs(), measuredNanos, reads, writes, Latency.merge(r), Latency.merge(w),
-                cpuPercent);
+        return new RunResult(
+                v, round, c.bs(), measuredNanos, reads, writes, Latency.merge(r), Latency.merge(w), cpuPercent);
     }
 }

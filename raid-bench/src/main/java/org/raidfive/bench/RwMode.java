@@ -40,7 +40,8 @@ public enum RwMode {
                 return m;
             }
         }
-        throw new IllegalArgumentException("unknown --rw '" + name + "'; valid: read, write, randread, randwrite, randrw");
+        throw new IllegalArgumentException(
+                "unknown --rw '" + name + "'; valid: read, write, randread, randwrite, randrw");
     }
 
     @Override

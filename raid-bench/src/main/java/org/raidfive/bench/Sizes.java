@@ -8,8 +8,7 @@ import java.util.Locale;
  * powers of 1024), and the forms output shows them in (fio's, mdadm's, a person's).
  */
 public final class Sizes {
-    private Sizes() {
-    }
+    private Sizes() {}
 
     /**
      * Parses a non-negative size: digits with an optional suffix K, M, G or T (also KiB, MiB, ... and
@@ -28,19 +27,28 @@ public final class Sizes {
         String suffix = t.substring(end).toUpperCase(Locale.ROOT);
         int shift;
         switch (suffix) {
-            case "": case "B":
+            case "":
+            case "B":
                 shift = 0;
                 break;
-            case "K": case "KB": case "KIB":
+            case "K":
+            case "KB":
+            case "KIB":
                 shift = 10;
                 break;
-            case "M": case "MB": case "MIB":
+            case "M":
+            case "MB":
+            case "MIB":
                 shift = 20;
                 break;
-            case "G": case "GB": case "GIB":
+            case "G":
+            case "GB":
+            case "GIB":
                 shift = 30;
                 break;
-            case "T": case "TB": case "TIB":
+            case "T":
+            case "TB":
+            case "TIB":
                 shift = 40;
                 break;
             default:
@@ -142,7 +150,8 @@ public final class Sizes {
             return "-:--";
         }
         long s = Math.max(0, d.getSeconds());
-        return s >= 3600 ? String.format(Locale.ROOT, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
+        return s >= 3600
+                ? String.format(Locale.ROOT, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
                 : String.format(Locale.ROOT, "%d:%02d", s / 60, s % 60);
     }
 }

@@ -37,7 +37,8 @@ public record Stats(int n, double min, double median, double max, double mean, d
     /** Per-pair ratios {@code numerators[i] / denominators[i]} (pairs taken in the same round). */
     public static Stats ofRatios(double[] numerators, double[] denominators) {
         if (numerators.length != denominators.length) {
-            throw new IllegalArgumentException("ratio needs pairs: " + numerators.length + " vs " + denominators.length);
+            throw new IllegalArgumentException(
+                    "ratio needs pairs: " + numerators.length + " vs " + denominators.length);
         }
         double[] r = new double[numerators.length];
         for (int i = 0; i < r.length; i++) {

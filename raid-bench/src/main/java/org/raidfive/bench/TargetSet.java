@@ -45,15 +45,22 @@ final class TargetSet implements AutoCloseable {
                         disks.put(t, make("raw", 1, config.size()));
                         break;
                     default:
-                        disks.put(t, make("stripe", config.disks(),
-                                ceilDiv(ceilDiv(config.size(), config.disks()), chunk) * chunk));
+                        disks.put(
+                                t,
+                                make(
+                                        "stripe",
+                                        config.disks(),
+                                        ceilDiv(ceilDiv(config.size(), config.disks()), chunk) * chunk));
                         break;
                 }
             }
             if (config.backend() == BenchConfig.Backend.FILE) {
                 for (BenchConfig.Target t : config.targets()) {
-                    try (Opened o = open(new Variant(t, t == BenchConfig.Target.ARRAY ? CounterMode.PERCPU : null,
-                            t == BenchConfig.Target.ARRAY ? ConsistencyPolicy.RESYNC : null),
+                    try (Opened o = open(
+                            new Variant(
+                                    t,
+                                    t == BenchConfig.Target.ARRAY ? CounterMode.PERCPU : null,
+                                    t == BenchConfig.Target.ARRAY ? ConsistencyPolicy.RESYNC : null),
                             false)) {
                         fill(o.disk());
                     }
@@ -85,7 +92,8 @@ final class TargetSet implements AutoCloseable {
             if (config.backend() == BenchConfig.Backend.MEMORY) {
                 list.add(new MemoryDisk(bytes, "bench-" + kind + "#" + i));
             } else {
-                Path p = config.dir().resolve("raidfive-bench-" + ProcessHandle.current().pid() + "-" + kind + i + ".img");
+                Path p = config.dir()
+                        .resolve("raidfive-bench-" + ProcessHandle.current().pid() + "-" + kind + i + ".img");
                 Files.deleteIfExists(p);
                 files.add(p);
                 list.add(FileDisk.createOrExtend(p, bytes, config.direct()));
@@ -117,10 +125,15 @@ final class TargetSet implements AutoCloseable {
                 return new Opened(new StripedDisks(keepOpen(base), config.chunk()), null);
             default:
                 List<MemberDisk> members = keepOpen(base);
-                ArraySpec spec = ArraySpec.builder().chunkSize(config.chunk()).algorithm(config.layout())
-                        .counterMode(v.counterMode()).consistencyPolicy(v.policy()).assumeClean(true)
+                ArraySpec spec = ArraySpec.builder()
+                        .chunkSize(config.chunk())
+                        .algorithm(config.layout())
+                        .counterMode(v.counterMode())
+                        .consistencyPolicy(v.policy())
+                        .assumeClean(true)
                         .memberDataBytes(memberDataBytes)
-                        .name("raidfive:bench").build();
+                        .name("raidfive:bench")
+                        .build();
                 Raid5Array array = Raid5Array.create(spec, members);
                 if (v.live()) {
                     // Published as raid serve would; the file goes when the run closes the array.
@@ -144,8 +157,8 @@ final class TargetSet implements AutoCloseable {
 
     private void fill(MemberDisk disk) throws IOException {
         int step = 1 << 20;
-        ByteBuffer buf = ByteBuffer.allocateDirect(step + FileDisk.DIRECT_ALIGNMENT)
-                .alignedSlice(FileDisk.DIRECT_ALIGNMENT);
+        ByteBuffer buf =
+                ByteBuffer.allocateDirect(step + FileDisk.DIRECT_ALIGNMENT).alignedSlice(FileDisk.DIRECT_ALIGNMENT);
         for (int i = 0; i < step; i += 8) {
             buf.putLong(i, 0x9E3779B97F4A7C15L * (i + 1));
         }

@@ -15,13 +15,21 @@ import org.junit.jupiter.api.io.TempDir;
 class IopsRunnerSmokeTest {
 
     private static BenchConfig.Builder small() {
-        return BenchConfig.builder().size(8L << 20).chunk(64 * 1024).disks(4).numjobs(2)
-                .runtime(Duration.ofMillis(200)).ramp(Duration.ofMillis(50)).warmup(Duration.ofMillis(50));
+        return BenchConfig.builder()
+                .size(8L << 20)
+                .chunk(64 * 1024)
+                .disks(4)
+                .numjobs(2)
+                .runtime(Duration.ofMillis(200))
+                .ramp(Duration.ofMillis(50))
+                .warmup(Duration.ofMillis(50));
     }
 
     @Test
     void syncRandomReadsAgainstArrayAndRawGiveSaneNumbersAndARatio(@TempDir Path tmp) throws Exception {
-        BenchConfig c = small().target(BenchConfig.Target.RAW, BenchConfig.Target.ARRAY).repeat(2).build();
+        BenchConfig c = small().target(BenchConfig.Target.RAW, BenchConfig.Target.ARRAY)
+                .repeat(2)
+                .build();
         BenchReport report = IopsRunner.run(c);
         assertEquals(4, report.runs().size(), "2 rounds x 2 variants");
         for (RunResult r : report.runs()) {
@@ -49,8 +57,12 @@ class IopsRunnerSmokeTest {
 
     @Test
     void asyncRandomReadWriteKeepsTheDepthAndCountsBothDirections() throws Exception {
-        BenchConfig c = small().rw(RwMode.RANDRW).rwmixread(70).iodepth(8).counters(BenchConfig.Counters.BOTH)
-                .degraded(true).build();
+        BenchConfig c = small().rw(RwMode.RANDRW)
+                .rwmixread(70)
+                .iodepth(8)
+                .counters(BenchConfig.Counters.BOTH)
+                .degraded(true)
+                .build();
         BenchReport report = IopsRunner.run(c);
         assertEquals(2, report.runs().size(), "atomic then percpu");
         for (RunResult r : report.runs()) {
@@ -63,8 +75,12 @@ class IopsRunnerSmokeTest {
 
     @Test
     void sequentialFullStripeWritesOnFilesAndRawMembers(@TempDir Path dir) throws Exception {
-        BenchConfig c = small().rw(RwMode.WRITE).bs(3 * 64 * 1024).backend(BenchConfig.Backend.FILE).dir(dir)
-                .target(BenchConfig.Target.RAW_MEMBERS, BenchConfig.Target.ARRAY).build();
+        BenchConfig c = small().rw(RwMode.WRITE)
+                .bs(3 * 64 * 1024)
+                .backend(BenchConfig.Backend.FILE)
+                .dir(dir)
+                .target(BenchConfig.Target.RAW_MEMBERS, BenchConfig.Target.ARRAY)
+                .build();
         BenchReport report = IopsRunner.run(c);
         for (RunResult r : report.runs()) {
             assertTrue(r.writeOps() > 0 && r.readOps() == 0, r.toString());

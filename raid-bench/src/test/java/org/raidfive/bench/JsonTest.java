@@ -16,7 +16,9 @@ class JsonTest {
         m.put("none", null);
         m.put("list", List.of(1, "x"));
         m.put("empty", List.of());
-        assertEquals("{\n  \"name\": \"a\\\"b\\\\c\\n\",\n  \"n\": 42,\n  \"ok\": true,\n  \"none\": null,\n"
-                + "  \"list\": [\n    1,\n    \"x\"\n  ],\n  \"empty\": []\n}\n", Json.write(m));
+        assertEquals(
+                "{\n  \"name\": \"a\\\"b\\\\c\\n\",\n  \"n\": 42,\n  \"ok\": true,\n  \"none\": null,\n"
+                        + "  \"list\": [\n    1,\n    \"x\"\n  ],\n  \"empty\": []\n}\n",
+                Json.write(m));
     }
 }

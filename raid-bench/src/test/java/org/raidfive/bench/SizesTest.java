@@ -21,8 +21,9 @@ class SizesTest {
 
     @Test
     void refusesWhatIsNotASizeNamingTheText() {
-        for (String bad : new String[] {"", "x", "-1", "1.5M", "12Q", "M", "64M ", " 64M", "64 M", "\u0666\u0664M",
-            "\uff16\uff14M"}) {
+        for (String bad : new String[] {
+            "", "x", "-1", "1.5M", "12Q", "M", "64M ", " 64M", "64 M", "\u0666\u0664M", "\uff16\uff14M"
+        }) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Sizes.parse(bad), bad);
             assertTrue(e.getMessage().contains("'" + bad + "'"), e.getMessage());
         }

@@ -36,11 +36,11 @@ class StatsTest {
 
     @Test
     void ratiosArePerPairThenSummarised() {
-        Stats r = Stats.ofRatios(new double[]{110, 90, 200}, new double[]{100, 100, 100});
+        Stats r = Stats.ofRatios(new double[] {110, 90, 200}, new double[] {100, 100, 100});
         assertEquals(1.1, r.median(), 1e-12);
         assertEquals(0.9, r.min(), 1e-12);
         assertEquals(2.0, r.max(), 1e-12);
-        assertThrows(IllegalArgumentException.class, () -> Stats.ofRatios(new double[]{1}, new double[]{1, 2}));
+        assertThrows(IllegalArgumentException.class, () -> Stats.ofRatios(new double[] {1}, new double[] {1, 2}));
         assertThrows(IllegalArgumentException.class, Stats::of);
     }
 
@@ -54,8 +54,8 @@ class StatsTest {
         for (int i = 1; i <= 100; i++) {
             Latency.record(b, 1_000_000);
         }
-        Latency.record(b, 0);                          // clamped up to 1 ns
-        Latency.record(b, 100_000_000_000L);           // clamped down to the 10 s ceiling
+        Latency.record(b, 0); // clamped up to 1 ns
+        Latency.record(b, 100_000_000_000L); // clamped down to the 10 s ceiling
         Histogram m = Latency.merge(List.of(a, b));
         assertEquals(1002, m.getTotalCount());
         assertEquals(900, a.getTotalCount(), "parts are left unchanged");

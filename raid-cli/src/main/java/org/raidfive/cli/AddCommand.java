@@ -17,19 +17,27 @@ import picocli.CommandLine.Option;
  * again, checkpointed, as it closes): the rebuild itself runs in the foreground with
  * {@code raid rebuild}, where it shows progress and can be interrupted and resumed.
  */
-@Command(header = "Add a hot spare.", name = "add", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Add --spare FILE to the array as a hot spare (created sparse, sized like the members, when "
-                + "absent). A degraded array takes it into the missing slot: then run raid rebuild with the members "
-                + "and the spare to rebuild onto it.",
-                "A file holding data is refused unless --force. A member that failed or was removed earlier (stale) "
-                + "is taken back as a spare and rebuilt."})
+@Command(
+        header = "Add a hot spare.",
+        name = "add",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Add --spare FILE to the array as a hot spare (created sparse, sized like the members, when "
+                    + "absent). A degraded array takes it into the missing slot: then run raid rebuild with the members "
+                    + "and the spare to rebuild onto it.",
+            "A file holding data is refused unless --force. A member that failed or was removed earlier (stale) "
+                    + "is taken back as a spare and rebuilt."
+        })
 final class AddCommand extends Verb {
     @Option(names = "--spare", required = true, paramLabel = "FILE", description = "The spare to add.")
     String spare;
 
-    @Option(names = "--force", description = "Overwrite a spare file that holds data; also start an array that is "
-            + "dirty and degraded (md's --force: stripes written at the crash may be wrong, the RAID-5 write hole) "
-            + "and mark it clean.")
+    @Option(
+            names = "--force",
+            description = "Overwrite a spare file that holds data; also start an array that is "
+                    + "dirty and degraded (md's --force: stripes written at the crash may be wrong, the RAID-5 write hole) "
+                    + "and mark it clean.")
     boolean force;
 
     @Mixin
@@ -51,8 +59,8 @@ final class AddCommand extends Verb {
         all.add(spare);
         ArrayStatus after;
         if (kind == MemberCommands.Joining.STALE_MEMBER) {
-            try (ArraySession session = session(all,
-                    ArraySession.READ_WRITE.withTakeStaleAsSpare(true).withForce(force))) {
+            try (ArraySession session = session(
+                    all, ArraySession.READ_WRITE.withTakeStaleAsSpare(true).withForce(force))) {
                 after = session.array().status();
             }
         } else {
@@ -79,9 +87,11 @@ final class AddCommand extends Verb {
             }
         }
         say("added " + spare + " to " + after.name() + " as a spare"
-                + (kind == MemberCommands.Joining.STALE_MEMBER ? " (it was a stale member: its old data will be rebuilt)"
-                : kind == MemberCommands.Joining.ABSENT ? " (created, " + Sizes.human(Files.size(Members.path(spare))) + ")"
-                : ""));
+                + (kind == MemberCommands.Joining.STALE_MEMBER
+                        ? " (it was a stale member: its old data will be rebuilt)"
+                        : kind == MemberCommands.Joining.ABSENT
+                                ? " (created, " + Sizes.human(Files.size(Members.path(spare))) + ")"
+                                : ""));
         if (after.degraded()) {
             say(after.name() + " is degraded: rebuild onto the spare with: raid rebuild " + source.again(all));
         }

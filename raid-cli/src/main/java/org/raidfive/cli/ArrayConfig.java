@@ -29,10 +29,22 @@ import java.util.Set;
  */
 final class ArrayConfig {
     /** Where the config is looked for when neither --config nor {@code RAID_CONFIG} names one. */
-    static final String DEFAULT_PATHS = "$XDG_CONFIG_HOME/raidfive/raid.conf (~/.config/raidfive/raid.conf), "
-            + "/etc/raidfive/raid.conf";
-    private static final Set<String> MDADM_ONLY = Set.of("MAILADDR", "MAILFROM", "PROGRAM", "CREATE", "HOMEHOST",
-            "HOMECLUSTER", "AUTO", "POLICY", "PART-POLICY", "SYSFS", "ENCRYPTION", "PROBING");
+    static final String DEFAULT_PATHS =
+            "$XDG_CONFIG_HOME/raidfive/raid.conf (~/.config/raidfive/raid.conf), " + "/etc/raidfive/raid.conf";
+
+    private static final Set<String> MDADM_ONLY = Set.of(
+            "MAILADDR",
+            "MAILFROM",
+            "PROGRAM",
+            "CREATE",
+            "HOMEHOST",
+            "HOMECLUSTER",
+            "AUTO",
+            "POLICY",
+            "PART-POLICY",
+            "SYSFS",
+            "ENCRYPTION",
+            "PROBING");
 
     /** One ARRAY line. */
     record Entry(String token, String uuid, String name, List<String> devices, int line) {
@@ -104,7 +116,8 @@ final class ArrayConfig {
         String xdg = env.get("XDG_CONFIG_HOME");
         Path home = Path.of(System.getProperty("user.home"));
         Path user = (xdg == null || xdg.isEmpty() ? home.resolve(".config") : Path.of(xdg))
-                .resolve("raidfive").resolve("raid.conf");
+                .resolve("raidfive")
+                .resolve("raid.conf");
         return List.of(user, Path.of("/etc/raidfive/raid.conf"));
     }
 
@@ -120,7 +133,8 @@ final class ArrayConfig {
                     break;
                 }
                 try {
-                    lines.add(strict.decode(ByteBuffer.wrap(all, start, i - start)).toString());
+                    lines.add(strict.decode(ByteBuffer.wrap(all, start, i - start))
+                            .toString());
                 } catch (CharacterCodingException e) {
                     throw CliException.usage(file + " line " + (lines.size() + 1) + ": not UTF-8 text");
                 }
@@ -180,8 +194,8 @@ final class ArrayConfig {
             int eq = word.indexOf('=');
             if (eq < 0) {
                 if (token != null) {
-                    throw CliException.usage(file + " line " + line + ": ARRAY names two arrays (" + token + ", " + word
-                            + ")");
+                    throw CliException.usage(
+                            file + " line " + line + ": ARRAY names two arrays (" + token + ", " + word + ")");
                 }
                 token = word;
                 continue;

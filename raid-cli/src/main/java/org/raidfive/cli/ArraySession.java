@@ -13,7 +13,8 @@ import org.raidfive.disk.MemberDisk;
  */
 final class ArraySession implements AutoCloseable {
     /** Assembly for commands that only read: nothing is written to any member, no pass starts. */
-    static final AssembleOptions READ_ONLY = AssembleOptions.DEFAULT.withReadOnly(true).withStartSync(false);
+    static final AssembleOptions READ_ONLY =
+            AssembleOptions.DEFAULT.withReadOnly(true).withStartSync(false);
     /** Assembly for commands that change the array; passes start only when a command asks. */
     static final AssembleOptions READ_WRITE = AssembleOptions.DEFAULT.withStartSync(false);
 

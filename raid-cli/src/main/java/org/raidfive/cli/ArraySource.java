@@ -33,17 +33,23 @@ import picocli.CommandLine.Parameters;
  * from globs and directories, grouped into arrays by their superblocks.
  */
 final class ArraySource {
-    @Option(names = "--array", paramLabel = "NAME|UUID",
+    @Option(
+            names = "--array",
+            paramLabel = "NAME|UUID",
             description = "The array named by an ARRAY line of the config file (or its UUID), instead of the "
                     + "member files.")
     String array;
 
-    @Option(names = "--config", paramLabel = "FILE",
+    @Option(
+            names = "--config",
+            paramLabel = "FILE",
             description = "The config file (mdadm.conf's DEVICE and ARRAY lines; default: $RAID_CONFIG, else "
                     + ArrayConfig.DEFAULT_PATHS + ").")
     Path config;
 
-    @Parameters(paramLabel = "MEMBER", arity = "0..*",
+    @Parameters(
+            paramLabel = "MEMBER",
+            arity = "0..*",
             description = "Member files or NBD URIs, any order (or --array NAME).")
     List<String> given = new ArrayList<>();
 
@@ -165,8 +171,10 @@ final class ArraySource {
         }
         if (candidates.isEmpty()) {
             throw CliException.usage("--array " + wanted + ": " + cfg.file() + " gives it no devices= and "
-                    + (cfg.devices().isEmpty() ? "has no DEVICE line" : "its DEVICE lines match no file ("
-                    + String.join(" ", cfg.devices()) + ")") + ": nowhere to look for its members");
+                    + (cfg.devices().isEmpty()
+                            ? "has no DEVICE line"
+                            : "its DEVICE lines match no file (" + String.join(" ", cfg.devices()) + ")")
+                    + ": nowhere to look for its members");
         }
         List<String> members = new ArrayList<>();
         for (String c : candidates) {
@@ -174,8 +182,9 @@ final class ArraySource {
             if (sb == null) {
                 continue;
             }
-            boolean ours = uuid != null ? ArrayConfig.normalUuid(MdUuid.format(sb.setUuid()))
-                    .equals(ArrayConfig.normalUuid(uuid)) : sb.name().equals(name);
+            boolean ours = uuid != null
+                    ? ArrayConfig.normalUuid(MdUuid.format(sb.setUuid())).equals(ArrayConfig.normalUuid(uuid))
+                    : sb.name().equals(name);
             if (ours) {
                 members.add(c);
             }
@@ -214,7 +223,10 @@ final class ArraySource {
                 Path p = Path.of(w);
                 if (Files.isDirectory(p)) {
                     try (Stream<Path> files = Files.list(p)) {
-                        files.filter(Files::isRegularFile).map(Path::toString).sorted().forEach(out::add);
+                        files.filter(Files::isRegularFile)
+                                .map(Path::toString)
+                                .sorted()
+                                .forEach(out::add);
                     }
                 } else if (Files.exists(p)) {
                     out.add(w);
@@ -282,51 +294,48 @@ final class ArraySource {
         List<PathMatcher> prefixes = new ArrayList<>();
         if (!pattern.contains("**")) {
             for (int k = 1; k < depth; k++) {
-                Path prefixPattern = whole.getRoot() == null ? whole.subpath(0, first + k)
+                Path prefixPattern = whole.getRoot() == null
+                        ? whole.subpath(0, first + k)
                         : whole.getRoot().resolve(whole.subpath(0, first + k));
                 prefixes.add(FileSystems.getDefault().getPathMatcher("glob:" + prefixPattern));
             }
         }
-        Files.walkFileTree(start, EnumSet.noneOf(FileVisitOption.class), depth,
-                new SimpleFileVisitor<>() {
-                    @Override
-                    public FileVisitResult preVisitDirectory(Path d,
-                            BasicFileAttributes a) {
-                        Path p = start == root ? d : start.relativize(d);
-                        int level = d.getNameCount() - start.getNameCount();
-                        if (d.equals(start) || prefixes.isEmpty() || level < 1 || level > prefixes.size()) {
-                            return FileVisitResult.CONTINUE;
-                        }
-                        return prefixes.get(level - 1).matches(p) ? FileVisitResult.CONTINUE
-                                : FileVisitResult.SKIP_SUBTREE;
-                    }
+        Files.walkFileTree(start, EnumSet.noneOf(FileVisitOption.class), depth, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes a) {
+                Path p = start == root ? d : start.relativize(d);
+                int level = d.getNameCount() - start.getNameCount();
+                if (d.equals(start) || prefixes.isEmpty() || level < 1 || level > prefixes.size()) {
+                    return FileVisitResult.CONTINUE;
+                }
+                return prefixes.get(level - 1).matches(p) ? FileVisitResult.CONTINUE : FileVisitResult.SKIP_SUBTREE;
+            }
 
-                    @Override
-                    public FileVisitResult postVisitDirectory(Path d, IOException e) {
-                        return FileVisitResult.CONTINUE; // a directory that could not be read to the end
-                    }
+            @Override
+            public FileVisitResult postVisitDirectory(Path d, IOException e) {
+                return FileVisitResult.CONTINUE; // a directory that could not be read to the end
+            }
 
-                    @Override
-                    public FileVisitResult visitFile(Path file, BasicFileAttributes a) {
-                        Path p = start == root ? file : start.relativize(file);
-                        if (p.getNameCount() > 0 && matcher.matches(p) && fileOrBlockDevice(file)) {
-                            out.add(p.toString());
-                        }
-                        return FileVisitResult.CONTINUE;
-                    }
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes a) {
+                Path p = start == root ? file : start.relativize(file);
+                if (p.getNameCount() > 0 && matcher.matches(p) && fileOrBlockDevice(file)) {
+                    out.add(p.toString());
+                }
+                return FileVisitResult.CONTINUE;
+            }
 
-                    @Override
-                    public FileVisitResult visitFileFailed(Path file, IOException e) {
-                        return FileVisitResult.CONTINUE; // unreadable, or gone meanwhile
-                    }
-                });
+            @Override
+            public FileVisitResult visitFileFailed(Path file, IOException e) {
+                return FileVisitResult.CONTINUE; // unreadable, or gone meanwhile
+            }
+        });
         out.sort(null);
         return out;
     }
 
     /** One array found by scanning: its freshest superblock and the files that carry its UUID. */
-    record Found(Superblock top, List<String> specs) {
-    }
+    record Found(Superblock top, List<String> specs) {}
 
     /** The arrays the files' superblocks make, in the order first seen; files without one are passed over. */
     static List<Found> scan(List<String> specs) {
@@ -361,7 +370,8 @@ final class ArraySource {
             name = "";
         }
         String shortName = name.substring(name.indexOf(':') + 1);
-        StringBuilder line = new StringBuilder("ARRAY /dev/md/").append(shortName.isEmpty() ? "0" : shortName)
+        StringBuilder line = new StringBuilder("ARRAY /dev/md/")
+                .append(shortName.isEmpty() ? "0" : shortName)
                 .append("  ");
         if (devices != null) {
             line.append("level=raid5 ");
@@ -374,7 +384,10 @@ final class ArraySource {
         if (devices != null) {
             List<String> shown = new ArrayList<>();
             for (String d : devices) {
-                shown.add(!absolute || Members.isUri(d) ? d : Path.of(d).toAbsolutePath().normalize().toString());
+                shown.add(
+                        !absolute || Members.isUri(d)
+                                ? d
+                                : Path.of(d).toAbsolutePath().normalize().toString());
             }
             line.append("\n   devices=").append(String.join(",", shown));
         }

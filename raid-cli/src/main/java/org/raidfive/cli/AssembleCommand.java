@@ -15,20 +15,27 @@ import picocli.CommandLine.Option;
  * together are taken back (their events forced up, the array marked dirty for a resync). There is
  * no daemon: the array is assembled, its superblocks written, and closed clean again.
  */
-@Command(header = "Assemble an array from its members, like mdadm --assemble.", name = "assemble",
-        mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Assemble the array the MEMBER files make up and report what was found, like mdadm --assemble: "
-                + "each member's slot, members left out because they failed earlier or lag the others.",
-                "--force brings back an array that failed because members failed together (a full file system, a "
-                + "passing fault): the most recently failed members are taken back (md's rule), their events "
-                + "brought up to the array's, and the array is marked dirty so that raid rebuild resyncs its parity. "
-                + "An array that is dirty and degraded is marked clean, as mdadm --assemble --force does: forced once.",
-                "raidfive keeps no array running: the array is closed again at once, clean, and any raid command can "
-                + "then use the members.",
-                "Exit 0 whole, 1 degraded, 2 refused (nothing written)."})
+@Command(
+        header = "Assemble an array from its members, like mdadm --assemble.",
+        name = "assemble",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Assemble the array the MEMBER files make up and report what was found, like mdadm --assemble: "
+                    + "each member's slot, members left out because they failed earlier or lag the others.",
+            "--force brings back an array that failed because members failed together (a full file system, a "
+                    + "passing fault): the most recently failed members are taken back (md's rule), their events "
+                    + "brought up to the array's, and the array is marked dirty so that raid rebuild resyncs its parity. "
+                    + "An array that is dirty and degraded is marked clean, as mdadm --assemble --force does: forced once.",
+            "raidfive keeps no array running: the array is closed again at once, clean, and any raid command can "
+                    + "then use the members.",
+            "Exit 0 whole, 1 degraded, 2 refused (nothing written)."
+        })
 final class AssembleCommand extends Verb {
-    @Option(names = "--force", description = "Take back members that failed together, as mdadm --assemble --force; "
-            + "also start an array that is dirty and degraded (the RAID-5 write hole) and mark it clean.")
+    @Option(
+            names = "--force",
+            description = "Take back members that failed together, as mdadm --assemble --force; "
+                    + "also start an array that is dirty and degraded (the RAID-5 write hole) and mark it clean.")
     boolean force;
 
     @Mixin
@@ -37,9 +44,11 @@ final class AssembleCommand extends Verb {
     /** The members given, or those of --array. */
     List<String> members;
 
-    @Option(names = "--scan", description = "Find arrays by their members' superblocks: in the MEMBER words taken as "
-            + "files, directories or globs (quote them), or without any in the config's DEVICE and ARRAY lines; "
-            + "assemble each and print its ARRAY line (with devices=) on stdout, for the config file.")
+    @Option(
+            names = "--scan",
+            description = "Find arrays by their members' superblocks: in the MEMBER words taken as "
+                    + "files, directories or globs (quote them), or without any in the config's DEVICE and ARRAY lines; "
+                    + "assemble each and print its ARRAY line (with devices=) on stdout, for the config file.")
     boolean scan;
 
     @Override
@@ -98,10 +107,11 @@ final class AssembleCommand extends Verb {
         Superblock top = survey.top();
         for (Survey.Entry e : survey.entries()) {
             int role = e.sb().role();
-            String what = e.verdict() == Survey.Verdict.FOREIGN ? "is not a member of " + top.name() + ": " + e.why()
-                    : "is identified as a member of " + top.name() + ", " + (role < Superblock.ROLE_MAX
-                    ? "slot " + role : Superblock.describeRole(role)) + (e.verdict() == Survey.Verdict.STALE
-                    ? " (" + e.why() + ")" : "");
+            String what = e.verdict() == Survey.Verdict.FOREIGN
+                    ? "is not a member of " + top.name() + ": " + e.why()
+                    : "is identified as a member of " + top.name() + ", "
+                            + (role < Superblock.ROLE_MAX ? "slot " + role : Superblock.describeRole(role))
+                            + (e.verdict() == Survey.Verdict.STALE ? " (" + e.why() + ")" : "");
             say(e.spec() + " " + what + ".");
         }
         ArrayStatus s;
@@ -112,7 +122,8 @@ final class AssembleCommand extends Verb {
         }
         List<String> kept = new ArrayList<>(members);
         say(s.name() + " has been started with " + s.activeMembers() + " drive" + (s.activeMembers() == 1 ? "" : "s")
-                + " (out of " + s.raidDisks() + ")" + (s.spareMembers() > 0 ? " and " + s.spareMembers() + " spare" : "")
+                + " (out of " + s.raidDisks() + ")"
+                + (s.spareMembers() > 0 ? " and " + s.spareMembers() + " spare" : "")
                 + "; closed again " + (s.failed() ? "(FAILED)" : "clean") + ": raidfive keeps no array running");
         if (pending) {
             say("parity needs a resync: raid rebuild " + source.again(kept));

@@ -29,57 +29,94 @@ import picocli.CommandLine.Spec;
  * repeats and their spread. A thin front-end: the options fill a {@link BenchConfig}, which
  * validates them; {@link IopsRunner} does the work.
  */
-@Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Measure IOPS, bandwidth, completion latency and CPU in fio's terms, with repeats and spread.",
-                "Every run of a round runs each target/counter variant once (A B A B ...), so ratios are per round."},
-        footer = {"", "Examples:",
-                "  raid bench --rw randread --bs 4k --numjobs 2 --target raw,array --repeat 3",
-                "  raid bench --rw randwrite --counters both --repeat 5 --json out.json --chart out.png",
-                "  raid bench --rw write --bs 1536k --chunk 512k --target raw-members,array"})
+@Command(
+        name = "bench",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Measure IOPS, bandwidth, completion latency and CPU in fio's terms, with repeats and spread.",
+            "Every run of a round runs each target/counter variant once (A B A B ...), so ratios are per round."
+        },
+        footer = {
+            "",
+            "Examples:",
+            "  raid bench --rw randread --bs 4k --numjobs 2 --target raw,array --repeat 3",
+            "  raid bench --rw randwrite --counters both --repeat 5 --json out.json --chart out.png",
+            "  raid bench --rw write --bs 1536k --chunk 512k --target raw-members,array"
+        })
 public final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--rw", paramLabel = "PATTERN", description = "read, write, randread, randwrite or randrw (default: ${DEFAULT-VALUE})",
+    @Option(
+            names = "--rw",
+            paramLabel = "PATTERN",
+            description = "read, write, randread, randwrite or randrw (default: ${DEFAULT-VALUE})",
             defaultValue = "randread")
     String rw;
 
-    @Option(names = "--rwmixread", paramLabel = "PCT", description = "percentage of reads for randrw (default: ${DEFAULT-VALUE})",
+    @Option(
+            names = "--rwmixread",
+            paramLabel = "PCT",
+            description = "percentage of reads for randrw (default: ${DEFAULT-VALUE})",
             defaultValue = "50")
     int rwmixread;
 
-    @Option(names = "--bs", paramLabel = "SIZE", description = "block size of each I/O, e.g. 4k (default: ${DEFAULT-VALUE})",
+    @Option(
+            names = "--bs",
+            paramLabel = "SIZE",
+            description = "block size of each I/O, e.g. 4k (default: ${DEFAULT-VALUE})",
             defaultValue = "4k")
     String bs;
 
-    @Option(names = "--iodepth", paramLabel = "N", description = "I/Os in flight per job; above 1 through AsyncIo (default: ${DEFAULT-VALUE})",
+    @Option(
+            names = "--iodepth",
+            paramLabel = "N",
+            description = "I/Os in flight per job; above 1 through AsyncIo (default: ${DEFAULT-VALUE})",
             defaultValue = "1")
     int iodepth;
 
-    @Option(names = "--numjobs", paramLabel = "N", description = "jobs (threads) issuing I/O (default: ${DEFAULT-VALUE})",
+    @Option(
+            names = "--numjobs",
+            paramLabel = "N",
+            description = "jobs (threads) issuing I/O (default: ${DEFAULT-VALUE})",
             defaultValue = "1")
     int numjobs;
 
-    @Option(names = "--size", paramLabel = "SIZE",
+    @Option(
+            names = "--size",
+            paramLabel = "SIZE",
             description = "I/O region of the target, shared by all jobs (fio's --size); array members are sized "
                     + "to hold it: size/(disks-1) each plus md's data offset (default: ${DEFAULT-VALUE})",
             defaultValue = "1g")
     String size;
 
-    @Option(names = "--runtime", paramLabel = "TIME", description = "measured time per run: 5, 5s, 500ms, 1m (default: ${DEFAULT-VALUE})",
+    @Option(
+            names = "--runtime",
+            paramLabel = "TIME",
+            description = "measured time per run: 5, 5s, 500ms, 1m (default: ${DEFAULT-VALUE})",
             defaultValue = "5s")
     String runtime;
 
-    @Option(names = "--ramp", paramLabel = "TIME", description = "unmeasured warm-up before each run (default: ${DEFAULT-VALUE})",
+    @Option(
+            names = "--ramp",
+            paramLabel = "TIME",
+            description = "unmeasured warm-up before each run (default: ${DEFAULT-VALUE})",
             defaultValue = "1s")
     String ramp;
 
-    @Option(names = "--warmup", paramLabel = "TIME",
-            description = "one unmeasured run of every variant before the first round, for the JIT (default: ${DEFAULT-VALUE})",
+    @Option(
+            names = "--warmup",
+            paramLabel = "TIME",
+            description =
+                    "one unmeasured run of every variant before the first round, for the JIT (default: ${DEFAULT-VALUE})",
             defaultValue = "2s")
     String warmup;
 
-    @Option(names = "--backend", paramLabel = "KIND", description = "memory or file (default: ${DEFAULT-VALUE})",
+    @Option(
+            names = "--backend",
+            paramLabel = "KIND",
+            description = "memory or file (default: ${DEFAULT-VALUE})",
             defaultValue = "memory")
     String backend;
 
@@ -89,48 +126,78 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--direct", description = "open member files with O_DIRECT")
     boolean direct;
 
-    @Option(names = "--disks", paramLabel = "N", description = "array members (default: ${DEFAULT-VALUE})", defaultValue = "4")
+    @Option(
+            names = "--disks",
+            paramLabel = "N",
+            description = "array members (default: ${DEFAULT-VALUE})",
+            defaultValue = "4")
     int disks;
 
-    @Option(names = "--chunk", paramLabel = "SIZE", description = "chunk size (default: ${DEFAULT-VALUE})", defaultValue = "512k")
+    @Option(
+            names = "--chunk",
+            paramLabel = "SIZE",
+            description = "chunk size (default: ${DEFAULT-VALUE})",
+            defaultValue = "512k")
     String chunk;
 
-    @Option(names = "--layout", paramLabel = "NAME", description = "md layout, e.g. left-symmetric, ra (default: ${DEFAULT-VALUE})",
+    @Option(
+            names = "--layout",
+            paramLabel = "NAME",
+            description = "md layout, e.g. left-symmetric, ra (default: ${DEFAULT-VALUE})",
             defaultValue = "left-symmetric")
     String layout;
 
-    @Option(names = "--counters", paramLabel = "MODE",
-            description = "array hot-path counters: atomic, percpu, percpu-shared (cells with atomic adds, the fallback "
-                    + "without membarrier), both (atomic vs percpu) or fastpath (percpu-shared vs percpu), interleaved "
-                    + "A B A B with the ratio (default: ${DEFAULT-VALUE})",
+    @Option(
+            names = "--counters",
+            paramLabel = "MODE",
+            description =
+                    "array hot-path counters: atomic, percpu, percpu-shared (cells with atomic adds, the fallback "
+                            + "without membarrier), both (atomic vs percpu) or fastpath (percpu-shared vs percpu), interleaved "
+                            + "A B A B with the ratio (default: ${DEFAULT-VALUE})",
             defaultValue = "percpu")
     String counters;
 
-    @Option(names = "--live-counters", paramLabel = "off|on|both",
+    @Option(
+            names = "--live-counters",
+            paramLabel = "off|on|both",
             description = "array publishes live counters (raid stat) while measured; both interleaves off and on, "
-                    + "with the ratio (default: ${DEFAULT-VALUE})", defaultValue = "off")
+                    + "with the ratio (default: ${DEFAULT-VALUE})",
+            defaultValue = "off")
     String liveCounters;
 
-    @Option(names = "--consistency-policy", paramLabel = "POLICY",
-            description = "array consistency policies, interleaved per round: a list of resync, bitmap (md's write-intent "
-                    + "bitmap), ppl (md's partial parity log), e.g. resync,bitmap; both is resync,ppl "
-                    + "(default: ${DEFAULT-VALUE})", defaultValue = "resync")
+    @Option(
+            names = "--consistency-policy",
+            paramLabel = "POLICY",
+            description =
+                    "array consistency policies, interleaved per round: a list of resync, bitmap (md's write-intent "
+                            + "bitmap), ppl (md's partial parity log), e.g. resync,bitmap; both is resync,ppl "
+                            + "(default: ${DEFAULT-VALUE})",
+            defaultValue = "resync")
     String policy;
 
     @Option(names = "--degraded", description = "fail one member before each run")
     boolean degraded;
 
-    @Option(names = "--repeat", paramLabel = "R", description = "rounds; spread is reported over them (default: ${DEFAULT-VALUE})",
+    @Option(
+            names = "--repeat",
+            paramLabel = "R",
+            description = "rounds; spread is reported over them (default: ${DEFAULT-VALUE})",
             defaultValue = "1")
     int repeat;
 
-    @Option(names = "--target", paramLabel = "LIST", split = ",",
+    @Option(
+            names = "--target",
+            paramLabel = "LIST",
+            split = ",",
             description = "array, raw (one disk: the reference), raw-members (RAID-0 over the members); several "
                     + "run interleaved and ratios are taken against the first (default: ${DEFAULT-VALUE})",
             defaultValue = "array")
     List<String> targets = new ArrayList<>();
 
-    @Option(names = "--workers", paramLabel = "N", description = "AsyncIo worker threads for iodepth > 1 (default: min(numjobs x iodepth, cores))",
+    @Option(
+            names = "--workers",
+            paramLabel = "N",
+            description = "AsyncIo worker threads for iodepth > 1 (default: min(numjobs x iodepth, cores))",
             defaultValue = "0")
     int workers;
 
@@ -194,12 +261,27 @@ public final class BenchCommand implements Callable<Integer> {
             t.add(BenchConfig.Target.parse(s));
         }
         BenchConfig.Builder b = BenchConfig.builder()
-                .rw(RwMode.parse(rw)).rwmixread(rwmixread).bs(Sizes.parse(bs)).iodepth(iodepth).numjobs(numjobs)
-                .size(Sizes.parse(size)).runtime(duration("--runtime", runtime)).ramp(duration("--ramp", ramp))
+                .rw(RwMode.parse(rw))
+                .rwmixread(rwmixread)
+                .bs(Sizes.parse(bs))
+                .iodepth(iodepth)
+                .numjobs(numjobs)
+                .size(Sizes.parse(size))
+                .runtime(duration("--runtime", runtime))
+                .ramp(duration("--ramp", ramp))
                 .warmup(duration("--warmup", warmup))
-                .backend(BenchConfig.Backend.parse(backend)).dir(dir).direct(direct).disks(disks)
-                .chunk(Sizes.parse(chunk)).layout(Raid5Algorithm.parse(layout))
-                .counters(BenchConfig.Counters.parse(counters)).policies(BenchConfig.Policies.parse(policy)).liveCounters(BenchConfig.LiveCounters.parse(liveCounters)).degraded(degraded).repeat(repeat).targets(t)
+                .backend(BenchConfig.Backend.parse(backend))
+                .dir(dir)
+                .direct(direct)
+                .disks(disks)
+                .chunk(Sizes.parse(chunk))
+                .layout(Raid5Algorithm.parse(layout))
+                .counters(BenchConfig.Counters.parse(counters))
+                .policies(BenchConfig.Policies.parse(policy))
+                .liveCounters(BenchConfig.LiveCounters.parse(liveCounters))
+                .degraded(degraded)
+                .repeat(repeat)
+                .targets(t)
                 .workers(workers);
         if (seed != null) {
             b.seed(seed);

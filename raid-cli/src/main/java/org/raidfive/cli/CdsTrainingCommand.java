@@ -18,7 +18,10 @@ import picocli.CommandLine.Parameters;
  * the classes they load (picocli's model of every verb, the superblock code, the engine) are in the
  * archive. Each verb is run as {@link RaidCommand#main} would run it.
  */
-@Command(name = "cds-training", hidden = true, mixinStandardHelpOptions = true,
+@Command(
+        name = "cds-training",
+        hidden = true,
+        mixinStandardHelpOptions = true,
         description = "Run the everyday commands on scratch files in DIR (for the build's class-data archive).")
 final class CdsTrainingCommand extends Verb {
     @Parameters(paramLabel = "DIR", description = "Where to make a scratch directory (removed afterwards).")

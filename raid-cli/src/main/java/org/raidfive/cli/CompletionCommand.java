@@ -16,9 +16,15 @@ import picocli.CommandLine.Model.OptionSpec;
  * what it cannot know: file names for member lists and FILE/PATH/DIR options, mdadm's layout and
  * policy names, and the ARRAY names of the config file for {@code --array}.
  */
-@Command(header = "Print a bash completion script.", name = "completion", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Print a bash completion script for raid, ./raid and this launcher's path, with member files, "
-                + "layout and policy names, and the config's array names. Use: source <(raid completion)"})
+@Command(
+        header = "Print a bash completion script.",
+        name = "completion",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Print a bash completion script for raid, ./raid and this launcher's path, with member files, "
+                    + "layout and policy names, and the config's array names. Use: source <(raid completion)"
+        })
 final class CompletionCommand extends Verb {
     /** Picocli's case for an option whose value it cannot complete. */
     private static final String NOTHING = "')\n      return\n      ;;";
@@ -59,8 +65,10 @@ final class CompletionCommand extends Verb {
         values.put("--layout", words(layouts));
         values.put("--consistency-policy", words(List.of("resync", "bitmap", "ppl")));
         values.put("--bitmap", words(List.of("internal", "none")));
-        values.put("--array", "      local IFS=$'\\n'\n      COMPREPLY=( $(compgen -W \"$(_raid_config_arrays)\" -- "
-                + "\"${curr_word}\") )\n      return $?\n      ;;");
+        values.put(
+                "--array",
+                "      local IFS=$'\\n'\n      COMPREPLY=( $(compgen -W \"$(_raid_config_arrays)\" -- "
+                        + "\"${curr_word}\") )\n      return $?\n      ;;");
         for (CommandLine sub : root.getSubcommands().values()) {
             for (OptionSpec o : sub.getCommandSpec().options()) {
                 String label = o.paramLabel();
@@ -96,12 +104,13 @@ final class CompletionCommand extends Verb {
         return s.substring(0, at) + CONFIG_ARRAYS + names + s.substring(at + register.length());
     }
 
-    private static final String FILES = "      local IFS=$'\\n'\n      type compopt &>/dev/null && compopt -o filenames\n"
-            + "      COMPREPLY=( $( compgen -f -- \"${curr_word}\" ) ) # files\n      return $?\n      ;;";
+    private static final String FILES =
+            "      local IFS=$'\\n'\n      type compopt &>/dev/null && compopt -o filenames\n"
+                    + "      COMPREPLY=( $( compgen -f -- \"${curr_word}\" ) ) # files\n      return $?\n      ;;";
 
     private static String words(List<String> w) {
-        return "      local IFS=$' \\t\\n'\n      COMPREPLY=( $(compgen -W \"" + String.join(" ", w) + "\" -- \"${curr_word}\") )\n"
-                + "      return $?\n      ;;";
+        return "      local IFS=$' \\t\\n'\n      COMPREPLY=( $(compgen -W \"" + String.join(" ", w)
+                + "\" -- \"${curr_word}\") )\n" + "      return $?\n      ;;";
     }
 
     private static String quote(String path) {

@@ -10,8 +10,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.raidfive.array.ArraySpec;
-import org.raidfive.array.ConsistencyPolicy;
 import org.raidfive.array.ArrayStatus;
+import org.raidfive.array.ConsistencyPolicy;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncProgress;
 import org.raidfive.bench.Sizes;
@@ -30,27 +30,45 @@ import picocli.CommandLine.Parameters;
  * they cannot be created, so {@code --size} is refused with them, and parity is computed by the
  * initial resync unless {@code --assume-clean}.
  */
-@Command(header = "Create an array on member files.", name = "create", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
-        description = {"Create a RAID-5 array on the MEMBER files, writing an md v1.2 superblock to each.",
-                "Absent files are created sparse with --size bytes. A file that already holds data (an md "
-                + "superblock or any non-zero byte in its first 64 KiB) is refused unless --force; then parity is "
-                + "computed by an initial resync in the foreground.",
-                "A MEMBER may be an NBD export (nbd://HOST[:PORT]/EXPORT or nbd+unix:///EXPORT?socket=PATH): it is used "
-                + "at its size (no --size), and the initial resync computes parity unless --assume-clean.",
-                "The word missing in place of a MEMBER leaves that slot empty, as mdadm does: the array starts degraded "
-                + "(no resync: there is nothing to compare parity with) until a spare is added and rebuilt; a spare "
-                + "given with --spare is rebuilt at once. (A file named missing is ./missing.)"})
+@Command(
+        header = "Create an array on member files.",
+        name = "create",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        usageHelpAutoWidth = true,
+        description = {
+            "Create a RAID-5 array on the MEMBER files, writing an md v1.2 superblock to each.",
+            "Absent files are created sparse with --size bytes. A file that already holds data (an md "
+                    + "superblock or any non-zero byte in its first 64 KiB) is refused unless --force; then parity is "
+                    + "computed by an initial resync in the foreground.",
+            "A MEMBER may be an NBD export (nbd://HOST[:PORT]/EXPORT or nbd+unix:///EXPORT?socket=PATH): it is used "
+                    + "at its size (no --size), and the initial resync computes parity unless --assume-clean.",
+            "The word missing in place of a MEMBER leaves that slot empty, as mdadm does: the array starts degraded "
+                    + "(no resync: there is nothing to compare parity with) until a spare is added and rebuilt; a spare "
+                    + "given with --spare is rebuilt at once. (A file named missing is ./missing.)"
+        })
 final class CreateCommand extends Verb {
-    @Option(names = "--chunk", paramLabel = "SIZE", defaultValue = "512K", converter = SizeConverter.class,
+    @Option(
+            names = "--chunk",
+            paramLabel = "SIZE",
+            defaultValue = "512K",
+            converter = SizeConverter.class,
             description = "Chunk size: a power of two from 4K to 1G (default: ${DEFAULT-VALUE}).")
     long chunk;
 
-    @Option(names = "--layout", paramLabel = "NAME", defaultValue = "left-symmetric",
-            description = "Parity layout, as mdadm names it: left-asymmetric (la), right-asymmetric (ra), "
-                    + "left-symmetric (ls), right-symmetric (rs), parity-first, parity-last (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--layout",
+            paramLabel = "NAME",
+            defaultValue = "left-symmetric",
+            description =
+                    "Parity layout, as mdadm names it: left-asymmetric (la), right-asymmetric (ra), "
+                            + "left-symmetric (ls), right-symmetric (rs), parity-first, parity-last (default: ${DEFAULT-VALUE}).")
     String layout;
 
-    @Option(names = "--size", paramLabel = "SIZE", converter = SizeConverter.class,
+    @Option(
+            names = "--size",
+            paramLabel = "SIZE",
+            converter = SizeConverter.class,
             description = "Size of each member file to create when absent (sparse), e.g. 64M or 1G.")
     Long size;
 
@@ -63,15 +81,22 @@ final class CreateCommand extends Verb {
     @Option(names = "--force", description = "Overwrite files that already hold data (the initial resync then runs).")
     boolean force;
 
-    @Option(names = "--sparse", description = "Create (or extend) member files sparse even when their file systems "
-            + "could not hold them written in full: writes then fail with ENOSPC once a file system fills.")
+    @Option(
+            names = "--sparse",
+            description = "Create (or extend) member files sparse even when their file systems "
+                    + "could not hold them written in full: writes then fail with ENOSPC once a file system fills.")
     boolean sparse;
 
-    @Option(names = "--assume-clean", description = "Skip the initial resync even on reused files: only right when "
-            + "parity already matches (e.g. the files are all zeros).")
+    @Option(
+            names = "--assume-clean",
+            description = "Skip the initial resync even on reused files: only right when "
+                    + "parity already matches (e.g. the files are all zeros).")
     boolean assumeClean;
 
-    @Option(names = "--consistency-policy", paramLabel = "POLICY", converter = PolicyConverter.class,
+    @Option(
+            names = "--consistency-policy",
+            paramLabel = "POLICY",
+            converter = PolicyConverter.class,
             description = "How parity survives a crash, as mdadm names it: resync (a dirty array resyncs; dirty and "
                     + "degraded needs --force), bitmap (md's internal write-intent bitmap: a dirty array resyncs only "
                     + "the chunks written, a returning member recovers only those) or ppl (md's partial parity log: "
@@ -79,17 +104,24 @@ final class CreateCommand extends Verb {
                     + "resync.")
     ConsistencyPolicy policy;
 
-    @Option(names = "--bitmap", paramLabel = "internal|none",
+    @Option(
+            names = "--bitmap",
+            paramLabel = "internal|none",
             description = "mdadm's spelling: internal is --consistency-policy bitmap, none is resync.")
     String bitmap;
 
-    @Option(names = "--bitmap-chunk", paramLabel = "SIZE", converter = SizeConverter.class,
+    @Option(
+            names = "--bitmap-chunk",
+            paramLabel = "SIZE",
+            converter = SizeConverter.class,
             description = "Member data per bitmap bit (a power of two, at least what the bitmap's room allows; "
                     + "mdadm's default: 64M or more).")
     Long bitmapChunk;
 
-    @Parameters(paramLabel = "MEMBER", arity = "1..*", description = "Member files, in slot order; missing for an "
-            + "empty slot.")
+    @Parameters(
+            paramLabel = "MEMBER",
+            arity = "1..*",
+            description = "Member files, in slot order; missing for an " + "empty slot.")
     List<String> members;
 
     /** mdadm's word for an empty slot in {@code --create}. */
@@ -100,14 +132,17 @@ final class CreateCommand extends Verb {
         if (bitmap != null) {
             ConsistencyPolicy asked = GrowCommand.bitmapPolicy(bitmap);
             if (policy != null && policy != asked) {
-                throw CliException.usage("--bitmap " + bitmap + " contradicts --consistency-policy " + policy.mdadmName());
+                throw CliException.usage(
+                        "--bitmap " + bitmap + " contradicts --consistency-policy " + policy.mdadmName());
             }
             policy = asked;
         }
         if (bitmapChunk != null && policy != ConsistencyPolicy.BITMAP) {
             throw CliException.usage("--bitmap-chunk needs a bitmap (--bitmap internal)");
         }
-        ArraySpec.Builder builder = ArraySpec.builder().algorithm(Raid5Algorithm.parse(layout)).chunkSize(chunk)
+        ArraySpec.Builder builder = ArraySpec.builder()
+                .algorithm(Raid5Algorithm.parse(layout))
+                .chunkSize(chunk)
                 .consistencyPolicy(policy);
         try {
             builder.bitmapChunk(bitmapChunk == null ? 0 : bitmapChunk);
@@ -118,8 +153,8 @@ final class CreateCommand extends Verb {
             builder.name(arrayName);
         }
         if (members.size() < Raid5Layout.MIN_DISKS) {
-            throw CliException.usage("RAID-5 needs at least " + Raid5Layout.MIN_DISKS + " members, got "
-                    + members.size());
+            throw CliException.usage(
+                    "RAID-5 needs at least " + Raid5Layout.MIN_DISKS + " members, got " + members.size());
         }
         List<String> present = new ArrayList<>();
         int missing = -1;
@@ -175,8 +210,7 @@ final class CreateCommand extends Verb {
             checkFreeSpace(all, size);
         }
         if (smallest / 512 > 0) {
-            long offset = DataOffset.forNewMember(smallest / 512, (int) (chunk / 512),
-                    policy == ConsistencyPolicy.PPL);
+            long offset = DataOffset.forNewMember(smallest / 512, (int) (chunk / 512), policy == ConsistencyPolicy.PPL);
             if (smallest / 512 - offset < chunk / 512) {
                 throw CliException.usage("members of " + smallest + " bytes are too small: data would start at sector "
                         + offset + ", leaving no whole " + Sizes.chunk((int) chunk) + " chunk");
@@ -213,15 +247,21 @@ final class CreateCommand extends Verb {
                             + "FILE " + join(present) + " and rebuild it with raid rebuild");
                 } else if (missing >= 0) {
                     say("slot " + missing + " is missing: rebuilding it onto " + spares.get(0));
-                    followPass(array, "rebuild", "the array exists, degraded; finish the rebuild with: raid rebuild "
-                            + join(all));
+                    followPass(
+                            array,
+                            "rebuild",
+                            "the array exists, degraded; finish the rebuild with: raid rebuild " + join(all));
                 } else if (!clean) {
                     say("computing parity (initial resync)");
-                    followPass(array, "initial resync", "the array exists; finish its initial resync with: raid rebuild "
-                            + join(all));
+                    followPass(
+                            array,
+                            "initial resync",
+                            "the array exists; finish its initial resync with: raid rebuild " + join(all));
                 } else {
-                    say(assumeClean ? "parity assumed clean (--assume-clean)"
-                            : "new sparse members read as zeros: parity already holds, no resync needed");
+                    say(
+                            assumeClean
+                                    ? "parity assumed clean (--assume-clean)"
+                                    : "new sparse members read as zeros: parity already holds, no resync needed");
                 }
             }
         } finally {
@@ -246,7 +286,8 @@ final class CreateCommand extends Verb {
             }
         }
         if (p != null && !p.complete()) {
-            throw new CliException(ExitCode.PROBLEM, what + " stopped: " + (p.error() == null ? "incomplete" : p.error()));
+            throw new CliException(
+                    ExitCode.PROBLEM, what + " stopped: " + (p.error() == null ? "incomplete" : p.error()));
         }
     }
 

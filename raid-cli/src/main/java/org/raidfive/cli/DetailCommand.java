@@ -18,13 +18,19 @@ import picocli.CommandLine.Option;
  * an array that cannot be assembled, or that another process holds open, is described from its
  * superblocks.
  */
-@Command(header = "Show an array's state and members, like mdadm --detail.", name = "detail", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Show the array the MEMBER files make up, like mdadm --detail: identity, geometry, state, "
-                + "member counts and a table of members. Assembles read-only: the files are not changed.",
-                "While another process (e.g. raid serve) holds the array, its superblocks are shown and the holder "
-                + "named: the live state is the holder's.",
-                "Exit codes as mdadm --detail --test: 0 healthy, 1 degraded, 2 failed or cannot be assembled, "
-                + "4 a member cannot be opened or holds no usable superblock."})
+@Command(
+        header = "Show an array's state and members, like mdadm --detail.",
+        name = "detail",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Show the array the MEMBER files make up, like mdadm --detail: identity, geometry, state, "
+                    + "member counts and a table of members. Assembles read-only: the files are not changed.",
+            "While another process (e.g. raid serve) holds the array, its superblocks are shown and the holder "
+                    + "named: the live state is the holder's.",
+            "Exit codes as mdadm --detail --test: 0 healthy, 1 degraded, 2 failed or cannot be assembled, "
+                    + "4 a member cannot be opened or holds no usable superblock."
+        })
 final class DetailCommand extends Verb {
     @Option(names = "--json", description = "Print the report as JSON.")
     boolean json;
@@ -35,8 +41,10 @@ final class DetailCommand extends Verb {
     /** The members given, or those of --array. */
     List<String> members;
 
-    @Option(names = "--scan", description = "Print the ARRAY line, as mdadm --detail --scan (with devices= under -v); "
-            + "without MEMBER or --array, one for each ARRAY of the config file.")
+    @Option(
+            names = "--scan",
+            description = "Print the ARRAY line, as mdadm --detail --scan (with devices= under -v); "
+                    + "without MEMBER or --array, one for each ARRAY of the config file.")
     boolean scan;
 
     @Option(names = "--brief", description = "Print only the ARRAY line, as mdadm --detail --brief.")
@@ -77,13 +85,15 @@ final class DetailCommand extends Verb {
         ArrayConfig cfg = ArrayConfig.find(source.config);
         if (cfg == null || cfg.arrays().isEmpty()) {
             throw CliException.usage("--scan without MEMBER or --array lists the arrays of the config file, and "
-                    + (cfg == null ? "there is none (--config FILE, RAID_CONFIG, " + ArrayConfig.DEFAULT_PATHS + ")"
-                    : cfg.file() + " has no ARRAY line"));
+                    + (cfg == null
+                            ? "there is none (--config FILE, RAID_CONFIG, " + ArrayConfig.DEFAULT_PATHS + ")"
+                            : cfg.file() + " has no ARRAY line"));
         }
         int exit = ExitCode.OK;
         for (ArrayConfig.Entry e : cfg.arrays()) {
             try {
-                List<String> found = ArraySource.resolve(e.uuid() != null ? e.uuid() : e.token(), cfg, new ArrayList<>());
+                List<String> found =
+                        ArraySource.resolve(e.uuid() != null ? e.uuid() : e.token(), cfg, new ArrayList<>());
                 Survey survey = Survey.of(found);
                 out().println(ArraySource.arrayLine(survey.top(), verbosity.level() > 0 ? found : null, false));
             } catch (Exception ex) {

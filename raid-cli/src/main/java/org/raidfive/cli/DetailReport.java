@@ -18,8 +18,7 @@ import org.raidfive.md.Superblock;
  */
 final class DetailReport {
     /** One line of the member table; {@code number} is the md device number, {@code raidDevice} the slot or -1. */
-    record Row(int number, int raidDevice, String state, String path) {
-    }
+    record Row(int number, int raidDevice, String state, String path) {}
 
     String uuid;
     String name;
@@ -32,6 +31,7 @@ final class DetailReport {
     String problem;
     /** Who holds the array open (another process, or an array here): its live state is the holder's. */
     String heldBy;
+
     long events;
     long creationTime;
     long updateTime;
@@ -45,6 +45,7 @@ final class DetailReport {
     boolean failedArray;
     /** mdadm's "Consistency Policy": resync, ppl or bitmap, from the superblock's features. */
     String consistencyPolicy = "resync";
+
     final List<Row> rows = new ArrayList<>();
 
     /** From an assembled array; {@code stale} are given files the array refused as out of date. */
@@ -81,8 +82,9 @@ final class DetailReport {
                 case FAULTY -> st = "faulty";
                 default -> st = "spare";
             }
-            if (m.slot() >= 0 && m.slot() < filled.length && (m.state() == MemberState.IN_SYNC
-                    || m.state() == MemberState.REBUILDING)) {
+            if (m.slot() >= 0
+                    && m.slot() < filled.length
+                    && (m.state() == MemberState.IN_SYNC || m.state() == MemberState.REBUILDING)) {
                 filled[m.slot()] = true;
             }
             r.rows.add(new Row(m.devNumber(), m.slot(), st, m.name()));
@@ -174,8 +176,8 @@ final class DetailReport {
         long missing = r.raidDevices - r.active;
         r.failedArray = missing > 1;
         r.degraded = missing > 0;
-        r.state = (survey.top().isClean() ? "clean" : "active") + (r.failedArray ? ", FAILED" : r.degraded
-                ? ", degraded" : "") + ", in use by " + heldBy;
+        r.state = (survey.top().isClean() ? "clean" : "active")
+                + (r.failedArray ? ", FAILED" : r.degraded ? ", degraded" : "") + ", in use by " + heldBy;
         return r;
     }
 
@@ -212,7 +214,13 @@ final class DetailReport {
         field(s, "Array Size", (arrayBytes >> 10) + Sizes.mdadmHuman(arrayBytes));
         field(s, "Used Dev Size", (usedDevBytes >> 10) + Sizes.mdadmHuman(usedDevBytes));
         field(s, "Raid Devices", Integer.toString(raidDevices));
-        field(s, "Total Devices", Integer.toString(rows.stream().filter(r -> !r.path().isEmpty()).mapToInt(r -> 1).sum()));
+        field(
+                s,
+                "Total Devices",
+                Integer.toString(rows.stream()
+                        .filter(r -> !r.path().isEmpty())
+                        .mapToInt(r -> 1)
+                        .sum()));
         s.append('\n');
         if (consistencyPolicy.equals("bitmap")) {
             field(s, "Intent Bitmap", "Internal");
@@ -249,8 +257,15 @@ final class DetailReport {
         s.append('\n');
         s.append("    Number   RaidDevice   State                    Path\n");
         for (Row r : rows) {
-            s.append(String.format(Locale.ROOT, "    %6s   %10s   %-24s %s%n", r.number() < 0 ? "-" : r.number(),
-                    r.raidDevice() < 0 ? "-" : r.raidDevice(), r.state(), r.path()).stripTrailing()).append('\n');
+            s.append(String.format(
+                                    Locale.ROOT,
+                                    "    %6s   %10s   %-24s %s%n",
+                                    r.number() < 0 ? "-" : r.number(),
+                                    r.raidDevice() < 0 ? "-" : r.raidDevice(),
+                                    r.state(),
+                                    r.path())
+                            .stripTrailing())
+                    .append('\n');
         }
         return s.toString();
     }

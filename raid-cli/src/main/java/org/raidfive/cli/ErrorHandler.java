@@ -56,10 +56,14 @@ final class ErrorHandler implements IParameterExceptionHandler, IExecutionExcept
         if (t instanceof ArrayFailedException) {
             return ExitCode.PROBLEM;
         }
-        if (t instanceof ArrayConfigException || t instanceof ArrayStateException
-                || t instanceof FileSystemException || t instanceof SuperblockException
-                || t instanceof MemberUnreachableException || t instanceof MemberInUseException
-                || t instanceof IllegalArgumentException || t instanceof IllegalStateException) {
+        if (t instanceof ArrayConfigException
+                || t instanceof ArrayStateException
+                || t instanceof FileSystemException
+                || t instanceof SuperblockException
+                || t instanceof MemberUnreachableException
+                || t instanceof MemberInUseException
+                || t instanceof IllegalArgumentException
+                || t instanceof IllegalStateException) {
             return ExitCode.USAGE;
         }
         return ExitCode.PROBLEM;
@@ -76,8 +80,11 @@ final class ErrorHandler implements IParameterExceptionHandler, IExecutionExcept
             return e.getMessage();
         }
         String m = t.getMessage();
-        if (t instanceof CliException || t instanceof IOException || t instanceof SuperblockException
-                || t instanceof IllegalArgumentException || t instanceof IllegalStateException) {
+        if (t instanceof CliException
+                || t instanceof IOException
+                || t instanceof SuperblockException
+                || t instanceof IllegalArgumentException
+                || t instanceof IllegalStateException) {
             return m == null ? t.toString() : m;
         }
         return "internal error: " + t + " (run with -v for the stack trace)";

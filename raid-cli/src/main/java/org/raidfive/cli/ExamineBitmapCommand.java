@@ -21,11 +21,16 @@ import picocli.CommandLine.Mixin;
  * --examine-bitmap} (-X) prints it: its superblock's fields and how many bits are dirty. Reads the
  * file only.
  */
-@Command(header = "Print members' write-intent bitmaps, like mdadm --examine-bitmap.", name = "examine-bitmap",
-        mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Print the internal write-intent bitmap of each MEMBER as mdadm -X does: magic, version, UUID, "
-                + "events, events cleared, state, chunk size, daemon period, write mode, sync size, and bits dirty.",
-                "Exit 0, or 2 when a file holds no superblock or no bitmap."})
+@Command(
+        header = "Print members' write-intent bitmaps, like mdadm --examine-bitmap.",
+        name = "examine-bitmap",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Print the internal write-intent bitmap of each MEMBER as mdadm -X does: magic, version, UUID, "
+                    + "events, events cleared, state, chunk size, daemon period, write mode, sync size, and bits dirty.",
+            "Exit 0, or 2 when a file holds no superblock or no bitmap."
+        })
 final class ExamineBitmapCommand extends Verb {
     @Mixin
     ArraySource source;
@@ -82,7 +87,8 @@ final class ExamineBitmapCommand extends Verb {
         field(s, "Sync Size", (b.syncSize() / 2) + Sizes.mdadmHuman(b.syncSize() * 512));
         // printf's %2.1f as glibc does it: the double's exact value, ties to even (6.25 -> 6.2)
         String pct = new BigDecimal(100.0 * dirty / Math.max(1, bits))
-                .setScale(1, RoundingMode.HALF_EVEN).toPlainString();
+                .setScale(1, RoundingMode.HALF_EVEN)
+                .toPlainString();
         field(s, "Bitmap", bits + " bits (chunks), " + dirty + " dirty (" + pct + "%)");
         return s.toString();
     }

@@ -13,12 +13,17 @@ import picocli.CommandLine.Option;
  * {@code raid examine}: members' superblocks, read from the files alone (opened read-only), like
  * {@code mdadm --examine}; several files are shown one after another, as mdadm does.
  */
-@Command(header = "Print members' superblocks, like mdadm --examine.", name = "examine",
-        mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Print each MEMBER's md v1.2 superblock field by field, as mdadm --examine does. Reads the "
-                + "files only (opened read-only).",
-                "Exit 0 when every superblock is sound, 1 when one's checksum is wrong (its fields are shown with the "
-                + "expected checksum), 2 when a file is missing or holds no usable superblock."})
+@Command(
+        header = "Print members' superblocks, like mdadm --examine.",
+        name = "examine",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Print each MEMBER's md v1.2 superblock field by field, as mdadm --examine does. Reads the "
+                    + "files only (opened read-only).",
+            "Exit 0 when every superblock is sound, 1 when one's checksum is wrong (its fields are shown with the "
+                    + "expected checksum), 2 when a file is missing or holds no usable superblock."
+        })
 final class ExamineCommand extends Verb {
     @Option(names = "--json", description = "Print the fields as JSON (an object; an array of them for several files).")
     boolean json;
@@ -29,9 +34,11 @@ final class ExamineCommand extends Verb {
     /** The members given, or those of --array. */
     List<String> members;
 
-    @Option(names = {"--scan", "--brief"}, description = "Print one ARRAY line per array the files belong to, as mdadm "
-            + "--examine --scan (with devices= under -v); --scan without MEMBER or --array looks at the config's DEVICE "
-            + "and ARRAY lines.")
+    @Option(
+            names = {"--scan", "--brief"},
+            description = "Print one ARRAY line per array the files belong to, as mdadm "
+                    + "--examine --scan (with devices= under -v); --scan without MEMBER or --array looks at the config's DEVICE "
+                    + "and ARRAY lines.")
     boolean scan;
 
     @Override
@@ -52,12 +59,14 @@ final class ExamineCommand extends Verb {
         if (json) {
             List<Object> list = new ArrayList<>();
             for (int i = 0; i < members.size(); i++) {
-                list.add(ExamineReport.json(members.get(i), reads.get(i), reads.get(i).memberBytes()));
+                list.add(ExamineReport.json(
+                        members.get(i), reads.get(i), reads.get(i).memberBytes()));
             }
             out().print(Json.write(list.size() == 1 ? list.get(0) : list));
         } else {
             for (int i = 0; i < members.size(); i++) {
-                out().print(ExamineReport.text(members.get(i), reads.get(i), reads.get(i).memberBytes()));
+                out().print(ExamineReport.text(
+                        members.get(i), reads.get(i), reads.get(i).memberBytes()));
             }
         }
         out().flush();

@@ -22,8 +22,7 @@ final class ExamineReport {
     /** Sectors after a 1.2 superblock that md counts as metadata whatever the features ((32 + 4) * 2). */
     private static final long KERNEL_RESERVE_SECTORS = 72;
 
-    private ExamineReport() {
-    }
+    private ExamineReport() {}
 
     /** {@code memberBytes}: the member's size, or 0 when unknown (then no "Unused Space" line). */
     static String text(String path, SuperblockFile.Read read, long memberBytes) {
@@ -64,11 +63,19 @@ final class ExamineReport {
         }
         field(s, "Update Time", time(sb.utime()));
         if (sb.bblogSize() != 0 && sb.bblogOffset() != 0) {
-            field(s, "Bad Block Log", (sb.bblogSize() * 512 / 8) + " entries available at offset " + sb.bblogOffset()
-                    + " sectors" + (sb.hasFeature(Superblock.MD_FEATURE_BAD_BLOCKS) ? " - bad blocks present." : ""));
+            field(
+                    s,
+                    "Bad Block Log",
+                    (sb.bblogSize() * 512 / 8) + " entries available at offset " + sb.bblogOffset() + " sectors"
+                            + (sb.hasFeature(Superblock.MD_FEATURE_BAD_BLOCKS) ? " - bad blocks present." : ""));
         }
-        field(s, "Checksum", Integer.toHexString(read.storedChecksum()) + (read.checksumCorrect() ? " - correct"
-                : " - expected " + Integer.toHexString(read.expectedChecksum())));
+        field(
+                s,
+                "Checksum",
+                Integer.toHexString(read.storedChecksum())
+                        + (read.checksumCorrect()
+                                ? " - correct"
+                                : " - expected " + Integer.toHexString(read.expectedChecksum())));
         field(s, "Events", Long.toUnsignedString(sb.events()));
         s.append('\n');
         field(s, "Layout", layout(sb.layout()));
@@ -76,7 +83,8 @@ final class ExamineReport {
         s.append('\n');
         // mdadm prints these two one column to the left of the others
         s.append("   Device Role : ").append(role(sb)).append('\n');
-        s.append("   Array State : ").append(arrayState(sb))
+        s.append("   Array State : ")
+                .append(arrayState(sb))
                 .append(" ('A' == active, '.' == missing, 'R' == replacing)\n");
         return s.toString();
     }
@@ -101,7 +109,9 @@ final class ExamineReport {
         long[] unused = unusedSpace(sb, memberBytes, read.bitmapSectors());
         m.put("unusedSectorsBefore", unused == null ? null : unused[0]);
         m.put("unusedSectorsAfter", unused == null ? null : unused[1]);
-        m.put("recoveryOffsetSectors", sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET) ? sb.recoveryOffset() : null);
+        m.put(
+                "recoveryOffsetSectors",
+                sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET) ? sb.recoveryOffset() : null);
         m.put("state", sb.isClean() ? "clean" : "active");
         m.put("resyncOffsetSectors", sb.isClean() ? null : sb.resyncOffset());
         m.put("deviceUuid", MdUuid.format(sb.deviceUuid()));

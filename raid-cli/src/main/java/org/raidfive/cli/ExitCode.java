@@ -21,6 +21,5 @@ final class ExitCode {
     /** Stopped by SIGINT (Ctrl-C), as shells report it. */
     static final int INTERRUPTED = 130;
 
-    private ExitCode() {
-    }
+    private ExitCode() {}
 }

@@ -9,11 +9,17 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code raid fail}: marks a member faulty, as {@code mdadm --fail}; the array goes on degraded. */
-@Command(header = "Mark a member faulty.", name = "fail", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Mark the --member file faulty; the array goes on degraded without it.",
-                "The other members' superblocks record the failure; the failed file is left as it was and is stale "
-                + "from now on: leave it out of later commands (or re-add it with raid add --spare).",
-                "Failing a member of an array that is already degraded would fail the array: refused unless --force."})
+@Command(
+        header = "Mark a member faulty.",
+        name = "fail",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Mark the --member file faulty; the array goes on degraded without it.",
+            "The other members' superblocks record the failure; the failed file is left as it was and is stale "
+                    + "from now on: leave it out of later commands (or re-add it with raid add --spare).",
+            "Failing a member of an array that is already degraded would fail the array: refused unless --force."
+        })
 final class FailCommand extends Verb {
     @Option(names = "--member", required = true, paramLabel = "FILE", description = "The member to mark faulty.")
     String member;
@@ -36,7 +42,8 @@ final class FailCommand extends Verb {
             ArrayStatus.MemberStatus m = MemberCommands.statusOf(probe, member);
             if (m.state() == MemberState.IN_SYNC && status.degraded() && !m.replacement() && !force) {
                 throw CliException.usage("failing " + member + " would fail " + status.name() + ": it is already "
-                        + "degraded (" + status.activeMembers() + " of " + status.raidDisks() + " members in sync); use "
+                        + "degraded (" + status.activeMembers() + " of " + status.raidDisks()
+                        + " members in sync); use "
                         + "--force to fail it anyway");
             }
         }
@@ -50,8 +57,10 @@ final class FailCommand extends Verb {
         if (!after.failed()) {
             List<String> rest = new ArrayList<>(members);
             rest.remove(Members.indexOf(members, member));
-            say((source.array != null ? "--array " + source.array + " leaves " + member + " out from now on (stale): "
-                    : "leave " + member + " out from now on: ") + "raid detail " + source.again(rest)
+            say((source.array != null
+                            ? "--array " + source.array + " leaves " + member + " out from now on (stale): "
+                            : "leave " + member + " out from now on: ")
+                    + "raid detail " + source.again(rest)
                     + "; then add a spare (raid add --spare FILE " + source.again(rest) + ") and run raid rebuild");
         }
         return after.failed() ? ExitCode.PROBLEM : ExitCode.OK;

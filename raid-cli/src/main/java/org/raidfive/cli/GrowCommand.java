@@ -12,24 +12,37 @@ import picocli.CommandLine.Option;
  * --grow} does; today the consistency policy. What it cannot change (members, chunk, layout, size)
  * it says so.
  */
-@Command(header = "Change an existing array.", name = "grow", mixinStandardHelpOptions = true,
+@Command(
+        header = "Change an existing array.",
+        name = "grow",
+        mixinStandardHelpOptions = true,
         usageHelpAutoWidth = true,
-        description = {"Change an array in place, like mdadm --grow.",
-                "--consistency-policy ppl adds md's partial parity log (8 sectors after the superblock, up to 1 MiB, "
-                + "before the bad block log; refused without room for it); bitmap (or --bitmap internal) adds md's "
-                + "internal write-intent bitmap where mdadm puts it; resync (or --bitmap none) removes either.",
-                "raidfive does not reshape: adding or removing data members, and changing chunk size, layout or "
-                + "member size, are done with Linux md (mdadm --grow)."})
+        description = {
+            "Change an array in place, like mdadm --grow.",
+            "--consistency-policy ppl adds md's partial parity log (8 sectors after the superblock, up to 1 MiB, "
+                    + "before the bad block log; refused without room for it); bitmap (or --bitmap internal) adds md's "
+                    + "internal write-intent bitmap where mdadm puts it; resync (or --bitmap none) removes either.",
+            "raidfive does not reshape: adding or removing data members, and changing chunk size, layout or "
+                    + "member size, are done with Linux md (mdadm --grow)."
+        })
 final class GrowCommand extends Verb {
-    @Option(names = "--consistency-policy", paramLabel = "POLICY", converter = PolicyConverter.class,
+    @Option(
+            names = "--consistency-policy",
+            paramLabel = "POLICY",
+            converter = PolicyConverter.class,
             description = "resync, bitmap or ppl.")
     ConsistencyPolicy policy;
 
-    @Option(names = "--bitmap", paramLabel = "internal|none",
+    @Option(
+            names = "--bitmap",
+            paramLabel = "internal|none",
             description = "mdadm's spelling: internal adds a write-intent bitmap, none removes it.")
     String bitmap;
 
-    @Option(names = {"--raid-devices", "-n"}, paramLabel = "N", hidden = true)
+    @Option(
+            names = {"--raid-devices", "-n"},
+            paramLabel = "N",
+            hidden = true)
     Integer raidDevices;
 
     @Option(names = "--chunk", paramLabel = "SIZE", hidden = true)
@@ -41,7 +54,10 @@ final class GrowCommand extends Verb {
     @Option(names = "--size", paramLabel = "SIZE", hidden = true)
     String size;
 
-    @Option(names = {"--speed-limit-min", "--speed-limit-max"}, paramLabel = "RATE", hidden = true)
+    @Option(
+            names = {"--speed-limit-min", "--speed-limit-max"},
+            paramLabel = "RATE",
+            hidden = true)
     String speedLimit;
 
     @Option(names = "--add", paramLabel = "FILE", hidden = true)
@@ -49,7 +65,8 @@ final class GrowCommand extends Verb {
 
     /** mdadm --grow's words for what raidfive cannot change: refused with where it is done instead. */
     private void refuseReshape() {
-        String what = raidDevices != null ? "--raid-devices (adding or removing data members)"
+        String what = raidDevices != null
+                ? "--raid-devices (adding or removing data members)"
                 : chunk != null ? "--chunk" : layout != null ? "--layout" : size != null ? "--size" : null;
         if (what != null) {
             throw CliException.usage("raidfive does not reshape: " + what + " is changed with Linux md (mdadm --grow "

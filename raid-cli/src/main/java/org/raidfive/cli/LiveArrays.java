@@ -23,7 +23,10 @@ final class LiveArrays {
     @Mixin
     ArraySource source;
 
-    @Option(names = "--file", paramLabel = "PATH", description = "A counters file (raid serve says where it puts its own).")
+    @Option(
+            names = "--file",
+            paramLabel = "PATH",
+            description = "A counters file (raid serve says where it puts its own).")
     Path file;
 
     /** The counters files to read; empty when none runs. */
@@ -42,7 +45,9 @@ final class LiveArrays {
             List<Path> all = new ArrayList<>();
             if (Files.isDirectory(dir)) {
                 try (Stream<Path> s = Files.list(dir)) {
-                    s.filter(p -> p.getFileName().toString().endsWith(".counters")).sorted().forEach(all::add);
+                    s.filter(p -> p.getFileName().toString().endsWith(".counters"))
+                            .sorted()
+                            .forEach(all::add);
                 }
             }
             return all;
@@ -52,9 +57,12 @@ final class LiveArrays {
         String uuid = MdUuid.format(survey.top().setUuid());
         List<Path> live = servers(dir, uuid, members).stream().map(Server::file).toList();
         if (live.isEmpty()) {
-            throw new CliException(ExitCode.PROBLEM, "array " + survey.top().name() + " (" + uuid
-                    + ") is not running with live counters: no " + uuid + ".PID.counters of a running process in "
-                    + dir + " (raid serve publishes them)");
+            throw new CliException(
+                    ExitCode.PROBLEM,
+                    "array " + survey.top().name() + " (" + uuid
+                            + ") is not running with live counters: no " + uuid
+                            + ".PID.counters of a running process in "
+                            + dir + " (raid serve publishes them)");
         }
         return live;
     }
@@ -69,8 +77,7 @@ final class LiveArrays {
     }
 
     /** A running raid serve as its counters file names it: verified by pid and process start time. */
-    record Server(Path file, long pid, String arrayUuid, long socketInode) {
-    }
+    record Server(Path file, long pid, String arrayUuid, long socketInode) {}
 
     /**
      * The running servers that keep a counters file in {@code dir}, of the array {@code uuid} (of

@@ -12,8 +12,7 @@ import org.raidfive.md.SuperblockException;
 
 /** Checks the member-management verbs share. */
 final class MemberCommands {
-    private MemberCommands() {
-    }
+    private MemberCommands() {}
 
     /** The status row of {@code spec}'s disk in an assembled array. */
     static ArrayStatus.MemberStatus statusOf(ArraySession session, String spec) throws IOException {
@@ -23,14 +22,15 @@ final class MemberCommands {
                 return m;
             }
         }
-        throw CliException.usage(spec + " is not a member of " + session.array().status().name());
+        throw CliException.usage(
+                spec + " is not a member of " + session.array().status().name());
     }
 
     /** {@code --member FILE} must be one of the MEMBER files. */
     static void requireListed(String option, String spec, List<String> members) throws IOException {
         if (Members.indexOf(members, spec) < 0) {
-            throw CliException.usage(option + " " + spec + " is not one of the members given ("
-                    + String.join(", ", members) + ")");
+            throw CliException.usage(
+                    option + " " + spec + " is not one of the members given (" + String.join(", ", members) + ")");
         }
     }
 
@@ -43,7 +43,12 @@ final class MemberCommands {
     }
 
     /** What a file that is to join the array holds. */
-    enum Joining { ABSENT, BLANK, STALE_MEMBER, OVERWRITE }
+    enum Joining {
+        ABSENT,
+        BLANK,
+        STALE_MEMBER,
+        OVERWRITE
+    }
 
     /**
      * Classifies a file that is to join the array {@code status} describes (as a spare or a
@@ -51,8 +56,8 @@ final class MemberCommands {
      * or something to overwrite (only with --force). Refuses a current member of this array and,
      * without --force, a file holding data.
      */
-    static Joining classifyNewMember(String option, String spec, List<String> members, ArrayStatus status,
-                                     boolean force) throws IOException {
+    static Joining classifyNewMember(
+            String option, String spec, List<String> members, ArrayStatus status, boolean force) throws IOException {
         if (!Members.exists(spec)) {
             return Joining.ABSENT;
         }
@@ -75,8 +80,8 @@ final class MemberCommands {
             if (survey.entry(all.size() - 1).verdict() == Survey.Verdict.STALE) {
                 return Joining.STALE_MEMBER;
             }
-            throw CliException.usage(option + " " + spec + " is already a member of " + status.name()
-                    + " (" + ExamineReport.role(sb) + "); list it with the members instead");
+            throw CliException.usage(option + " " + spec + " is already a member of " + status.name() + " ("
+                    + ExamineReport.role(sb) + "); list it with the members instead");
         }
         String data = Members.dataFound(spec);
         if (data != null) {

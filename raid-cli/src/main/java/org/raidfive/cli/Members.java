@@ -30,6 +30,7 @@ import org.raidfive.nbd.NbdUri;
 final class Members {
     /** Bytes at the start of a file that must be zero for it to count as blank: covers the v1.2 superblock. */
     static final int BLANK_CHECK_BYTES = 64 * 1024;
+
     private static final Pattern URI = Pattern.compile("^[A-Za-z][A-Za-z0-9+.-]*://.*");
     /**
      * NBD members: the client's defaults (connect and handshake within 10 s; a request without a
@@ -37,8 +38,7 @@ final class Members {
      */
     static final NbdClientConfig NBD_CLIENT = NbdClientConfig.defaults();
 
-    private Members() {
-    }
+    private Members() {}
 
     /** True for a spec that names a network member rather than a path. */
     static boolean isUri(String spec) {
@@ -156,7 +156,8 @@ final class Members {
         if (isNbd(spec)) {
             NbdUri uri = nbdUri(spec);
             if (uri.transport() == NbdUri.Transport.UNIX) {
-                uri = NbdUri.unix(uri.exportName(), uri.socket().toAbsolutePath().normalize());
+                uri = NbdUri.unix(
+                        uri.exportName(), uri.socket().toAbsolutePath().normalize());
             }
             return uri.toString();
         }
@@ -176,9 +177,11 @@ final class Members {
             int j = seen.indexOf(id);
             if (j >= 0) {
                 String first = specs.get(j);
-                throw CliException.usage(first.equals(specs.get(i)) ? first + " is given twice"
-                        : specs.get(i) + " is given twice (it is the same " + (isNbd(first) ? "export" : "file")
-                        + " as " + first + ")");
+                throw CliException.usage(
+                        first.equals(specs.get(i))
+                                ? first + " is given twice"
+                                : specs.get(i) + " is given twice (it is the same " + (isNbd(first) ? "export" : "file")
+                                        + " as " + first + ")");
             }
             seen.add(id);
         }
@@ -240,8 +243,8 @@ final class Members {
     private static String dataFound(String spec, MemberDisk disk) throws IOException {
         try {
             SuperblockFile.Read r = SuperblockFile.read(disk, spec);
-            return spec + " already holds an md superblock (array " + MdUuid.format(r.sb().setUuid())
-                    + ", name '" + r.sb().name() + "')";
+            return spec + " already holds an md superblock (array " + MdUuid.format(r.sb().setUuid()) + ", name '"
+                    + r.sb().name() + "')";
         } catch (SuperblockException e) {
             // no usable superblock: look at the bytes
         }

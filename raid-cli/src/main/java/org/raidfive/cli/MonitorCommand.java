@@ -16,14 +16,19 @@ import picocli.CommandLine.Option;
  * {@code raid monitor}: a running array's events as they happen, in {@code mdadm --monitor}'s words,
  * read from another process (the events the array broadcasts in its counters file).
  */
-@Command(name = "monitor", header = "Print a running array's events as they happen, like mdadm --monitor.",
-        mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Follows the events a running array (raid serve) broadcasts: Fail, DegradedArray, "
-                + "RebuildStarted, Rebuild20..Rebuild80, RebuildFinished, SpareActive (mdadm --monitor's words), and "
-                + "MemberRemoved, SpareAdded, ArrayFailed, Clean, Dirty. Each line: time, event, array, member, detail.",
-                "Without MEMBER, --array or --file: every running array on this machine. An array that stops is "
-                + "reported as DeviceDisappeared; the command ends on SIGINT/SIGTERM (exit 0) or when no array is left.",
-                "Exit codes: 0 stopped on request or every array stopped, 1 no running array found, 2 bad input."})
+@Command(
+        name = "monitor",
+        header = "Print a running array's events as they happen, like mdadm --monitor.",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Follows the events a running array (raid serve) broadcasts: Fail, DegradedArray, "
+                    + "RebuildStarted, Rebuild20..Rebuild80, RebuildFinished, SpareActive (mdadm --monitor's words), and "
+                    + "MemberRemoved, SpareAdded, ArrayFailed, Clean, Dirty. Each line: time, event, array, member, detail.",
+            "Without MEMBER, --array or --file: every running array on this machine. An array that stops is "
+                    + "reported as DeviceDisappeared; the command ends on SIGINT/SIGTERM (exit 0) or when no array is left.",
+            "Exit codes: 0 stopped on request or every array stopped, 1 no running array found, 2 bad input."
+        })
 final class MonitorCommand extends Verb {
     @Mixin
     LiveArrays arrays;
@@ -34,7 +39,10 @@ final class MonitorCommand extends Verb {
     @Option(names = "--test", description = "First print a TestMessage for each array, as mdadm --monitor --test.")
     boolean test;
 
-    @Option(names = "--delay", paramLabel = "MILLIS", defaultValue = "100",
+    @Option(
+            names = "--delay",
+            paramLabel = "MILLIS",
+            defaultValue = "100",
             description = "How often to look for new events (default: ${DEFAULT-VALUE} ms).")
     long delayMillis;
 
@@ -76,8 +84,13 @@ final class MonitorCommand extends Verb {
                     }
                     if (!f.writerAlive() || !Files.exists(f.path())) {
                         f.pollEvents(line -> print(f, line));
-                        emit(Instant.now(), "DeviceDisappeared", f.arrayName(), null, "raid serve (pid " + f.pid()
-                                + ") has stopped", -1);
+                        emit(
+                                Instant.now(),
+                                "DeviceDisappeared",
+                                f.arrayName(),
+                                null,
+                                "raid serve (pid " + f.pid() + ") has stopped",
+                                -1);
                         f.close();
                         open.remove(i);
                         long[] shorter = new long[open.size()];
@@ -106,8 +119,13 @@ final class MonitorCommand extends Verb {
         if (p.length < 6) {
             return;
         }
-        emit(Instant.ofEpochMilli(Long.parseLong(p[1])), p[2], f.arrayName(), p[4].isEmpty() ? null : p[4],
-                p[5].isEmpty() ? null : p[5], Long.parseLong(p[0]));
+        emit(
+                Instant.ofEpochMilli(Long.parseLong(p[1])),
+                p[2],
+                f.arrayName(),
+                p[4].isEmpty() ? null : p[4],
+                p[5].isEmpty() ? null : p[5],
+                Long.parseLong(p[0]));
     }
 
     private void emit(Instant time, String event, String array, String member, String detail, long sequence) {

@@ -11,8 +11,7 @@ import org.raidfive.array.SyncProgress;
  * passes it did not ask for before looking.
  */
 final class Passes {
-    private Passes() {
-    }
+    private Passes() {}
 
     static boolean running(Raid5Array array) {
         SyncProgress p = array.syncProgress();

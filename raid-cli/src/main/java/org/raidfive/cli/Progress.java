@@ -61,8 +61,16 @@ final class Progress {
             SyncProgress now = array.syncProgress();
             if (ended && now != null && now.running()) {
                 // the followed pass completed and the engine started the next one at once
-                last = new SyncProgress(last.action(), last.totalBytes(), last.totalBytes(), last.bytesPerSecond(),
-                        last.mismatchSectors(), false, null, last.target(), last.elapsed());
+                last = new SyncProgress(
+                        last.action(),
+                        last.totalBytes(),
+                        last.totalBytes(),
+                        last.bytesPerSecond(),
+                        last.mismatchSectors(),
+                        false,
+                        null,
+                        last.target(),
+                        last.elapsed());
                 break;
             }
             last = now;
@@ -107,18 +115,38 @@ final class Progress {
     }
 
     static String line(SyncProgress p) {
-        String state = p.running() ? "" : p.error() != null ? " - stopped: " + p.error()
-                : p.complete() ? String.format(Locale.ROOT, " - done in %.3f s", p.elapsed().toNanos() / 1e9)
-                : " - stopped";
+        String state = p.running()
+                ? ""
+                : p.error() != null
+                        ? " - stopped: " + p.error()
+                        : p.complete()
+                                ? String.format(
+                                        Locale.ROOT,
+                                        " - done in %.3f s",
+                                        p.elapsed().toNanos() / 1e9)
+                                : " - stopped";
         String speed = p.running() ? " at " + Sizes.rate(p.bytesPerSecond()) + ", ETA " + Sizes.duration(p.eta()) : "";
-        return String.format(Locale.ROOT, "%s: %5.1f%% (%s of %s per member)%s%s", p.action(), p.percent(),
-                Sizes.human(p.doneBytes()), Sizes.human(p.totalBytes()), speed, state);
+        return String.format(
+                Locale.ROOT,
+                "%s: %5.1f%% (%s of %s per member)%s%s",
+                p.action(),
+                p.percent(),
+                Sizes.human(p.doneBytes()),
+                Sizes.human(p.totalBytes()),
+                speed,
+                state);
     }
 
     static String bar(SyncProgress p) {
         int filled = (int) Math.min(BAR, Math.round(p.percent() / 100 * BAR));
-        return String.format(Locale.ROOT, "%-7s [%s%s] %5.1f%%  %-12s ETA %-8s", p.action(), "#".repeat(filled),
-                ".".repeat(BAR - filled), p.percent(), Sizes.rate(p.bytesPerSecond()),
+        return String.format(
+                Locale.ROOT,
+                "%-7s [%s%s] %5.1f%%  %-12s ETA %-8s",
+                p.action(),
+                "#".repeat(filled),
+                ".".repeat(BAR - filled),
+                p.percent(),
+                Sizes.rate(p.bytesPerSecond()),
                 p.running() ? Sizes.duration(p.eta()) : "done");
     }
 }

@@ -15,14 +15,20 @@ import picocli.CommandLine.Spec;
  * <p>Every verb is listed once, in {@code subcommands} below; a new one is added there. Member
  * specs (paths and NBD URIs) become disks in one place, {@link Members}.
  */
-@Command(name = "raid", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
-        sortOptions = false, usageHelpAutoWidth = true,
-        description = {"Create, inspect, degrade, rebuild and scrub RAID-5 arrays of member files (Linux md v1.2 "
-                + "format), and move data in and out of them.",
-                "",
-                "Each command assembles the array from the MEMBER files given (any order), does its work and closes "
-                + "it cleanly: the files are the whole state. A MEMBER may also be an NBD export "
-                + "(nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH); raid serve exports an array over NBD."},
+@Command(
+        name = "raid",
+        mixinStandardHelpOptions = true,
+        versionProvider = ManifestVersion.class,
+        sortOptions = false,
+        usageHelpAutoWidth = true,
+        description = {
+            "Create, inspect, degrade, rebuild and scrub RAID-5 arrays of member files (Linux md v1.2 "
+                    + "format), and move data in and out of them.",
+            "",
+            "Each command assembles the array from the MEMBER files given (any order), does its work and closes "
+                    + "it cleanly: the files are the whole state. A MEMBER may also be an NBD export "
+                    + "(nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH); raid serve exports an array over NBD."
+        },
         subcommands = {
             CreateCommand.class,
             AssembleCommand.class,
@@ -51,10 +57,13 @@ import picocli.CommandLine.Spec;
             CdsTrainingCommand.class,
             CommandLine.HelpCommand.class,
         },
-        footer = {"", "Exit codes: 0 ok; 1 degraded, failed, or parity mismatches found; 2 bad input or a refused "
-                + "operation (nothing was written); detail: 0 healthy, 1 degraded, 2 failed, 4 cannot read; "
-                + "130 interrupted.",
-                "Sizes take K, M, G suffixes (powers of 1024)."})
+        footer = {
+            "",
+            "Exit codes: 0 ok; 1 degraded, failed, or parity mismatches found; 2 bad input or a refused "
+                    + "operation (nothing was written); detail: 0 healthy, 1 degraded, 2 failed, 4 cannot read; "
+                    + "130 interrupted.",
+            "Sizes take K, M, G suffixes (powers of 1024)."
+        })
 public final class RaidCommand implements Callable<Integer> {
     @Mixin
     Verbosity verbosity;
@@ -64,7 +73,9 @@ public final class RaidCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        spec.commandLine().getErr().println("raid: a command is needed, e.g. raid detail MEMBER... (see 'raid --help')");
+        spec.commandLine()
+                .getErr()
+                .println("raid: a command is needed, e.g. raid detail MEMBER... (see 'raid --help')");
         return ExitCode.USAGE;
     }
 

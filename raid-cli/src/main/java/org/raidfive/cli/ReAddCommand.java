@@ -13,13 +13,18 @@ import picocli.CommandLine.Option;
  * write-intent bitmap only the chunks written while it was away are recovered, else it is rebuilt in
  * full (saying why); the recovery runs in the foreground.
  */
-@Command(header = "Take a former member back into its slot (fast with the write-intent bitmap).", name = "re-add",
-        mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Give --member, a former member whose slot is empty (it failed or was left out), its slot back "
-                + "and recover it in the foreground, as mdadm --re-add.",
-                "With an internal write-intent bitmap, and when the member left no earlier than bits were last cleared, "
-                + "only the chunks written while it was away are recovered; otherwise it is rebuilt in full and the "
-                + "command says why. Ctrl-C stops; raid rebuild resumes (in full from the checkpoint)."})
+@Command(
+        header = "Take a former member back into its slot (fast with the write-intent bitmap).",
+        name = "re-add",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Give --member, a former member whose slot is empty (it failed or was left out), its slot back "
+                    + "and recover it in the foreground, as mdadm --re-add.",
+            "With an internal write-intent bitmap, and when the member left no earlier than bits were last cleared, "
+                    + "only the chunks written while it was away are recovered; otherwise it is rebuilt in full and the "
+                    + "command says why. Ctrl-C stops; raid rebuild resumes (in full from the checkpoint)."
+        })
 final class ReAddCommand extends Verb {
     @Mixin
     SpeedOptions speed;
@@ -40,19 +45,24 @@ final class ReAddCommand extends Verb {
             throw CliException.usage("--member " + member + " is among the members given: list the array without it");
         }
         try (ArraySession session = readWriteSession(members);
-             SigintGuard guard = SigintGuard.install(session, err(), "re-add",
-                     "the member is back in its slot; finish its recovery with: raid rebuild "
-                     + source.again(with(members, member)))) {
+                SigintGuard guard = SigintGuard.install(
+                        session,
+                        err(),
+                        "re-add",
+                        "the member is back in its slot; finish its recovery with: raid rebuild "
+                                + source.again(with(members, member)))) {
             ReAddOutcome o;
             try {
                 o = session.array().reAdd(Members.open(member));
             } catch (ArrayConfigException e) {
                 throw CliException.usage(e.getMessage());
             }
-            say(o.byBitmap()
-                    ? "re-added " + member + " into slot " + o.slot() + ": recovering the " + o.dirtyChunks() + " of "
-                            + o.totalChunks() + " chunks the write-intent bitmap marks"
-                    : "re-added " + member + " into slot " + o.slot() + ": full rebuild (" + o.fullRebuildWhy() + ")");
+            say(
+                    o.byBitmap()
+                            ? "re-added " + member + " into slot " + o.slot() + ": recovering the " + o.dirtyChunks()
+                                    + " of " + o.totalChunks() + " chunks the write-intent bitmap marks"
+                            : "re-added " + member + " into slot " + o.slot() + ": full rebuild (" + o.fullRebuildWhy()
+                                    + ")");
             session.array().setSyncLimits(speed.limits());
             SyncProgress p = Progress.on(err()).follow(session.array(), guard::stopped);
             if (guard.stopped()) {
@@ -60,8 +70,8 @@ final class ReAddCommand extends Verb {
                 return ExitCode.PROBLEM;
             }
             if (p != null && !p.complete()) {
-                throw new CliException(ExitCode.PROBLEM, "recovery stopped: " + (p.error() == null ? "incomplete"
-                        : p.error()));
+                throw new CliException(
+                        ExitCode.PROBLEM, "recovery stopped: " + (p.error() == null ? "incomplete" : p.error()));
             }
             say(member + " is in sync");
             String note = source.unreachedNote(member);

@@ -12,25 +12,44 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code raid read}: bytes out of the array, from a read-only assembly (degraded arrays reconstruct). */
-@Command(header = "Read bytes out of the array (to a file or stdout).", name = "read", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Read --length bytes at --offset from the array to --output FILE or stdout.",
-                "Offset and length must be multiples of 512. Assembles read-only: the member files are not changed; "
-                + "a degraded array reconstructs the missing member's data from parity."})
+@Command(
+        header = "Read bytes out of the array (to a file or stdout).",
+        name = "read",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Read --length bytes at --offset from the array to --output FILE or stdout.",
+            "Offset and length must be multiples of 512. Assembles read-only: the member files are not changed; "
+                    + "a degraded array reconstructs the missing member's data from parity."
+        })
 final class ReadCommand extends Verb {
-    @Option(names = "--offset", required = true, paramLabel = "BYTES", converter = SizeConverter.class,
+    @Option(
+            names = "--offset",
+            required = true,
+            paramLabel = "BYTES",
+            converter = SizeConverter.class,
             description = "Array offset to read from; a multiple of 512 (K, M, G suffixes).")
     long offset;
 
-    @Option(names = "--length", required = true, paramLabel = "BYTES", converter = SizeConverter.class,
+    @Option(
+            names = "--length",
+            required = true,
+            paramLabel = "BYTES",
+            converter = SizeConverter.class,
             description = "Bytes to read; a multiple of 512.")
     long length;
 
-    @Option(names = "--output", paramLabel = "FILE|-", defaultValue = "-",
+    @Option(
+            names = "--output",
+            paramLabel = "FILE|-",
+            defaultValue = "-",
             description = "Where the bytes go (default: stdout).")
     String output;
 
-    @Option(names = "--force", description = "Start an array that is dirty and degraded anyway (md's --force): data "
-            + "in stripes written at the crash may be wrong (the RAID-5 write hole).")
+    @Option(
+            names = "--force",
+            description = "Start an array that is dirty and degraded anyway (md's --force): data "
+                    + "in stripes written at the crash may be wrong (the RAID-5 write hole).")
     boolean force;
 
     @Mixin
@@ -61,8 +80,11 @@ final class ReadCommand extends Verb {
                     throw new IOException("writing to stdout failed (closed pipe?)");
                 }
             } else {
-                try (OutputStream out = Files.newOutputStream(Members.path(output), StandardOpenOption.CREATE,
-                        StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+                try (OutputStream out = Files.newOutputStream(
+                        Members.path(output),
+                        StandardOpenOption.CREATE,
+                        StandardOpenOption.TRUNCATE_EXISTING,
+                        StandardOpenOption.WRITE)) {
                     copy(array, out);
                 }
             }

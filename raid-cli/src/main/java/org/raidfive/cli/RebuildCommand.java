@@ -18,17 +18,25 @@ import picocli.CommandLine.Option;
  * recovery onto a rebuilding member or a spare, or a pending resync. Ctrl-C stops it at the next
  * stripe with the checkpoint (recovery_offset / resync_offset) on disk; running it again resumes.
  */
-@Command(header = "Run or resume recovery (or a pending resync), with progress.", name = "rebuild", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Run or resume the array's recovery onto a spare or replacement (or a pending resync) in the "
-                + "foreground, with progress.",
-                "Ctrl-C stops it cleanly with the progress checkpointed on the members; run the same command again to "
-                + "resume. Exit 0 when the array ends whole, 1 when it is still degraded or the pass failed."})
+@Command(
+        header = "Run or resume recovery (or a pending resync), with progress.",
+        name = "rebuild",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Run or resume the array's recovery onto a spare or replacement (or a pending resync) in the "
+                    + "foreground, with progress.",
+            "Ctrl-C stops it cleanly with the progress checkpointed on the members; run the same command again to "
+                    + "resume. Exit 0 when the array ends whole, 1 when it is still degraded or the pass failed."
+        })
 final class RebuildCommand extends Verb {
     @Mixin
     SpeedOptions speed;
 
-    @Option(names = "--force", description = "Start an array that is dirty and degraded anyway (md's --force) and "
-            + "rebuild it: stripes written at the crash may rebuild wrong data (the RAID-5 write hole).")
+    @Option(
+            names = "--force",
+            description = "Start an array that is dirty and degraded anyway (md's --force) and "
+                    + "rebuild it: stripes written at the crash may rebuild wrong data (the RAID-5 write hole).")
     boolean force;
 
     @Mixin
@@ -48,18 +56,23 @@ final class RebuildCommand extends Verb {
             boolean resyncPending = s.resyncPending();
             if (!rebuilding && !(s.degraded() && spare) && !resyncPending) {
                 if (s.degraded()) {
-                    throw new CliException(ExitCode.PROBLEM, s.name() + " is degraded and has no spare to rebuild onto;"
-                            + " add one first: raid add --spare FILE " + source.again(members));
+                    throw new CliException(
+                            ExitCode.PROBLEM,
+                            s.name() + " is degraded and has no spare to rebuild onto;"
+                                    + " add one first: raid add --spare FILE " + source.again(members));
                 }
                 say(s.name() + " is in sync: nothing to rebuild");
                 return ExitCode.OK;
             }
         }
         ArrayStatus end;
-        try (ArraySession session = session(members,
-                ArraySession.READ_WRITE.withSyncLimits(limits).withForce(force));
-             SigintGuard guard = SigintGuard.install(session, err(), "rebuild",
-                     "progress is saved on the members. Resume with: raid rebuild " + source.again(members))) {
+        try (ArraySession session = session(
+                        members, ArraySession.READ_WRITE.withSyncLimits(limits).withForce(force));
+                SigintGuard guard = SigintGuard.install(
+                        session,
+                        err(),
+                        "rebuild",
+                        "progress is saved on the members. Resume with: raid rebuild " + source.again(members))) {
             Raid5Array array = session.array();
             Progress progress = Progress.on(err());
             while (!guard.stopped()) {
@@ -80,9 +93,11 @@ final class RebuildCommand extends Verb {
                     break;
                 }
                 if (p != null && !p.complete()) {
-                    throw new CliException(ExitCode.PROBLEM, p.action() + " stopped at "
-                            + String.format(Locale.ROOT, "%.1f%%", p.percent())
-                            + (p.error() == null ? "" : ": " + p.error()));
+                    throw new CliException(
+                            ExitCode.PROBLEM,
+                            p.action() + " stopped at "
+                                    + String.format(Locale.ROOT, "%.1f%%", p.percent())
+                                    + (p.error() == null ? "" : ": " + p.error()));
                 }
             }
             if (guard.stopped()) {
@@ -106,12 +121,15 @@ final class RebuildCommand extends Verb {
         if (started == SyncAction.RECOVER) {
             for (ArrayStatus.MemberStatus m : before.members()) {
                 if (m.state() == MemberState.REBUILDING) {
-                    return "recovering slot " + m.slot() + " onto " + m.name() + (m.replacement() ? " (replacement)" : "")
+                    return "recovering slot " + m.slot() + " onto " + m.name()
+                            + (m.replacement() ? " (replacement)" : "")
                             + (m.recoveryOffset() > 0 ? ", resuming at " + Sizes.human(m.recoveryOffset()) : "");
                 }
             }
-            List<String> spares = before.members().stream().filter(m -> m.state() == MemberState.SPARE)
-                    .map(ArrayStatus.MemberStatus::name).toList();
+            List<String> spares = before.members().stream()
+                    .filter(m -> m.state() == MemberState.SPARE)
+                    .map(ArrayStatus.MemberStatus::name)
+                    .toList();
             return "recovering the missing member onto " + (spares.size() == 1 ? spares.get(0) : "a spare");
         }
         return started == SyncAction.RESYNC ? "resyncing parity" : started.toString();

@@ -15,9 +15,15 @@ import picocli.CommandLine.Option;
  * purpose ({@code takeStaleAsSpare}) just to be removed; the array's superblocks then no longer give
  * it a role.
  */
-@Command(header = "Take a faulty or spare member out of the array.", name = "remove", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Take the --member file out of the array. Only a faulty (failed) or spare member can be "
-                + "removed; fail an active member first (raid fail)."})
+@Command(
+        header = "Take a faulty or spare member out of the array.",
+        name = "remove",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Take the --member file out of the array. Only a faulty (failed) or spare member can be "
+                    + "removed; fail an active member first (raid fail)."
+        })
 final class RemoveCommand extends Verb {
     @Option(names = "--member", required = true, paramLabel = "FILE", description = "The faulty or spare member.")
     String member;
@@ -56,8 +62,7 @@ final class RemoveCommand extends Verb {
                 name = probe.array().status().name();
             }
             was = "failed: " + entry.why();
-            try (ArraySession session = session(members,
-                    ArraySession.READ_WRITE.withTakeStaleAsSpare(true))) {
+            try (ArraySession session = session(members, ArraySession.READ_WRITE.withTakeStaleAsSpare(true))) {
                 session.array().remove(session.disk(member));
             }
         } else {
@@ -65,9 +70,10 @@ final class RemoveCommand extends Verb {
                 ArrayStatus.MemberStatus m = MemberCommands.statusOf(probe, member);
                 name = probe.array().status().name();
                 if (m.state() != MemberState.SPARE && m.state() != MemberState.FAULTY) {
-                    throw CliException.usage(member + " is " + (m.state() == MemberState.IN_SYNC ? "active (in sync)"
-                            : "rebuilding") + " in " + name + "; only a faulty or spare member can be removed"
-                            + " (fail it first: raid fail --member " + member + " ...)");
+                    throw CliException.usage(
+                            member + " is " + (m.state() == MemberState.IN_SYNC ? "active (in sync)" : "rebuilding")
+                                    + " in " + name + "; only a faulty or spare member can be removed"
+                                    + " (fail it first: raid fail --member " + member + " ...)");
                 }
                 was = MemberCommands.stateWord(m.state());
             }
@@ -77,7 +83,8 @@ final class RemoveCommand extends Verb {
         }
         say("removed " + member + " from " + name + " (it was " + was + "); the members are now " + join(rest));
         if (source.array != null) {
-            say("the config still names " + member + "; --array " + source.array + " passes over it now (it is no longer a member)");
+            say("the config still names " + member + "; --array " + source.array
+                    + " passes over it now (it is no longer a member)");
         }
         return ExitCode.OK;
     }

@@ -14,10 +14,16 @@ import picocli.CommandLine.Option;
  * recovery offset 0) while the old one stays in service; {@code raid rebuild} copies the data and
  * then retires the old member.
  */
-@Command(header = "Start replacing a member with a new file.", name = "replace", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Start replacing the in-sync --member FILE with --with FILE (created like the members when "
-                + "absent). The old member stays in service until raid rebuild (given the members and the new file) "
-                + "has copied everything; then it leaves the array."})
+@Command(
+        header = "Start replacing a member with a new file.",
+        name = "replace",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Start replacing the in-sync --member FILE with --with FILE (created like the members when "
+                    + "absent). The old member stays in service until raid rebuild (given the members and the new file) "
+                    + "has copied everything; then it leaves the array."
+        })
 final class ReplaceCommand extends Verb {
     @Option(names = "--member", required = true, paramLabel = "FILE", description = "The in-sync member to replace.")
     String member;

@@ -40,15 +40,23 @@ abstract class ScrubCommand extends Verb {
         SyncProgress p;
         ArrayStatus status;
         boolean resyncedFirst = false;
-        try (ArraySession session = session(members,
-                (repair() ? ArraySession.READ_WRITE : ArraySession.READ_ONLY).withSyncLimits(speed.limits()));
-             SigintGuard guard = SigintGuard.install(session, err(), verb, repair() ? "parity fixed so far stays fixed; run raid repair again to finish"
-                             : "nothing was changed; run raid check again")) {
+        try (ArraySession session = session(
+                        members,
+                        (repair() ? ArraySession.READ_WRITE : ArraySession.READ_ONLY).withSyncLimits(speed.limits()));
+                SigintGuard guard = SigintGuard.install(
+                        session,
+                        err(),
+                        verb,
+                        repair()
+                                ? "parity fixed so far stays fixed; run raid repair again to finish"
+                                : "nothing was changed; run raid check again")) {
             Raid5Array array = session.array();
             status = array.status();
             if (status.degraded()) {
-                throw new CliException(ExitCode.PROBLEM, status.name() + " is degraded: parity cannot be checked; "
-                        + "rebuild it first (raid add --spare FILE ..., raid rebuild ...)");
+                throw new CliException(
+                        ExitCode.PROBLEM,
+                        status.name() + " is degraded: parity cannot be checked; "
+                                + "rebuild it first (raid add --spare FILE ..., raid rebuild ...)");
             }
             if (status.resyncPending()) {
                 // md: a resync takes precedence over a check (md_check_recovery picks resync while
@@ -64,22 +72,27 @@ abstract class ScrubCommand extends Verb {
                         out().print(Json.write(m));
                         out().flush();
                     }
-                    throw new CliException(ExitCode.USAGE, status.name() + " has a resync pending (it was not shut "
-                            + "down cleanly): the stripes written at the crash may not match until the resync "
-                            + "recomputes their parity, and md resyncs before it checks; run raid repair (it resyncs "
-                            + "first) or raid rebuild; nothing was checked");
+                    throw new CliException(
+                            ExitCode.USAGE,
+                            status.name() + " has a resync pending (it was not shut "
+                                    + "down cleanly): the stripes written at the crash may not match until the resync "
+                                    + "recomputes their parity, and md resyncs before it checks; run raid repair (it resyncs "
+                                    + "first) or raid rebuild; nothing was checked");
                 }
-                say(status.name() + " has a resync pending (it was not shut down cleanly): resyncing first, as md does");
+                say(status.name()
+                        + " has a resync pending (it was not shut down cleanly): resyncing first, as md does");
                 array.startSync();
                 SyncProgress resync = Progress.on(err()).follow(array, guard::stopped);
                 if (resync == null || !resync.complete()) {
                     if (guard.stopped()) {
                         RebuildCommand.awaitShutdown();
                     }
-                    throw new CliException(ExitCode.PROBLEM, "the resync before the repair stopped" + (resync == null
-                            ? "" : String.format(Locale.ROOT, " at %.1f%%", resync.percent()))
-                            + (resync != null && resync.error() != null ? ": " + resync.error() : "")
-                            + "; run raid repair again");
+                    throw new CliException(
+                            ExitCode.PROBLEM,
+                            "the resync before the repair stopped"
+                                    + (resync == null ? "" : String.format(Locale.ROOT, " at %.1f%%", resync.percent()))
+                                    + (resync != null && resync.error() != null ? ": " + resync.error() : "")
+                                    + "; run raid repair again");
                 }
                 resyncedFirst = true;
             }
@@ -91,9 +104,10 @@ abstract class ScrubCommand extends Verb {
         }
         double seconds = (System.nanoTime() - started) / 1e9;
         if (p == null || !p.complete()) {
-            throw new CliException(ExitCode.PROBLEM, verb + " stopped" + (p == null ? "" : String.format(
-                    Locale.ROOT, " at %.1f%%", p.percent())) + (p != null && p.error() != null
-                    ? ": " + p.error() : ""));
+            throw new CliException(
+                    ExitCode.PROBLEM,
+                    verb + " stopped" + (p == null ? "" : String.format(Locale.ROOT, " at %.1f%%", p.percent()))
+                            + (p != null && p.error() != null ? ": " + p.error() : ""));
         }
         long mismatches = p.mismatchSectors();
         if (json) {
@@ -110,8 +124,9 @@ abstract class ScrubCommand extends Verb {
             out().print(Json.write(m));
         } else {
             out().println(verb + ": " + status.name() + ": " + mismatches + " mismatched sectors (mismatch_cnt)"
-                    + (mismatches == 0 ? ", parity is consistent"
-                    : repair() ? ", parity rewritten there" : ", run raid repair to rewrite parity"));
+                    + (mismatches == 0
+                            ? ", parity is consistent"
+                            : repair() ? ", parity rewritten there" : ", run raid repair to rewrite parity"));
         }
         out().flush();
         return !repair() && mismatches > 0 ? ExitCode.PROBLEM : ExitCode.OK;

@@ -78,8 +78,9 @@ final class ServeMonitor implements AutoCloseable {
         if (passRunning && !nowRunning) {
             SyncProgress p = array.syncProgress();
             if (p != null) {
-                say.accept(p.action() + (p.complete() ? " finished" : " stopped" + (p.error() == null ? "" : ": " + p.error()))
-                        + "; " + s.name() + " is " + s.state());
+                say.accept(p.action()
+                        + (p.complete() ? " finished" : " stopped" + (p.error() == null ? "" : ": " + p.error())) + "; "
+                        + s.name() + " is " + s.state());
             }
         } else if (nowRunning && !passRunning) {
             SyncProgress p = array.syncProgress();
@@ -92,7 +93,9 @@ final class ServeMonitor implements AutoCloseable {
     }
 
     private static List<String> faulty(ArrayStatus s) {
-        return s.members().stream().filter(m -> m.state() == MemberState.FAULTY).map(ArrayStatus.MemberStatus::name)
+        return s.members().stream()
+                .filter(m -> m.state() == MemberState.FAULTY)
+                .map(ArrayStatus.MemberStatus::name)
                 .toList();
     }
 

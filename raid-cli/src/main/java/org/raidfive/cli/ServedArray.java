@@ -21,8 +21,7 @@ import org.raidfive.md.DataOffset;
  */
 final class ServedArray implements AutoCloseable {
     /** Shape of an in-memory array: members, at least {@code size} bytes of array, chunk, md layout name. */
-    record MemoryOptions(int disks, long size, long chunk, String layout) {
-    }
+    record MemoryOptions(int disks, long size, long chunk, String layout) {}
 
     private final Raid5Array array;
     private final AutoCloseable owner;
@@ -36,7 +35,8 @@ final class ServedArray implements AutoCloseable {
 
     static ServedArray assemble(List<String> specs, boolean readOnly, boolean force, CounterMode counters)
             throws IOException {
-        AssembleOptions options = (readOnly ? ArraySession.READ_ONLY : ArraySession.READ_WRITE).withForce(force)
+        AssembleOptions options = (readOnly ? ArraySession.READ_ONLY : ArraySession.READ_WRITE)
+                .withForce(force)
                 .withCounterMode(counters);
         ArraySession session = ArraySession.assemble(specs, options);
         return new ServedArray(session.array(), session, false);
@@ -49,8 +49,12 @@ final class ServedArray implements AutoCloseable {
         if (o.size() <= 0) {
             throw CliException.usage("--size must be positive, got " + o.size());
         }
-        ArraySpec.Builder spec = ArraySpec.builder().algorithm(Raid5Algorithm.parse(o.layout())).chunkSize(o.chunk())
-                .counterMode(counters).assumeClean(true).name("raidfive:memory");
+        ArraySpec.Builder spec = ArraySpec.builder()
+                .algorithm(Raid5Algorithm.parse(o.layout()))
+                .chunkSize(o.chunk())
+                .counterMode(counters)
+                .assumeClean(true)
+                .name("raidfive:memory");
         long chunk = o.chunk();
         long perMember = (o.size() + o.disks() - 2) / (o.disks() - 1);
         long dataBytes = (perMember + chunk - 1) / chunk * chunk;

@@ -16,23 +16,28 @@ final class SigintGuard implements AutoCloseable {
     private volatile boolean stopped;
 
     private SigintGuard(Raid5Array array, AutoCloseable closer, PrintWriter err, String verb, String afterText) {
-        this.hook = new Thread(() -> {
-            stopped = true;
-            try {
-                SyncProgress p = array.syncProgress();
-                array.stopSync();
-                SyncProgress at = array.syncProgress();
-                closer.close();
-                SyncProgress shown = at != null ? at : p;
-                err.println();
-                err.println("raid " + verb + ": interrupted" + (shown == null ? ""
-                        : String.format(Locale.ROOT, " at %.1f%% of %s", shown.percent(), shown.action()))
-                        + "; " + afterText);
-            } catch (Exception e) {
-                err.println("raid " + verb + ": interrupted; closing the array failed: " + e.getMessage());
-            }
-            err.flush();
-        }, "raid-sigint");
+        this.hook = new Thread(
+                () -> {
+                    stopped = true;
+                    try {
+                        SyncProgress p = array.syncProgress();
+                        array.stopSync();
+                        SyncProgress at = array.syncProgress();
+                        closer.close();
+                        SyncProgress shown = at != null ? at : p;
+                        err.println();
+                        err.println("raid " + verb + ": interrupted"
+                                + (shown == null
+                                        ? ""
+                                        : String.format(
+                                                Locale.ROOT, " at %.1f%% of %s", shown.percent(), shown.action()))
+                                + "; " + afterText);
+                    } catch (Exception e) {
+                        err.println("raid " + verb + ": interrupted; closing the array failed: " + e.getMessage());
+                    }
+                    err.flush();
+                },
+                "raid-sigint");
     }
 
     static SigintGuard install(ArraySession session, PrintWriter err, String verb, String afterText) {

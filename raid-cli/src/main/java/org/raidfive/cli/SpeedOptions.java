@@ -5,11 +5,17 @@ import picocli.CommandLine.Option;
 
 /** md's {@code speed_limit_min}/{@code speed_limit_max} for a foreground pass, per member, per second. */
 final class SpeedOptions {
-    @Option(names = "--speed-limit-min", paramLabel = "RATE", converter = SizeConverter.class,
+    @Option(
+            names = "--speed-limit-min",
+            paramLabel = "RATE",
+            converter = SizeConverter.class,
             description = "Rate the pass keeps even while other I/O runs, per member per second (default md's 1000K).")
     Long min;
 
-    @Option(names = "--speed-limit-max", paramLabel = "RATE", converter = SizeConverter.class,
+    @Option(
+            names = "--speed-limit-max",
+            paramLabel = "RATE",
+            converter = SizeConverter.class,
             description = "Rate the pass never exceeds, per member per second, e.g. 2M (default md's 200000K).")
     Long max;
 

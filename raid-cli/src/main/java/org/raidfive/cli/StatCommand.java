@@ -17,23 +17,34 @@ import picocli.CommandLine.Option;
  * {@code raid stat}: a running array's live counters, read from another process (its counters
  * file): /proc/mdstat's state line and iostat's table, per array and per member.
  */
-@Command(name = "stat", header = "Show a running array's live counters, like /proc/mdstat and iostat.",
-        mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Reads the counters a running array publishes (raid serve does) from another process: state, "
-                + "the pass's progress, and per array and per member reads, writes, bytes, errors, corrected reads, "
-                + "I/O in flight (md's nr_pending, active_aligned_reads) and stripe lock waits.",
-                "Without MEMBER, --array or --file: every running array on this machine.",
-                "Totals since the array started; with --watch, rates over each interval, as iostat.",
-                "Exit codes: 0 shown, 1 no running array found, 2 bad input."})
+@Command(
+        name = "stat",
+        header = "Show a running array's live counters, like /proc/mdstat and iostat.",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Reads the counters a running array publishes (raid serve does) from another process: state, "
+                    + "the pass's progress, and per array and per member reads, writes, bytes, errors, corrected reads, "
+                    + "I/O in flight (md's nr_pending, active_aligned_reads) and stripe lock waits.",
+            "Without MEMBER, --array or --file: every running array on this machine.",
+            "Totals since the array started; with --watch, rates over each interval, as iostat.",
+            "Exit codes: 0 shown, 1 no running array found, 2 bad input."
+        })
 final class StatCommand extends Verb {
     @Mixin
     LiveArrays arrays;
 
-    @Option(names = "--json", description = "Print JSON: one document for one array; with several arrays or "
-            + "--watch, one object per line.")
+    @Option(
+            names = "--json",
+            description =
+                    "Print JSON: one document for one array; with several arrays or " + "--watch, one object per line.")
     boolean json;
 
-    @Option(names = "--watch", paramLabel = "SECONDS", arity = "0..1", fallbackValue = "1",
+    @Option(
+            names = "--watch",
+            paramLabel = "SECONDS",
+            arity = "0..1",
+            fallbackValue = "1",
             description = "Print again every SECONDS (default 1) with the rates of the interval, until interrupted.")
     Double watch;
 
@@ -114,8 +125,8 @@ final class StatCommand extends Verb {
         return s;
     }
 
-    private void print(CountersFile f, Map<String, Map<Stat, Long>> now, Map<String, Map<Stat, Long>> before,
-                       double seconds) {
+    private void print(
+            CountersFile f, Map<String, Map<Stat, Long>> now, Map<String, Map<Stat, Long>> before, double seconds) {
         Map<Stat, Long> a = now.getOrDefault("array", Map.of());
         if (json) {
             Map<String, Object> o = Json.object();
@@ -130,8 +141,11 @@ final class StatCommand extends Verb {
             for (Map.Entry<String, Map<Stat, Long>> e : now.entrySet()) {
                 Map<String, Object> v = Json.object();
                 for (Map.Entry<Stat, Long> c : e.getValue().entrySet()) {
-                    v.put(c.getKey().label(), c.getKey() == Stat.STATE && !e.getKey().equals("array")
-                            ? memberState(c.getValue()) : c.getKey() == Stat.STATE ? arrayState(a) : c.getValue());
+                    v.put(
+                            c.getKey().label(),
+                            c.getKey() == Stat.STATE && !e.getKey().equals("array")
+                                    ? memberState(c.getValue())
+                                    : c.getKey() == Stat.STATE ? arrayState(a) : c.getValue());
                 }
                 if (before != null) {
                     Map<Stat, Long> b = before.getOrDefault(e.getKey(), Map.of());
@@ -147,22 +161,29 @@ final class StatCommand extends Verb {
             out().print(before == null && !severalArrays ? Json.write(o) : Json.line(o));
             return;
         }
-        StringBuilder head = new StringBuilder(f.arrayName() + " (" + f.arrayUuid() + ", raid serve pid " + f.pid()
-                + "): " + arrayState(a));
+        StringBuilder head = new StringBuilder(
+                f.arrayName() + " (" + f.arrayUuid() + ", raid serve pid " + f.pid() + "): " + arrayState(a));
         long total = a.getOrDefault(Stat.SYNC_TOTAL_BYTES, 0L);
         if (total > 0) {
             long pos = a.getOrDefault(Stat.SYNC_POSITION_BYTES, 0L);
-            head.append(String.format(Locale.ROOT, ", pass %.1f%% (%d/%d MiB) at %.1f MiB/s", 100.0 * pos / total,
-                    pos >> 20, total >> 20, a.getOrDefault(Stat.SYNC_RATE, 0L) / 1048576.0));
+            head.append(String.format(
+                    Locale.ROOT,
+                    ", pass %.1f%% (%d/%d MiB) at %.1f MiB/s",
+                    100.0 * pos / total,
+                    pos >> 20,
+                    total >> 20,
+                    a.getOrDefault(Stat.SYNC_RATE, 0L) / 1048576.0));
         }
         head.append(", ").append(a.getOrDefault(Stat.EVENTS, 0L)).append(" events");
         out().println(head);
         if (before == null) {
-            out().printf("%-28s %12s %12s %10s %10s %7s %9s %8s%n", "", "reads", "writes", "read MiB", "write MiB",
-                    "errors", "corrected", "pending");
+            out().printf(
+                            "%-28s %12s %12s %10s %10s %7s %9s %8s%n",
+                            "", "reads", "writes", "read MiB", "write MiB", "errors", "corrected", "pending");
         } else {
-            out().printf("%-28s %10s %10s %10s %10s %7s %8s%n", "", "r/s", "w/s", "rMiB/s", "wMiB/s", "errors",
-                    "pending");
+            out().printf(
+                            "%-28s %10s %10s %10s %10s %7s %8s%n",
+                            "", "r/s", "w/s", "rMiB/s", "wMiB/s", "errors", "pending");
         }
         for (Map.Entry<String, Map<Stat, Long>> e : now.entrySet()) {
             Map<Stat, Long> v = e.getValue();
@@ -170,17 +191,29 @@ final class StatCommand extends Verb {
             String label = array ? "array" : e.getKey() + " [" + memberState(v.getOrDefault(Stat.STATE, 0L)) + "]";
             long pending = array ? v.getOrDefault(Stat.ACTIVE_ALIGNED_READS, 0L) : v.getOrDefault(Stat.NR_PENDING, 0L);
             if (before == null) {
-                out().printf(Locale.ROOT, "%-28s %12d %12d %10.1f %10.1f %7d %9s %8d%n", shorten(label),
-                        v.getOrDefault(Stat.READS, 0L), v.getOrDefault(Stat.WRITES, 0L),
-                        v.getOrDefault(Stat.READ_BYTES, 0L) / 1048576.0, v.getOrDefault(Stat.WRITE_BYTES, 0L) / 1048576.0,
-                        v.getOrDefault(Stat.ERRORS, 0L),
-                        array ? "-" : Long.toString(v.getOrDefault(Stat.CORRECTED_READ_SECTORS, 0L)), pending);
+                out().printf(
+                                Locale.ROOT,
+                                "%-28s %12d %12d %10.1f %10.1f %7d %9s %8d%n",
+                                shorten(label),
+                                v.getOrDefault(Stat.READS, 0L),
+                                v.getOrDefault(Stat.WRITES, 0L),
+                                v.getOrDefault(Stat.READ_BYTES, 0L) / 1048576.0,
+                                v.getOrDefault(Stat.WRITE_BYTES, 0L) / 1048576.0,
+                                v.getOrDefault(Stat.ERRORS, 0L),
+                                array ? "-" : Long.toString(v.getOrDefault(Stat.CORRECTED_READ_SECTORS, 0L)),
+                                pending);
             } else {
                 Map<Stat, Long> b = before.getOrDefault(e.getKey(), Map.of());
-                out().printf(Locale.ROOT, "%-28s %10.0f %10.0f %10.1f %10.1f %7d %8d%n", shorten(label),
-                        rate(v, b, Stat.READS, seconds), rate(v, b, Stat.WRITES, seconds),
-                        rate(v, b, Stat.READ_BYTES, seconds) / 1048576.0, rate(v, b, Stat.WRITE_BYTES, seconds) / 1048576.0,
-                        v.getOrDefault(Stat.ERRORS, 0L), pending);
+                out().printf(
+                                Locale.ROOT,
+                                "%-28s %10.0f %10.0f %10.1f %10.1f %7d %8d%n",
+                                shorten(label),
+                                rate(v, b, Stat.READS, seconds),
+                                rate(v, b, Stat.WRITES, seconds),
+                                rate(v, b, Stat.READ_BYTES, seconds) / 1048576.0,
+                                rate(v, b, Stat.WRITE_BYTES, seconds) / 1048576.0,
+                                v.getOrDefault(Stat.ERRORS, 0L),
+                                pending);
             }
         }
         out().println();

@@ -23,20 +23,28 @@ import picocli.CommandLine.Option;
  * inode; a command line is never trusted. It is asked to stop (SIGTERM, which it handles as
  * Ctrl-C: clients are told, in-flight requests finish, the array is closed clean), and waited for.
  */
-@Command(header = "Stop a running raid serve, like mdadm --stop.", name = "stop", mixinStandardHelpOptions = true,
+@Command(
+        header = "Stop a running raid serve, like mdadm --stop.",
+        name = "stop",
+        mixinStandardHelpOptions = true,
         usageHelpAutoWidth = true,
-        description = {"Stop the raid serve that holds the array (named by its MEMBER files or --array NAME) or that "
-                + "listens on --socket PATH: it is sent SIGTERM, finishes what is in flight, closes the array clean and "
-                + "exits; this command waits for that (--timeout).",
-                "Only a process verified to be a raid serve of that array is signalled: its live counters file (in "
-                + "the run directory, RAID_RUN_DIR) names its pid and start time, the array's UUID and the socket.",
-                "Exit 0 stopped (the members are clean), 1 it did not stop in time or left the array dirty, "
-                + "2 nothing to stop (no verified raid serve holds the array or listens there)."})
+        description = {
+            "Stop the raid serve that holds the array (named by its MEMBER files or --array NAME) or that "
+                    + "listens on --socket PATH: it is sent SIGTERM, finishes what is in flight, closes the array clean and "
+                    + "exits; this command waits for that (--timeout).",
+            "Only a process verified to be a raid serve of that array is signalled: its live counters file (in "
+                    + "the run directory, RAID_RUN_DIR) names its pid and start time, the array's UUID and the socket.",
+            "Exit 0 stopped (the members are clean), 1 it did not stop in time or left the array dirty, "
+                    + "2 nothing to stop (no verified raid serve holds the array or listens there)."
+        })
 final class StopCommand extends Verb {
     @Option(names = "--socket", paramLabel = "PATH", description = "The Unix socket the server listens on.")
     Path socket;
 
-    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "60",
+    @Option(
+            names = "--timeout",
+            paramLabel = "SECONDS",
+            defaultValue = "60",
             description = "How long to wait for the server to exit (default: ${DEFAULT-VALUE}).")
     long timeoutSeconds;
 
@@ -61,11 +69,14 @@ final class StopCommand extends Verb {
             } catch (IOException e) {
                 throw CliException.usage("no socket at " + path + ": nothing to stop");
             }
-            pid = LiveArrays.running(dir, null).stream().filter(s -> s.socketInode() == inode)
-                    .mapToLong(LiveArrays.Server::pid).findFirst().orElse(-1);
+            pid = LiveArrays.running(dir, null).stream()
+                    .filter(s -> s.socketInode() == inode)
+                    .mapToLong(LiveArrays.Server::pid)
+                    .findFirst()
+                    .orElse(-1);
             if (pid < 0) {
-                throw CliException.usage("no running raid serve names the socket " + path + " (inode " + inode
-                        + ") in " + dir + ": nothing to stop (a server of another run directory, RAID_RUN_DIR?)");
+                throw CliException.usage("no running raid serve names the socket " + path + " (inode " + inode + ") in "
+                        + dir + ": nothing to stop (a server of another run directory, RAID_RUN_DIR?)");
             }
         } else {
             members = source.members();
@@ -81,8 +92,8 @@ final class StopCommand extends Verb {
             }
             what = "the server of " + join(members);
             if (holder < 0) {
-                throw CliException.usage("no process holds " + join(members) + ": the array is not served, nothing to "
-                        + "stop");
+                throw CliException.usage(
+                        "no process holds " + join(members) + ": the array is not served, nothing to " + "stop");
             }
             Survey survey = LiveArrays.survey(members);
             String uuid = MdUuid.format(survey.top().setUuid());
@@ -106,8 +117,10 @@ final class StopCommand extends Verb {
         try {
             handle.onExit().get(timeoutSeconds, TimeUnit.SECONDS);
         } catch (TimeoutException e) {
-            throw new CliException(ExitCode.PROBLEM, "pid " + pid + " did not exit within " + timeoutSeconds
-                    + " s; it is still stopping (in-flight requests, a member that does not answer)");
+            throw new CliException(
+                    ExitCode.PROBLEM,
+                    "pid " + pid + " did not exit within " + timeoutSeconds
+                            + " s; it is still stopping (in-flight requests, a member that does not answer)");
         }
         int dirty = 0;
         String name = null;
@@ -123,8 +136,8 @@ final class StopCommand extends Verb {
                     + "dirty: run raid assemble " + source.again(members));
             return ExitCode.PROBLEM;
         }
-        say("stopped " + (name != null ? name : what) + " (pid " + pid + " exited" + (members.isEmpty() ? ")"
-                : "; the members are clean)"));
+        say("stopped " + (name != null ? name : what) + " (pid " + pid + " exited"
+                + (members.isEmpty() ? ")" : "; the members are clean)"));
         return ExitCode.OK;
     }
 

@@ -39,8 +39,8 @@ final class StopSignals {
             Class<?> handlerClass = Class.forName("sun.misc.SignalHandler");
             Method getName = signalClass.getMethod("getName");
             Method handle = signalClass.getMethod("handle", signalClass, handlerClass);
-            Object handler = Proxy.newProxyInstance(StopSignals.class.getClassLoader(), new Class<?>[] {handlerClass},
-                    (proxy, method, args) -> {
+            Object handler = Proxy.newProxyInstance(
+                    StopSignals.class.getClassLoader(), new Class<?>[] {handlerClass}, (proxy, method, args) -> {
                         switch (method.getName()) {
                             case "handle":
                                 s.received("SIG" + getName.invoke(args[0]));

@@ -25,8 +25,7 @@ final class SuperblockFile {
      */
     private static final int SB_CSUM_OFFSET = 216;
 
-    private SuperblockFile() {
-    }
+    private SuperblockFile() {}
 
     /**
      * A superblock as found: {@code storedChecksum == expectedChecksum} unless it was decoded despite
@@ -94,8 +93,8 @@ final class SuperblockFile {
 
     private static Read read(ByteBuffer block, String name, long memberBytes) throws SuperblockException {
         try {
-            Superblock sb = Superblock.decode(block.duplicate().order(ByteOrder.LITTLE_ENDIAN), name,
-                    Superblock.SUPERBLOCK_OFFSET_SECTORS);
+            Superblock sb = Superblock.decode(
+                    block.duplicate().order(ByteOrder.LITTLE_ENDIAN), name, Superblock.SUPERBLOCK_OFFSET_SECTORS);
             return new Read(sb, sb.sbCsum(), sb.sbCsum(), memberBytes, 0);
         } catch (CorruptSuperblockException e) {
             int expected;
@@ -125,8 +124,10 @@ final class SuperblockFile {
         long size = disk.size();
         if (size < Superblock.SUPERBLOCK_OFFSET + BLOCK) {
             String what = disk instanceof FileDisk ? "file" : "export";
-            throw new SuperblockException(name, "not an md member: the " + what + " (" + size
-                    + " bytes) is too small to hold a superblock at " + Superblock.SUPERBLOCK_OFFSET);
+            throw new SuperblockException(
+                    name,
+                    "not an md member: the " + what + " (" + size + " bytes) is too small to hold a superblock at "
+                            + Superblock.SUPERBLOCK_OFFSET);
         }
         ByteBuffer buf = ByteBuffer.allocate(BLOCK).order(ByteOrder.LITTLE_ENDIAN);
         disk.read(Superblock.SUPERBLOCK_OFFSET, buf, 0, BLOCK);

@@ -19,11 +19,14 @@ import org.raidfive.md.SuperblockException;
  * CLI needs it to report stale members in {@code detail} and to re-add or remove one on purpose.
  */
 final class Survey {
-    enum Verdict { CURRENT, STALE, FOREIGN }
+    enum Verdict {
+        CURRENT,
+        STALE,
+        FOREIGN
+    }
 
     /** One file and what its superblock makes it. */
-    record Entry(String spec, Superblock sb, Verdict verdict, String why) {
-    }
+    record Entry(String spec, Superblock sb, Verdict verdict, String why) {}
 
     private final List<Entry> entries;
     private final Superblock top;
@@ -49,8 +52,10 @@ final class Survey {
         for (Superblock sb : sbs) {
             votes.merge(MdUuid.format(sb.setUuid()), 1, Integer::sum);
         }
-        String uuid = votes.entrySet().stream().max((a, b) -> Integer.compare(a.getValue(), b.getValue()))
-                .orElseThrow().getKey();
+        String uuid = votes.entrySet().stream()
+                .max((a, b) -> Integer.compare(a.getValue(), b.getValue()))
+                .orElseThrow()
+                .getKey();
         Superblock top = null;
         String topSpec = null;
         for (int i = 0; i < sbs.size(); i++) {
@@ -74,13 +79,21 @@ final class Survey {
             boolean behind = Long.compareUnsigned(sb.events() + 1, top.events()) < 0;
             boolean ownRoleActive = sb.devRole(dev) < Superblock.ROLE_MAX;
             if (role == Superblock.ROLE_FAULTY) {
-                entries.add(new Entry(specs.get(i), sb, Verdict.STALE, "marked faulty by the array (events "
-                        + Long.toUnsignedString(top.events()) + "; its own superblock is at events "
-                        + Long.toUnsignedString(sb.events()) + ")"));
+                entries.add(new Entry(
+                        specs.get(i),
+                        sb,
+                        Verdict.STALE,
+                        "marked faulty by the array (events "
+                                + Long.toUnsignedString(top.events()) + "; its own superblock is at events "
+                                + Long.toUnsignedString(sb.events()) + ")"));
             } else if (behind && (role < Superblock.ROLE_MAX || ownRoleActive)) {
-                entries.add(new Entry(specs.get(i), sb, Verdict.STALE, "its events ("
-                        + Long.toUnsignedString(sb.events()) + ") lag the array's ("
-                        + Long.toUnsignedString(top.events()) + ")"));
+                entries.add(new Entry(
+                        specs.get(i),
+                        sb,
+                        Verdict.STALE,
+                        "its events ("
+                                + Long.toUnsignedString(sb.events()) + ") lag the array's ("
+                                + Long.toUnsignedString(top.events()) + ")"));
             } else {
                 entries.add(new Entry(specs.get(i), sb, Verdict.CURRENT, null));
             }

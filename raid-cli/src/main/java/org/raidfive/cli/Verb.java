@@ -49,8 +49,7 @@ abstract class Verb implements Callable<Integer> {
      * Assembles the array of {@code specs} for this command and says, once per command, what the
      * assembly left out or forced (a command that probes read-only first does not say it twice).
      */
-    ArraySession session(List<String> specs, AssembleOptions options)
-            throws IOException {
+    ArraySession session(List<String> specs, AssembleOptions options) throws IOException {
         ArraySession s = ArraySession.assemble(specs, options);
         report(s.array().assemblyReport());
         return s;
@@ -75,8 +74,8 @@ abstract class Verb implements Callable<Integer> {
             line("marked the array dirty: a resync (raid rebuild) recomputes parity over what was being written");
         }
         for (AssemblyReport.LeftOut l : report.leftOut()) {
-            line("leaving out " + l.disk().name() + ": " + l.reason() + "; raid add --spare " + l.disk().name()
-                    + " to rebuild it");
+            line("leaving out " + l.disk().name() + ": " + l.reason() + "; raid add --spare "
+                    + l.disk().name() + " to rebuild it");
         }
         for (String repaired : report.repaired()) {
             line(repaired);

@@ -19,8 +19,10 @@ public final class Verbosity {
 
     private int level;
 
-    @Option(names = {"-v", "--verbose"}, description = "Say more: -v logs what the engine does and shows stack "
-            + "traces of errors, -vv adds debug logs.")
+    @Option(
+            names = {"-v", "--verbose"},
+            description = "Say more: -v logs what the engine does and shows stack "
+                    + "traces of errors, -vv adds debug logs.")
     void setVerbose(boolean[] flags) {
         Verbosity top = top();
         top.level = Math.max(top.level, flags.length);

@@ -22,18 +22,31 @@ import picocli.CommandLine.Option;
  * not padded) and it must fit before the array's end. Input from stdin is therefore first spooled
  * to a temporary file (at most the room left in the array, plus one byte to notice an overflow).
  */
-@Command(header = "Write bytes into the array (from a file or stdin).", name = "write", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Write bytes into the array at --offset, from --input FILE or stdin.",
-                "Offset and input length must be multiples of 512 (whole sectors): an input whose last block is "
-                + "short is refused, not padded. Nothing is written unless the whole input fits."})
+@Command(
+        header = "Write bytes into the array (from a file or stdin).",
+        name = "write",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Write bytes into the array at --offset, from --input FILE or stdin.",
+            "Offset and input length must be multiples of 512 (whole sectors): an input whose last block is "
+                    + "short is refused, not padded. Nothing is written unless the whole input fits."
+        })
 final class WriteCommand extends Verb {
     static final int BLOCK = 1 << 20;
 
-    @Option(names = "--offset", required = true, paramLabel = "BYTES", converter = SizeConverter.class,
+    @Option(
+            names = "--offset",
+            required = true,
+            paramLabel = "BYTES",
+            converter = SizeConverter.class,
             description = "Array offset to write at; a multiple of 512 (K, M, G suffixes).")
     long offset;
 
-    @Option(names = "--input", paramLabel = "FILE|-", defaultValue = "-",
+    @Option(
+            names = "--input",
+            paramLabel = "FILE|-",
+            defaultValue = "-",
             description = "Where the bytes come from (default: stdin).")
     String input;
 
@@ -52,8 +65,8 @@ final class WriteCommand extends Verb {
             arrayBytes = probe.array().size();
         }
         if (offset > arrayBytes) {
-            throw CliException.usage("--offset " + offset + " is beyond the end of the array (size " + arrayBytes
-                    + " bytes)");
+            throw CliException.usage(
+                    "--offset " + offset + " is beyond the end of the array (size " + arrayBytes + " bytes)");
         }
         long room = arrayBytes - offset;
         Path spool = null;
@@ -72,8 +85,9 @@ final class WriteCommand extends Verb {
             long length = Files.size(source);
             String what = spool != null ? "the input on stdin" : "--input " + input;
             if (length > room) {
-                throw CliException.usage(what + " (" + (spool != null ? "more than " + room : length) + " bytes) at offset "
-                        + offset + " would end beyond the array (size " + arrayBytes + " bytes)");
+                throw CliException.usage(
+                        what + " (" + (spool != null ? "more than " + room : length) + " bytes) at offset " + offset
+                                + " would end beyond the array (size " + arrayBytes + " bytes)");
             }
             if (length == 0) {
                 throw CliException.usage(what + " is empty: nothing to write (and nothing was written)");
@@ -84,7 +98,7 @@ final class WriteCommand extends Verb {
                         + "512 bytes");
             }
             try (ArraySession session = readWriteSession(members);
-                 FileChannel in = FileChannel.open(source, StandardOpenOption.READ)) {
+                    FileChannel in = FileChannel.open(source, StandardOpenOption.READ)) {
                 copy(in, session.array(), length);
             }
             say("wrote " + length + " bytes (" + Sizes.human(length) + ") at offset " + offset);

@@ -23,18 +23,25 @@ import picocli.CommandLine.Parameters;
  * {@code raid serve}, or any process holding its lock) or one without a superblock refuses the
  * whole command.
  */
-@Command(header = "Erase members' md superblocks, like mdadm --zero-superblock.", name = "zero-superblock",
-        mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Overwrite the md v1.2 superblock of each FILE with zeros (the 4 KiB block at 4 KiB), as mdadm "
-                + "--zero-superblock does: the file is no longer a member of any array. Data, bitmap, bad-block and "
-                + "log areas are left as they are (so raid create still asks for --force to reuse the file).",
-                "Refused, with nothing written to any file: a file in use by an array (raid serve, or another "
-                + "process holding it), a file that holds no md superblock, a superblock that does not validate "
-                + "(unless --force).",
-                "Exit 0 done, 2 refused."})
+@Command(
+        header = "Erase members' md superblocks, like mdadm --zero-superblock.",
+        name = "zero-superblock",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Overwrite the md v1.2 superblock of each FILE with zeros (the 4 KiB block at 4 KiB), as mdadm "
+                    + "--zero-superblock does: the file is no longer a member of any array. Data, bitmap, bad-block and "
+                    + "log areas are left as they are (so raid create still asks for --force to reuse the file).",
+            "Refused, with nothing written to any file: a file in use by an array (raid serve, or another "
+                    + "process holding it), a file that holds no md superblock, a superblock that does not validate "
+                    + "(unless --force).",
+            "Exit 0 done, 2 refused."
+        })
 final class ZeroSuperblockCommand extends Verb {
-    @Option(names = "--force", description = "Also erase a superblock that does not validate (a wrong checksum), "
-            + "and pass over files that hold none instead of refusing, as mdadm --force does.")
+    @Option(
+            names = "--force",
+            description = "Also erase a superblock that does not validate (a wrong checksum), "
+                    + "and pass over files that hold none instead of refusing, as mdadm --force does.")
     boolean force;
 
     @Parameters(paramLabel = "FILE", arity = "1..*", description = "Member files (or NBD exports).")
@@ -94,8 +101,8 @@ final class ZeroSuperblockCommand extends Verb {
                 throw CliException.usage(f + " holds no md superblock: nothing to zero (--force passes over it)");
             }
             if (!force) {
-                throw CliException.usage(f + ": its md superblock does not validate (" + e.getMessage()
-                        + "); --force erases it anyway");
+                throw CliException.usage(
+                        f + ": its md superblock does not validate (" + e.getMessage() + "); --force erases it anyway");
             }
             return "a superblock that did not validate";
         }

@@ -35,8 +35,8 @@ class ArraysByNameIT {
 
     /** {@code raid ARGS} with the default config looked up under {@code dir/xdg}, not the user's. */
     private RaidLauncher.Result byName(byte[] stdin, String... args) {
-        return RaidLauncher.run(dir, stdin, List.of("env", "XDG_CONFIG_HOME=" + dir.resolve("xdg"), "RAID_CONFIG="),
-                args);
+        return RaidLauncher.run(
+                dir, stdin, List.of("env", "XDG_CONFIG_HOME=" + dir.resolve("xdg"), "RAID_CONFIG="), args);
     }
 
     private RaidLauncher.Result byName(String... args) {
@@ -62,14 +62,25 @@ class ArraysByNameIT {
     void assembleScanWritesAConfigThatEveryVerbReadsByName() throws Exception {
         Files.createDirectories(dir.resolve("disks"));
         ok(raid("create", "--size", "16M", "--chunk", "64K", "--name", "it:vol0", "disks/a0", "disks/a1", "disks/a2"));
-        ok(raid("create", "--size", "16M", "--chunk", "64K", "--name", "it:vol1", "disks/b0", "disks/b1", "disks/b2",
+        ok(raid(
+                "create",
+                "--size",
+                "16M",
+                "--chunk",
+                "64K",
+                "--name",
+                "it:vol1",
+                "disks/b0",
+                "disks/b1",
+                "disks/b2",
                 "disks/b3"));
         Files.write(dir.resolve("disks/junk"), MemberFiles.random(100_000, 3));
 
         RaidLauncher.Result scan = ok(raid("assemble", "--scan", "disks/*"));
         List<String> lines = arrayLines(scan.out());
         assertEquals(2, lines.size(), scan.all());
-        assertTrue(lines.get(0).startsWith("ARRAY /dev/md/vol0  level=raid5 metadata=1.2 num-devices=3 UUID="),
+        assertTrue(
+                lines.get(0).startsWith("ARRAY /dev/md/vol0  level=raid5 metadata=1.2 num-devices=3 UUID="),
                 scan.out());
         String vol0Devices = dir.resolve("disks/a0") + "," + dir.resolve("disks/a1") + "," + dir.resolve("disks/a2");
         assertTrue(scan.out().contains("\n   devices=" + vol0Devices + "\n"), scan.out());
@@ -95,25 +106,33 @@ class ArraysByNameIT {
         ok(byName("re-add", "--array", "vol0", "--member", "disks/a1"));
         ok(byName("detail", "--array", "vol0"));
         ok(byName("check", "--array", "vol0"));
-        assertArrayEquals(data, ok(byName("read", "--array", "vol0", "--offset", "128K", "--length", "1M")).stdout());
+        assertArrayEquals(
+                data,
+                ok(byName("read", "--array", "vol0", "--offset", "128K", "--length", "1M"))
+                        .stdout());
 
         // mdadm's scan lines, from superblocks and from the config; and mdadm's own where it is installed.
-        List<String> examined = arrayLines(ok(raid("examine", "--scan", "disks/a0", "disks/b2")).out());
+        List<String> examined =
+                arrayLines(ok(raid("examine", "--scan", "disks/a0", "disks/b2")).out());
         List<String> detailed = arrayLines(ok(byName("detail", "--scan")).out());
         assertEquals(new TreeSet<>(examined), new TreeSet<>(detailed));
-        assertEquals(List.of(lines.get(0).replace("level=raid5 ", "").replace("num-devices=3 ", "")),
+        assertEquals(
+                List.of(lines.get(0).replace("level=raid5 ", "").replace("num-devices=3 ", "")),
                 arrayLines(ok(byName("detail", "--brief", "--array", "vol0")).out()));
         String mdadm = Tools.mdadm();
         if (mdadm != null) {
-            Process p = new ProcessBuilder(mdadm, "--examine", "--scan", "disks/a0", "disks/b2").directory(dir.toFile())
-                    .redirectErrorStream(true).start();
+            Process p = new ProcessBuilder(mdadm, "--examine", "--scan", "disks/a0", "disks/b2")
+                    .directory(dir.toFile())
+                    .redirectErrorStream(true)
+                    .start();
             String theirs = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertTrue(p.waitFor(30, TimeUnit.SECONDS));
             assertEquals(new TreeSet<>(arrayLines(theirs)), new TreeSet<>(examined), theirs);
         }
 
         // Refusals: one line, exit 2.
-        for (String[] bad : List.<String[]>of(new String[] {"detail", "--array", "nope"},
+        for (String[] bad : List.<String[]>of(
+                new String[] {"detail", "--array", "nope"},
                 new String[] {"detail", "--array", "vol0", "disks/a0"},
                 new String[] {"detail"},
                 new String[] {"detail", "--array", "vol0", "--config", "missing.conf"})) {
@@ -131,12 +150,16 @@ class ArraysByNameIT {
         Files.writeString(dir.resolve("my.conf"), "DEVICE s*.img\nARRAY served\n  name=it:served\n");
         Path sock = dir.resolve("nbd.sock");
         for (boolean bySocket : new boolean[] {false, true}) {
-            try (Served served = Served.start(dir, "--array", "served", "--config", "my.conf", "--socket",
-                    sock.toString())) {
-                RaidLauncher.Result stop = bySocket ? raid("stop", "--socket", sock.toString())
+            try (Served served =
+                    Served.start(dir, "--array", "served", "--config", "my.conf", "--socket", sock.toString())) {
+                RaidLauncher.Result stop = bySocket
+                        ? raid("stop", "--socket", sock.toString())
                         : raid("stop", "--array", "served", "--config", "my.conf");
                 assertEquals(0, stop.exit(), stop.all() + "\n--- serve\n" + served.stderr());
-                assertTrue(stop.stderr().contains("stopping pid " + served.process().pid()), stop.all());
+                assertTrue(
+                        stop.stderr()
+                                .contains("stopping pid " + served.process().pid()),
+                        stop.all());
                 assertTrue(served.process().waitFor(10, TimeUnit.SECONDS), "raid serve has exited");
                 assertTrue(served.awaitLine("closed clean", 10), served.stderr());
             }
@@ -157,7 +180,8 @@ class ArraysByNameIT {
         ok(raid("add", "--spare", "p3.img", "p0.img", "p2.img"));
         RaidLauncher.Result pending = raid("detail", "p0.img", "p2.img", "p3.img");
         assertEquals(1, pending.exit(), pending.all());
-        assertTrue(pending.out().contains("State : clean, degraded, recovering (PENDING) (run raid rebuild)\n"),
+        assertTrue(
+                pending.out().contains("State : clean, degraded, recovering (PENDING) (run raid rebuild)\n"),
                 pending.out());
         // only the State line says it: no member row claims a recovery that is not running
         assertEquals(1, pending.out().split("recovering", -1).length - 1, pending.out());

@@ -125,7 +125,10 @@ class BadInputIT {
     @Test
     void memberOfAnotherArray() {
         List<String> m = swap("d.img", "other1.img");
-        refused(2, "other1.img is a member of another array", m,
+        refused(
+                2,
+                "other1.img is a member of another array",
+                m,
                 with(List.of("write", "--offset", "0", "--input", "in.bin"), m));
     }
 
@@ -140,13 +143,15 @@ class BadInputIT {
         List<String> m = swap("c.img", "short.img");
         List<Path> paths = m.stream().map(dir::resolve).toList();
         Map<Path, String> before = MemberFiles.snapshot(paths);
-        RaidLauncher.Result r = RaidLauncher.run(dir, with(List.of("read", "--offset", "0", "--length", "64K",
-                "--output", "short-out.bin"), m));
+        RaidLauncher.Result r = RaidLauncher.run(
+                dir, with(List.of("read", "--offset", "0", "--length", "64K", "--output", "short-out.bin"), m));
         assertEquals(0, r.exit(), r.all());
         assertEquals(1, r.messages().size(), r.all());
         assertTrue(r.messages().get(0).startsWith("raid read: leaving out short.img: it is too small"), r.all());
-        assertTrue(java.util.Arrays.equals(Files.readAllBytes(dir.resolve("in.bin")),
-                Files.readAllBytes(dir.resolve("short-out.bin"))), "read degraded without it, the same bytes");
+        assertTrue(
+                java.util.Arrays.equals(
+                        Files.readAllBytes(dir.resolve("in.bin")), Files.readAllBytes(dir.resolve("short-out.bin"))),
+                "read degraded without it, the same bytes");
         MemberFiles.assertUnchanged(before, "read");
     }
 
@@ -155,15 +160,19 @@ class BadInputIT {
         List<String> m = swap("d.img", "stale.img");
         List<Path> paths = m.stream().map(dir::resolve).toList();
         Map<Path, String> before = MemberFiles.snapshot(paths);
-        RaidLauncher.Result r = RaidLauncher.run(dir, with(List.of("read", "--offset", "0", "--length", "64K",
-                "--output", "stale-out.bin"), m));
+        RaidLauncher.Result r = RaidLauncher.run(
+                dir, with(List.of("read", "--offset", "0", "--length", "64K", "--output", "stale-out.bin"), m));
         assertEquals(0, r.exit(), r.all());
         assertEquals(1, r.messages().size(), r.all());
         String line = r.messages().get(0);
-        assertTrue(line.startsWith("raid read: leaving out stale.img: it is behind the others (events ")
-                && line.endsWith("; raid add --spare stale.img to rebuild it"), r.all());
-        assertTrue(java.util.Arrays.equals(Files.readAllBytes(dir.resolve("in.bin")),
-                Files.readAllBytes(dir.resolve("stale-out.bin"))), "read degraded without it, the same bytes");
+        assertTrue(
+                line.startsWith("raid read: leaving out stale.img: it is behind the others (events ")
+                        && line.endsWith("; raid add --spare stale.img to rebuild it"),
+                r.all());
+        assertTrue(
+                java.util.Arrays.equals(
+                        Files.readAllBytes(dir.resolve("in.bin")), Files.readAllBytes(dir.resolve("stale-out.bin"))),
+                "read degraded without it, the same bytes");
         MemberFiles.assertUnchanged(before, "read");
         // Leaving it out leaves too few: refused, and force named.
         List<String> two = List.of("a.img", "b.img", "stale.img");
@@ -180,40 +189,73 @@ class BadInputIT {
     void unknownLayoutAndBadChunks() {
         List<String> n = List.of("n1.img", "n2.img", "n3.img");
         refused(2, "unknown layout 'zigzag'", n, with(List.of("create", "--size", "8M", "--layout", "zigzag"), n));
-        refused(2, "chunk size 3000 bytes is invalid", n, with(List.of("create", "--size", "8M", "--chunk", "3000"), n));
+        refused(
+                2,
+                "chunk size 3000 bytes is invalid",
+                n,
+                with(List.of("create", "--size", "8M", "--chunk", "3000"), n));
         refused(2, "chunk size 2048 bytes is invalid", n, with(List.of("create", "--size", "8M", "--chunk", "2K"), n));
     }
 
     @Test
     void readOrWriteBeyondTheEnd() {
-        refused(2, "beyond the end of the array", ARRAY,
+        refused(
+                2,
+                "beyond the end of the array",
+                ARRAY,
                 with(List.of("read", "--offset", Long.toString(arrayBytes), "--length", "512"), ARRAY));
-        refused(2, "would end beyond the array", ARRAY,
+        refused(
+                2,
+                "would end beyond the array",
+                ARRAY,
                 with(List.of("write", "--offset", Long.toString(arrayBytes - 512), "--input", "in.bin"), ARRAY));
-        refused(2, "would end beyond the array", ARRAY, new byte[4096],
+        refused(
+                2,
+                "would end beyond the array",
+                ARRAY,
+                new byte[4096],
                 with(List.of("write", "--offset", Long.toString(arrayBytes - 1024)), ARRAY));
     }
 
     @Test
     void misalignedOffsetsAndPartialBlocks() {
-        refused(2, "--offset 100 is not a multiple of 512", ARRAY,
+        refused(
+                2,
+                "--offset 100 is not a multiple of 512",
+                ARRAY,
                 with(List.of("write", "--offset", "100", "--input", "in.bin"), ARRAY));
-        refused(2, "--length 1000 is not a multiple of 512", ARRAY,
+        refused(
+                2,
+                "--length 1000 is not a multiple of 512",
+                ARRAY,
                 with(List.of("read", "--offset", "0", "--length", "1000"), ARRAY));
-        refused(2, "1000 bytes, which ends with a partial 512-byte block", ARRAY,
+        refused(
+                2,
+                "1000 bytes, which ends with a partial 512-byte block",
+                ARRAY,
                 with(List.of("write", "--offset", "0", "--input", "partial.bin"), ARRAY));
-        refused(2, "1000 bytes, which ends with a partial 512-byte block", ARRAY, MemberFiles.random(1000, 4),
+        refused(
+                2,
+                "1000 bytes, which ends with a partial 512-byte block",
+                ARRAY,
+                MemberFiles.random(1000, 4),
                 with(List.of("write", "--offset", "0"), ARRAY));
     }
 
     @Test
     void memberOptionNamingAFileNotInTheArray() {
-        refused(2, "--member other1.img is not one of the members given", ARRAY,
+        refused(
+                2,
+                "--member other1.img is not one of the members given",
+                ARRAY,
                 with(List.of("fail", "--member", "other1.img"), ARRAY));
         List<String> m = new ArrayList<>(ARRAY);
         m.add("other1.img");
         refused(2, "other1.img is a member of another array", m, with(List.of("fail", "--member", "other1.img"), m));
-        refused(2, "--member nope.img is not one of the members given", ARRAY,
+        refused(
+                2,
+                "--member nope.img is not one of the members given",
+                ARRAY,
                 with(List.of("remove", "--member", "nope.img"), ARRAY));
     }
 
@@ -239,34 +281,62 @@ class BadInputIT {
     void nbdMembersThatCannotBeUsed() {
         // Nothing listens on port 1: one line naming the URI, exit 2 (4 for detail), nothing written.
         List<String> m = swap("d.img", "nbd://127.0.0.1:1/d");
-        refused(2, "nbd://127.0.0.1:1/d: cannot reach the NBD export: cannot connect: Connection refused", m,
+        refused(
+                2,
+                "nbd://127.0.0.1:1/d: cannot reach the NBD export: cannot connect: Connection refused",
+                m,
                 with(List.of("read", "--offset", "0", "--length", "512"), m));
         refused(4, "nbd://127.0.0.1:1/d: cannot reach the NBD export", m, with(List.of("detail"), m));
         refused(2, "nbd://127.0.0.1:1/d: cannot reach the NBD export", m, with(List.of("serve", "--port", "0"), m));
-        refused(2, "bad NBD URI 'nbd:///d': nbd:// needs a host", ARRAY,
+        refused(
+                2,
+                "bad NBD URI 'nbd:///d': nbd:// needs a host",
+                ARRAY,
                 with(List.of("write", "--offset", "0", "--input", "in.bin"), swap("d.img", "nbd:///d")));
-        refused(2, "TLS parameter 'tls-verify-peer' is not supported", ARRAY,
-                with(List.of("write", "--offset", "0", "--input", "in.bin"),
+        refused(
+                2,
+                "TLS parameter 'tls-verify-peer' is not supported",
+                ARRAY,
+                with(
+                        List.of("write", "--offset", "0", "--input", "in.bin"),
                         swap("d.img", "nbds://host/d?tls-verify-peer=false")));
-        refused(2, "network members (http://) are not supported", ARRAY,
+        refused(
+                2,
+                "network members (http://) are not supported",
+                ARRAY,
                 with(List.of("write", "--offset", "0", "--input", "in.bin"), swap("d.img", "http://host/d")));
         // The same export spelled two ways, caught before connecting.
         List<String> twice = List.of("a.img", "nbd+unix:///x?socket=s.sock", "nbd+unix:///x?socket=./s.sock");
-        refused(2, "nbd+unix:///x?socket=./s.sock is given twice (it is the same export as nbd+unix:///x?socket=s.sock)",
-                List.of("a.img"), with(List.of("rebuild"), twice));
+        refused(
+                2,
+                "nbd+unix:///x?socket=./s.sock is given twice (it is the same export as nbd+unix:///x?socket=s.sock)",
+                List.of("a.img"),
+                with(List.of("rebuild"), twice));
         List<String> n = List.of("n1.img", "n2.img", "nbd://127.0.0.1:1/x");
-        refused(2, "--size creates and sizes member files, but nbd://127.0.0.1:1/x is an NBD export", List.of("n1.img",
-                "n2.img"), with(List.of("create", "--size", "8M"), n));
+        refused(
+                2,
+                "--size creates and sizes member files, but nbd://127.0.0.1:1/x is an NBD export",
+                List.of("n1.img", "n2.img"),
+                with(List.of("create", "--size", "8M"), n));
     }
 
     @Test
     void serveUsageErrors() {
         refused(2, "give the MEMBER files or NBD URIs of the array to serve", ARRAY, "serve");
-        refused(2, "--backend memory serves a fresh in-memory array: give no MEMBER", ARRAY,
+        refused(
+                2,
+                "--backend memory serves a fresh in-memory array: give no MEMBER",
+                ARRAY,
                 with(List.of("serve", "--backend", "memory"), ARRAY));
-        refused(2, "--chunk shapes a fresh array: it applies only with --backend memory", ARRAY,
+        refused(
+                2,
+                "--chunk shapes a fresh array: it applies only with --backend memory",
+                ARRAY,
                 with(List.of("serve", "--chunk", "64K"), ARRAY));
-        refused(2, "give --socket or --port/--bind, not both", ARRAY,
+        refused(
+                2,
+                "give --socket or --port/--bind, not both",
+                ARRAY,
                 with(List.of("serve", "--socket", "x.sock", "--port", "0"), ARRAY));
         refused(2, "unknown --executor 'turbo'", ARRAY, with(List.of("serve", "--executor", "turbo"), ARRAY));
         refused(2, "--disks must be 3 to 64, got 2", List.of(), "serve", "--backend", "memory", "--disks", "2");
@@ -286,19 +356,47 @@ class BadInputIT {
 
     @Test
     void operatorVerbsRefuseWithoutWriting() {
-        refused(2, "raidfive does not reshape: --raid-devices", ARRAY, with(List.of("grow", "--raid-devices", "5"), ARRAY));
-        refused(2, "speed limits are not stored with the array", ARRAY,
+        refused(
+                2,
+                "raidfive does not reshape: --raid-devices",
+                ARRAY,
+                with(List.of("grow", "--raid-devices", "5"), ARRAY));
+        refused(
+                2,
+                "speed limits are not stored with the array",
+                ARRAY,
                 with(List.of("grow", "--speed-limit-max", "10M"), ARRAY));
-        refused(2, "RAID-5 runs with at most one member missing", List.of("x0.img", "x3.img"),
-                "create", "--size", "8M", "x0.img", "missing", "missing", "x3.img");
-        refused(2, "blank.img holds no md superblock", List.of("a.img", "blank.img"), "zero-superblock", "a.img",
+        refused(
+                2,
+                "RAID-5 runs with at most one member missing",
+                List.of("x0.img", "x3.img"),
+                "create",
+                "--size",
+                "8M",
+                "x0.img",
+                "missing",
+                "missing",
+                "x3.img");
+        refused(
+                2,
+                "blank.img holds no md superblock",
+                List.of("a.img", "blank.img"),
+                "zero-superblock",
+                "a.img",
                 "blank.img");
-        refused(2, "corrupt.img: its md superblock does not validate", List.of("corrupt.img"), "zero-superblock",
+        refused(
+                2,
+                "corrupt.img: its md superblock does not validate",
+                List.of("corrupt.img"),
+                "zero-superblock",
                 "corrupt.img");
         refused(2, "the array is not served, nothing to stop", ARRAY, with(List.of("stop"), ARRAY));
         refused(2, "give the member files, or --array NAME", ARRAY, "detail");
-        refused(2, "give either --array vol0 or the member files", ARRAY, with(List.of("fail", "--member", "a.img",
-                "--array", "vol0"), ARRAY));
+        refused(
+                2,
+                "give either --array vol0 or the member files",
+                ARRAY,
+                with(List.of("fail", "--member", "a.img", "--array", "vol0"), ARRAY));
     }
 
     @Test

@@ -27,7 +27,9 @@ class BenchCommandTest {
     @Test
     void badValuesPrintOneLineAndExitTwo() {
         assertEquals(2, run("--bs", "1000"));
-        assertEquals("raid bench: --bs 1000 must be a multiple of 512 bytes, at most 1g", err.toString().trim());
+        assertEquals(
+                "raid bench: --bs 1000 must be a multiple of 512 bytes, at most 1g",
+                err.toString().trim());
         assertEquals(2, run("--runtime", "soon"));
         assertTrue(err.toString().contains("--runtime 'soon' is not a time"));
         assertEquals(2, run("--chart", "out.gif"));
@@ -38,12 +40,35 @@ class BenchCommandTest {
     void aShortRunPrintsFioStyleLinesAndWritesJsonAndChart(@TempDir Path tmp) throws Exception {
         Path json = tmp.resolve("r.json");
         Path chart = tmp.resolve("r.svg");
-        int code = run("--rw", "randread", "--size", "8m", "--chunk", "64k", "--numjobs", "2", "--runtime", "200ms",
-                "--ramp", "50ms", "--warmup", "0", "--target", "raw,array", "--counters", "both", "--json", json.toString(),
-                "--chart", chart.toString());
+        int code = run(
+                "--rw",
+                "randread",
+                "--size",
+                "8m",
+                "--chunk",
+                "64k",
+                "--numjobs",
+                "2",
+                "--runtime",
+                "200ms",
+                "--ramp",
+                "50ms",
+                "--warmup",
+                "0",
+                "--target",
+                "raw,array",
+                "--counters",
+                "both",
+                "--json",
+                json.toString(),
+                "--chart",
+                chart.toString());
         assertEquals(0, code, err.toString());
         String text = out.toString();
-        assertTrue(text.startsWith("raid bench: rw=randread bs=4k iodepth=1 numjobs=2 size=8m runtime=200ms ramp=50ms warmup=0s"), text);
+        assertTrue(
+                text.startsWith(
+                        "raid bench: rw=randread bs=4k iodepth=1 numjobs=2 size=8m runtime=200ms ramp=50ms warmup=0s"),
+                text);
         assertTrue(text.contains("array atomic   run 1/1: read: IOPS="), text);
         assertTrue(text.contains("ratio array percpu / raw: median"), text);
         assertTrue(Files.readString(json).contains("\"summaries\""));

@@ -43,7 +43,10 @@ class BlockDeviceIT {
         try (RandomAccessFile f = new RandomAccessFile(dir.resolve(image).toFile(), "rw")) {
             f.setLength(bytes);
         }
-        Tools.Result r = Tools.run(dir, TOOL_TIMEOUT, List.of("losetup", "-f", "--show", dir.resolve(image).toString()));
+        Tools.Result r = Tools.run(
+                dir,
+                TOOL_TIMEOUT,
+                List.of("losetup", "-f", "--show", dir.resolve(image).toString()));
         Assumptions.assumeTrue(r.exit() == 0, "no loop device here (root and /dev/loop-control needed): " + r.output());
         String loop = r.output().trim();
         loops.add(loop);
@@ -67,7 +70,8 @@ class BlockDeviceIT {
         write.addAll(members);
         RaidLauncher.Result wrote = RaidLauncher.run(dir, data, write.toArray(new String[0]));
         assertEquals(0, wrote.exit(), wrote.all());
-        List<String> read = new ArrayList<>(List.of("read", "--offset", "65536", "--length", Integer.toString(data.length)));
+        List<String> read =
+                new ArrayList<>(List.of("read", "--offset", "65536", "--length", Integer.toString(data.length)));
         read.addAll(List.of(members.get(2), members.get(0), members.get(1)));
         RaidLauncher.Result back = RaidLauncher.run(dir, read.toArray(new String[0]));
         assertEquals(0, back.exit(), back.all());
@@ -79,14 +83,20 @@ class BlockDeviceIT {
         Map<String, String> ours = MdadmCompatIT.fields(examined.out());
         assertTrue(ours.containsKey("Unused Space"), examined.out());
         long dataOffset = Long.parseLong(ours.get("Data Offset").replace(" sectors", ""));
-        assertTrue(ours.get("Avail Dev Size").startsWith(((40L << 20) / 512 - dataOffset) + " sectors"),
+        assertTrue(
+                ours.get("Avail Dev Size").startsWith(((40L << 20) / 512 - dataOffset) + " sectors"),
                 examined.out()); // the whole 40 MiB device after the data offset
-        String mdadmPath = MDADM.stream().filter(p -> Files.isExecutable(Path.of(p))).findFirst().orElse(null);
+        String mdadmPath = MDADM.stream()
+                .filter(p -> Files.isExecutable(Path.of(p)))
+                .findFirst()
+                .orElse(null);
         if (mdadmPath != null) {
             Tools.Result mdadm = Tools.run(dir, TOOL_TIMEOUT, List.of(mdadmPath, "--examine", members.get(0)));
             assertEquals(0, mdadm.exit(), mdadm.output());
-            assertEquals(MdadmCompatIT.fields(mdadm.output()), ours, "mdadm:\n" + mdadm.output() + "\nraid:\n"
-                    + examined.out());
+            assertEquals(
+                    MdadmCompatIT.fields(mdadm.output()),
+                    ours,
+                    "mdadm:\n" + mdadm.output() + "\nraid:\n" + examined.out());
         }
     }
 
@@ -113,8 +123,10 @@ class BlockDeviceIT {
             long major = ((rdev >>> 8) & 0xfff) | ((rdev >>> 32) & ~0xfffL);
             long minor = (rdev & 0xff) | ((rdev >>> 12) & ~0xffL);
             Path alias = dir.resolve("alias" + i);
-            Tools.Result made = Tools.run(dir, TOOL_TIMEOUT, List.of("mknod", alias.toString(), "b",
-                    Long.toString(major), Long.toString(minor)));
+            Tools.Result made = Tools.run(
+                    dir,
+                    TOOL_TIMEOUT,
+                    List.of("mknod", alias.toString(), "b", Long.toString(major), Long.toString(minor)));
             Assumptions.assumeTrue(made.exit() == 0, "mknod: " + made.output());
             aliases.add(alias.toString());
         }

@@ -5,8 +5,7 @@ import java.io.StringWriter;
 
 /** Runs the {@code raid} command line in-process with captured stdout and stderr. */
 final class Cli {
-    private Cli() {
-    }
+    private Cli() {}
 
     record Result(int exit, String out, String err) {
         /** Everything, for assertion messages. */

@@ -29,8 +29,10 @@ class CompletionIT {
         for (String f : List.of("m0.img", "m1.img", "other.txt")) {
             Files.writeString(dir.resolve(f), "");
         }
-        Files.writeString(dir.resolve("my.conf"), "ARRAY /dev/md/vol0 UUID=0123456789abcdef0123456789abcdef\n"
-                + "ARRAY vol1 name=h:vol1 devices=m0.img\n");
+        Files.writeString(
+                dir.resolve("my.conf"),
+                "ARRAY /dev/md/vol0 UUID=0123456789abcdef0123456789abcdef\n"
+                        + "ARRAY vol1 name=h:vol1 devices=m0.img\n");
         Files.writeString(dir.resolve("drive.bash"), """
                 source ./completion.bash
                 compopt() { :; }  # only valid inside a real completion; the words are what is tested
@@ -49,8 +51,10 @@ class CompletionIT {
                 c "./raid detail --config my.conf --array "
                 complete -p ./raid raid "$RAID_LAUNCHER_PATH"
                 """);
-        Tools.Result bash = Tools.run(dir, Duration.ofSeconds(30), List.of("env",
-                "RAID_LAUNCHER_PATH=" + RaidLauncher.LAUNCHER, "bash", "drive.bash"));
+        Tools.Result bash = Tools.run(
+                dir,
+                Duration.ofSeconds(30),
+                List.of("env", "RAID_LAUNCHER_PATH=" + RaidLauncher.LAUNCHER, "bash", "drive.bash"));
         String out = bash.output();
         assertEquals(0, bash.exit(), out);
         assertTrue(out.contains("./raid zero|zero-superblock \n"), out);

@@ -59,8 +59,16 @@ class CrashTruthTest extends CliInTempDir {
 
     private byte[] read(List<String> members, long offset, int length) throws IOException {
         Path out = dir.resolve("out.bin");
-        Cli.Result r = Cli.run(args(List.of("read", "--offset", Long.toString(offset), "--length",
-                Integer.toString(length), "--output", out.toString()), members));
+        Cli.Result r = Cli.run(args(
+                List.of(
+                        "read",
+                        "--offset",
+                        Long.toString(offset),
+                        "--length",
+                        Integer.toString(length),
+                        "--output",
+                        out.toString()),
+                members));
         assertTrue(r.exit() == 0 || r.exit() == 1, r.all());
         return Files.readAllBytes(out);
     }
@@ -74,13 +82,26 @@ class CrashTruthTest extends CliInTempDir {
         List<String> rest = m.subList(0, 3);
         leaveDirty(rest);
         assertEquals("active", examinedState(rest.get(0)));
-        Map<Path, String> before = MemberFiles.snapshot(rest.stream().map(Path::of).toList());
+        Map<Path, String> before =
+                MemberFiles.snapshot(rest.stream().map(Path::of).toList());
         Cli.Result refused = Cli.run(args(List.of("assemble"), rest));
         assertEquals(2, refused.exit(), refused.all()); // assemble lists each member found first, as mdadm -v
         assertTrue(refused.errLines().get(refused.errLines().size() - 1).contains("dirty and degraded"), refused.all());
         // A read-only forced start writes nothing: the next start still needs force.
-        assertEquals(0, Cli.run(args(List.of("read", "--force", "--offset", "0", "--length", "4K", "--output",
-                f("first.bin")), rest)).exit());
+        assertEquals(
+                0,
+                Cli.run(args(
+                                List.of(
+                                        "read",
+                                        "--force",
+                                        "--offset",
+                                        "0",
+                                        "--length",
+                                        "4K",
+                                        "--output",
+                                        f("first.bin")),
+                                rest))
+                        .exit());
         MemberFiles.assertUnchanged(before, "refused assemble and read --force");
         assertRefused(Cli.run(args(List.of("add", "--spare", f("e")), rest)), 2, "add", "dirty and degraded");
 
@@ -148,13 +169,14 @@ class CrashTruthTest extends CliInTempDir {
         assertEquals(1, detail.exit(), "degraded, not failed: " + detail.all());
         assertTrue(detail.out().contains("State : clean, degraded\n"), detail.out());
         Path out = dir.resolve("read.bin");
-        Cli.Result read = Cli.run(args(List.of("read", "--offset", "0", "--length", Integer.toString(data.length),
-                "--output", out.toString()), m));
+        Cli.Result read = Cli.run(args(
+                List.of("read", "--offset", "0", "--length", Integer.toString(data.length), "--output", out.toString()),
+                m));
         assertTrue(read.exit() == 0 || read.exit() == 1, read.all());
         List<String> lines = read.errLines();
         assertEquals(1, lines.size(), "one warning line:\n" + read.all());
-        assertTrue(lines.get(0).contains("leaving out " + m.get(2)) && lines.get(0).contains("too small"),
-                lines.get(0));
+        assertTrue(
+                lines.get(0).contains("leaving out " + m.get(2)) && lines.get(0).contains("too small"), lines.get(0));
         assertArrayEquals(data, Files.readAllBytes(out));
     }
 
@@ -167,8 +189,16 @@ class CrashTruthTest extends CliInTempDir {
             raf.setLength(2 << 20);
         }
         Map<Path, String> before = MemberFiles.snapshot(m.stream().map(Path::of).toList());
-        Cli.Result read = Cli.run(args(List.of("read", "--offset", "0", "--length", Integer.toString(data.length),
-                "--output", dir.resolve("r.bin").toString()), m));
+        Cli.Result read = Cli.run(args(
+                List.of(
+                        "read",
+                        "--offset",
+                        "0",
+                        "--length",
+                        Integer.toString(data.length),
+                        "--output",
+                        dir.resolve("r.bin").toString()),
+                m));
         assertTrue(read.exit() == 0 || read.exit() == 1, read.all());
         assertTrue(read.err().contains("leaving out " + m.get(1)), read.all());
         assertArrayEquals(data, Files.readAllBytes(dir.resolve("r.bin")));

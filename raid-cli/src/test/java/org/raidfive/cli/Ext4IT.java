@@ -36,8 +36,14 @@ class Ext4IT {
 
     @BeforeAll
     static void tools() {
-        for (String[] t : new String[][] {{"nbdfuse", "libnbd-bin"}, {"mkfs.ext4", "e2fsprogs"},
-            {"e2fsck", "e2fsprogs"}, {"losetup", "mount"}, {"fio", "fio"}, {"fusermount3", "fuse3"}}) {
+        for (String[] t : new String[][] {
+            {"nbdfuse", "libnbd-bin"},
+            {"mkfs.ext4", "e2fsprogs"},
+            {"e2fsck", "e2fsprogs"},
+            {"losetup", "mount"},
+            {"fio", "fio"},
+            {"fusermount3", "fuse3"}
+        }) {
             Tools.assumeInstalled(t[0], t[1]);
         }
         Assumptions.assumeTrue(Files.exists(Path.of("/dev/fuse")), "no /dev/fuse: FUSE is not available here");
@@ -72,9 +78,18 @@ class Ext4IT {
     }
 
     private List<String> fio(Path file, boolean verifyOnly, String size) {
-        List<String> job = new ArrayList<>(List.of("fio", "--name=ext4verify", "--filename=" + file,
-                "--size=" + size, "--bs=4k", "--rw=randwrite", "--ioengine=psync", "--verify=crc32c",
-                "--verify_fatal=1", "--randseed=42", "--fsync=16"));
+        List<String> job = new ArrayList<>(List.of(
+                "fio",
+                "--name=ext4verify",
+                "--filename=" + file,
+                "--size=" + size,
+                "--bs=4k",
+                "--rw=randwrite",
+                "--ioengine=psync",
+                "--verify=crc32c",
+                "--verify_fatal=1",
+                "--randseed=42",
+                "--fsync=16"));
         if (verifyOnly) {
             job.add("--verify_only");
         }
@@ -95,20 +110,33 @@ class Ext4IT {
         try (Ext4Stack s = new Ext4Stack(dir, MEMBERS, false)) {
             Tools.runOk(dir, Duration.ofSeconds(120), "mkfs.ext4", "-q", s.loop);
             s.mount();
-            Tools.runOk(dir, Duration.ofSeconds(120), "cp", "-a", sourceTree().toString(), s.mnt.resolve("tree").toString());
-            Tools.runOk(dir, Duration.ofSeconds(300), fio(s.mnt.resolve("fio.dat"), false, "24M").toArray(new String[0]));
+            Tools.runOk(
+                    dir,
+                    Duration.ofSeconds(120),
+                    "cp",
+                    "-a",
+                    sourceTree().toString(),
+                    s.mnt.resolve("tree").toString());
+            Tools.runOk(
+                    dir,
+                    Duration.ofSeconds(300),
+                    fio(s.mnt.resolve("fio.dat"), false, "24M").toArray(new String[0]));
             before = hashes(s.mnt);
             assertTrue(before.size() > 50, "the tree was copied: " + before.size() + " files");
             s.umount();
             s.fsck();
         }
-        Cli.Result check = Cli.run(Stream.concat(Stream.of("check"), members().stream()).toArray(String[]::new));
+        Cli.Result check =
+                Cli.run(Stream.concat(Stream.of("check"), members().stream()).toArray(String[]::new));
         assertEquals(0, check.exit(), "parity after a clean stop: " + check.all());
         try (Ext4Stack s = new Ext4Stack(dir, MEMBERS, false)) {
             s.fsck();
             s.mount();
             assertEquals(before, hashes(s.mnt), "every file as it was before the stop");
-            Tools.runOk(dir, Duration.ofSeconds(300), fio(s.mnt.resolve("fio.dat"), true, "24M").toArray(new String[0]));
+            Tools.runOk(
+                    dir,
+                    Duration.ofSeconds(300),
+                    fio(s.mnt.resolve("fio.dat"), true, "24M").toArray(new String[0]));
             s.umount();
         }
     }
@@ -120,26 +148,38 @@ class Ext4IT {
         try (Ext4Stack s = new Ext4Stack(dir, MEMBERS, false)) {
             Tools.runOk(dir, Duration.ofSeconds(120), "mkfs.ext4", "-q", s.loop);
             s.mount();
-            Tools.runOk(dir, Duration.ofSeconds(120), "cp", "-a", sourceTree().toString(), s.mnt.resolve("tree").toString());
+            Tools.runOk(
+                    dir,
+                    Duration.ofSeconds(120),
+                    "cp",
+                    "-a",
+                    sourceTree().toString(),
+                    s.mnt.resolve("tree").toString());
             Process load = Tools.start(dir, fio(s.mnt.resolve("fio.dat"), false, "32M"), dir.resolve("fio.log"));
             Thread.sleep(1500);
             // c.img fails under the server: truncated, every later I/O to it is a member error.
-            try (RandomAccessFile raf = new RandomAccessFile(dir.resolve("c.img").toFile(), "rw")) {
+            try (RandomAccessFile raf =
+                    new RandomAccessFile(dir.resolve("c.img").toFile(), "rw")) {
                 raf.setLength(4096);
             }
             s.stopExit = 1;
             assertTrue(load.waitFor(300, TimeUnit.SECONDS), "fio finished");
-            assertEquals(0, load.exitValue(), "fio verified every block with a member gone:\n"
-                    + Files.readString(dir.resolve("fio.log")));
+            assertEquals(
+                    0,
+                    load.exitValue(),
+                    "fio verified every block with a member gone:\n" + Files.readString(dir.resolve("fio.log")));
             before = hashes(s.mnt);
             s.umount();
             s.fsck();
-            assertTrue(s.served.stderr().contains("c.img"), "the server named the failed member:\n" + s.served.stderr());
+            assertTrue(
+                    s.served.stderr().contains("c.img"), "the server named the failed member:\n" + s.served.stderr());
         }
         // c.img, cut to 4 KiB, holds no superblock any more: the array is the other three
         List<String> three = List.of("a.img", "b.img", "d.img");
-        Cli.Result detail = Cli.run(Stream.concat(Stream.of("detail"), three.stream().map(m -> dir.resolve(m)
-                .toString())).toArray(String[]::new));
+        Cli.Result detail = Cli.run(Stream.concat(
+                        Stream.of("detail"),
+                        three.stream().map(m -> dir.resolve(m).toString()))
+                .toArray(String[]::new));
         assertEquals(1, detail.exit(), "degraded: " + detail.all());
         assertTrue(detail.out().contains("degraded"), detail.out());
         try (Ext4Stack s = new Ext4Stack(dir, three, false)) {

@@ -33,15 +33,17 @@ final class Ext4Stack implements AutoCloseable {
         this.dir = dir;
         fuseDir = Files.createDirectories(dir.resolve("fuse"));
         mnt = Files.createDirectories(dir.resolve("mnt"));
-        List<String> args = new ArrayList<>(List.of("--socket", dir.resolve("s.sock").toString()));
+        List<String> args =
+                new ArrayList<>(List.of("--socket", dir.resolve("s.sock").toString()));
         args.addAll(serveArgs);
         served = Served.start(dir, args.toArray(new String[0]));
         fuse = Tools.start(dir, List.of("nbdfuse", fuseDir.toString(), served.uri()), dir.resolve("fuse.log"));
         Path file = fuseDir.resolve("nbd");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!Files.exists(file)) {
-            assertTrue(System.nanoTime() < deadline && fuse.isAlive(), "nbdfuse did not come up:\n"
-                    + Files.readString(dir.resolve("fuse.log")));
+            assertTrue(
+                    System.nanoTime() < deadline && fuse.isAlive(),
+                    "nbdfuse did not come up:\n" + Files.readString(dir.resolve("fuse.log")));
             Thread.sleep(50);
         }
         List<String> losetup = new ArrayList<>(List.of("losetup", "-f", "--show"));
@@ -49,7 +51,8 @@ final class Ext4Stack implements AutoCloseable {
             losetup.add("--direct-io=on");
         }
         losetup.add(file.toString());
-        loop = Tools.runOk(dir, Duration.ofSeconds(30), losetup.toArray(new String[0])).trim();
+        loop = Tools.runOk(dir, Duration.ofSeconds(30), losetup.toArray(new String[0]))
+                .trim();
     }
 
     void mount() throws Exception {

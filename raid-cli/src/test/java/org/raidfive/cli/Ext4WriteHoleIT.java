@@ -34,8 +34,14 @@ class Ext4WriteHoleIT {
 
     @BeforeAll
     static void tools() {
-        for (String[] t : new String[][] {{"nbdkit", "nbdkit"}, {"nbdfuse", "libnbd-bin"}, {"mkfs.ext4", "e2fsprogs"},
-            {"e2fsck", "e2fsprogs"}, {"losetup", "mount"}, {"fusermount3", "fuse3"}}) {
+        for (String[] t : new String[][] {
+            {"nbdkit", "nbdkit"},
+            {"nbdfuse", "libnbd-bin"},
+            {"mkfs.ext4", "e2fsprogs"},
+            {"e2fsck", "e2fsprogs"},
+            {"losetup", "mount"},
+            {"fusermount3", "fuse3"}
+        }) {
             Tools.assumeInstalled(t[0], t[1]);
         }
         Assumptions.assumeTrue(Files.exists(Path.of("/dev/fuse")), "no /dev/fuse: FUSE is not available here");
@@ -44,7 +50,8 @@ class Ext4WriteHoleIT {
 
     @Test
     void withAPartialParityLogNoBlockOutsideTheWritesChanges() throws Exception {
-        assertEquals(0, damagedBlocks("ppl", dir.resolve("ppl")), "4 KiB blocks outside the writes changed despite the log");
+        assertEquals(
+                0, damagedBlocks("ppl", dir.resolve("ppl")), "4 KiB blocks outside the writes changed despite the log");
     }
 
     @Test
@@ -58,10 +65,16 @@ class Ext4WriteHoleIT {
             round++;
             damaged = damagedBlocks("resync", dir.resolve("resync" + round));
         }
-        assertTrue(damaged != 0, "without a log, no block outside the writes changed in " + round + " crash rounds: "
-                + "the write hole did not show");
-        System.out.printf("Ext4WriteHoleIT: without a log, %s after %d crash round(s)%n", damaged < 0
-                ? "the file system did not mount" : damaged + " 4 KiB blocks outside the writes came back wrong", round);
+        assertTrue(
+                damaged != 0,
+                "without a log, no block outside the writes changed in " + round + " crash rounds: "
+                        + "the write hole did not show");
+        System.out.printf(
+                "Ext4WriteHoleIT: without a log, %s after %d crash round(s)%n",
+                damaged < 0
+                        ? "the file system did not mount"
+                        : damaged + " 4 KiB blocks outside the writes came back wrong",
+                round);
     }
 
     /** One crash round under {@code policy}; how many blocks outside the writes came back wrong (-1: no mount). */
@@ -74,14 +87,15 @@ class Ext4WriteHoleIT {
             try (RandomAccessFile raf = new RandomAccessFile(image.toFile(), "rw")) {
                 raf.setLength(96L << 20);
             }
-            Tools.Nbdkit k = i < 3 ? Tools.Nbdkit.unix(d, "k" + i, "file", image.toString())
+            Tools.Nbdkit k = i < 3
+                    ? Tools.Nbdkit.unix(d, "k" + i, "file", image.toString())
                     : Tools.Nbdkit.unix(d, "k" + i, "--filter=delay", "file", image.toString(), "wdelay=30ms");
             kits.add(k);
             uris.add(k.uri());
         }
         try {
-            List<String> create = new ArrayList<>(List.of("create", "--chunk", "64K", "--assume-clean",
-                    "--consistency-policy", policy));
+            List<String> create = new ArrayList<>(
+                    List.of("create", "--chunk", "64K", "--assume-clean", "--consistency-policy", policy));
             create.addAll(uris);
             RaidLauncher.Result made = RaidLauncher.run(d, create.toArray(new String[0]));
             assertEquals(0, made.exit(), made.all());
@@ -94,7 +108,11 @@ class Ext4WriteHoleIT {
                 // place, each noting the block (outside the array) before it writes: every block never
                 // noted lies outside the writes. A torn row (one offset in every chunk of a stripe) puts
                 // the blocks of the rebuilt member that share it at risk: the file's blocks 64 KiB away.
-                Tools.runOk(s.mnt, Duration.ofSeconds(300), "sh", "-c",
+                Tools.runOk(
+                        s.mnt,
+                        Duration.ofSeconds(300),
+                        "sh",
+                        "-c",
                         "dd if=/dev/urandom of=big bs=1M count=" + BIG_MIB + " status=none && sync");
                 before = blockHashes(s.mnt.resolve("big"));
                 // 32 rewriters at once, O_DIRECT through a loop device in direct I/O mode (else the writes
@@ -120,16 +138,19 @@ class Ext4WriteHoleIT {
             // member is missing: its blocks are rebuilt from the torn stripes.
             Path image3 = d.resolve("m3.raw");
             kits.set(3, Tools.Nbdkit.unix(d, "k3b", "file", image3.toString()));
-            List<String> without0 = List.of(uris.get(1), uris.get(2), kits.get(3).uri());
-            Ext4Stack after = new Ext4Stack(d, serveArgs(without0, policy.equals("ppl") ? new String[0]
-                    : new String[] {"--force"}), true);
+            List<String> without0 =
+                    List.of(uris.get(1), uris.get(2), kits.get(3).uri());
+            Ext4Stack after = new Ext4Stack(
+                    d, serveArgs(without0, policy.equals("ppl") ? new String[0] : new String[] {"--force"}), true);
             try {
                 if (policy.equals("ppl")) {
-                    assertTrue(after.served.stderr().contains("partial parity log")
-                            || after.served.stderr().contains("serving"), after.served.stderr());
+                    assertTrue(
+                            after.served.stderr().contains("partial parity log")
+                                    || after.served.stderr().contains("serving"),
+                            after.served.stderr());
                 }
-                Tools.Result mount = Tools.run(d, Duration.ofSeconds(120), List.of("mount", "-t", "ext4", after.loop,
-                        after.mnt.toString()));
+                Tools.Result mount = Tools.run(
+                        d, Duration.ofSeconds(120), List.of("mount", "-t", "ext4", after.loop, after.mnt.toString()));
                 if (mount.exit() != 0) {
                     assertTrue(!policy.equals("ppl"), "the log's array does not mount:\n" + mount.output());
                     return -1;
@@ -139,7 +160,8 @@ class Ext4WriteHoleIT {
                 int damaged = 0;
                 java.util.Set<Integer> written = new java.util.HashSet<>();
                 try (java.util.stream.Stream<Path> logs = Files.list(d)) {
-                    for (Path log : (Iterable<Path>) logs.filter(p -> p.getFileName().toString().startsWith("written."))::iterator) {
+                    for (Path log : (Iterable<Path>)
+                            logs.filter(p -> p.getFileName().toString().startsWith("written."))::iterator) {
                         for (String line : Files.readAllLines(log)) {
                             if (!line.isBlank()) {
                                 written.add(Integer.parseInt(line.trim()));
@@ -149,12 +171,15 @@ class Ext4WriteHoleIT {
                 }
                 assertTrue(written.size() > 100, "the writers wrote: " + written.size() + " blocks");
                 for (int b = 0; b < before.size(); b++) {
-                    if (!written.contains(b) && (b >= now.size() || !before.get(b).equals(now.get(b)))) {
+                    if (!written.contains(b)
+                            && (b >= now.size() || !before.get(b).equals(now.get(b)))) {
                         damaged++;
                     }
                 }
-                System.out.printf("Ext4WriteHoleIT %s: %d of %d 4 KiB blocks rewritten (or in flight at the crash), %d "
-                        + "outside them came back wrong%n", policy, written.size(), before.size(), damaged);
+                System.out.printf(
+                        "Ext4WriteHoleIT %s: %d of %d 4 KiB blocks rewritten (or in flight at the crash), %d "
+                                + "outside them came back wrong%n",
+                        policy, written.size(), before.size(), damaged);
                 after.umount();
                 if (policy.equals("ppl")) {
                     after.fsck();

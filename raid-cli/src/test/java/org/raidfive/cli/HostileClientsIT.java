@@ -52,23 +52,26 @@ class HostileClientsIT {
     private static NbdWire nonReader(String uri, int count, int bytes, long size) throws IOException {
         NbdWire w = NbdWire.connect(uri);
         assertEquals(NbdWire.REP_ACK, w.go("raid"));
-        new Thread(() -> {
-            try {
-                for (int i = 0; i < count; i++) {
-                    w.request(0, NbdWire.CMD_READ, i, (i * (long) bytes) % (size - bytes), bytes, null);
-                }
-            } catch (IOException e) {
-                // the server stopped reading (back-pressure) or closed us: what it should do
-            }
-        }, "non-reader").start();
+        new Thread(
+                        () -> {
+                            try {
+                                for (int i = 0; i < count; i++) {
+                                    w.request(0, NbdWire.CMD_READ, i, (i * (long) bytes) % (size - bytes), bytes, null);
+                                }
+                            } catch (IOException e) {
+                                // the server stopped reading (back-pressure) or closed us: what it should do
+                            }
+                        },
+                        "non-reader")
+                .start();
         return w;
     }
 
     @Test
     void aGoodClientCompletesBesideIdleHandshakesAndClientsThatNeverReadAndMemoryStaysBounded() throws Exception {
         Tools.assumeInstalled("fio", "fio");
-        try (Served s = Served.start(dir, "--backend", "memory", "--disks", "4", "--size", "256M", "--executor",
-                "pool", "--port", "0")) {
+        try (Served s = Served.start(
+                dir, "--backend", "memory", "--disks", "4", "--size", "256M", "--executor", "pool", "--port", "0")) {
             long pid = s.process().pid();
             List<SocketChannel> idle = new ArrayList<>();
             for (int i = 0; i < 200; i++) {
@@ -95,19 +98,34 @@ class HostileClientsIT {
             });
             watch.start();
             Thread.sleep(2000); // let the hostile clients fill whatever they can
-            Tools.Result fio = Tools.run(dir, Duration.ofSeconds(120), List.of("fio", "--name=good",
-                    "--ioengine=nbd", "--uri=" + s.uri(), "--rw=randread", "--bs=4k", "--iodepth=16",
-                    "--runtime=8", "--time_based", "--size=64m", "--output-format=terse", "--terse-version=3"));
+            Tools.Result fio = Tools.run(
+                    dir,
+                    Duration.ofSeconds(120),
+                    List.of(
+                            "fio",
+                            "--name=good",
+                            "--ioengine=nbd",
+                            "--uri=" + s.uri(),
+                            "--rw=randread",
+                            "--bs=4k",
+                            "--iodepth=16",
+                            "--runtime=8",
+                            "--time_based",
+                            "--size=64m",
+                            "--output-format=terse",
+                            "--terse-version=3"));
             watch.interrupt();
             watch.join();
             assertEquals(0, fio.exit(), "the good client completes:\n" + fio.output());
             String[] terse = fio.output().trim().split("\n");
             long ios = Long.parseLong(terse[terse.length - 1].split(";")[7]); // read IOPS
             assertTrue(ios > 100, "the good client got service: " + ios + " IOPS\n" + fio.output());
-            assertTrue(peak.get() < RSS_BOUND, "server RSS peaked at " + (peak.get() >> 20) + " MiB, bound "
-                    + (RSS_BOUND >> 20) + " MiB");
-            System.out.printf("good client beside 200 idle handshakes and 12 non-readers: %d IOPS, server RSS peak "
-                    + "%d MiB%n", ios, peak.get() >> 20);
+            assertTrue(
+                    peak.get() < RSS_BOUND,
+                    "server RSS peaked at " + (peak.get() >> 20) + " MiB, bound " + (RSS_BOUND >> 20) + " MiB");
+            System.out.printf(
+                    "good client beside 200 idle handshakes and 12 non-readers: %d IOPS, server RSS peak " + "%d MiB%n",
+                    ios, peak.get() >> 20);
             for (SocketChannel c : idle) {
                 c.close();
             }
@@ -122,8 +140,18 @@ class HostileClientsIT {
     @Test
     void idleClientsCannotKeepANewOneOut() throws Exception {
         // one source may hold every slot here: what is tested is a full server's eviction of the idle
-        try (Served s = Served.start(dir, "--backend", "memory", "--disks", "3", "--size", "16M", "--port", "0",
-                "--max-connections-per-address", "64")) {
+        try (Served s = Served.start(
+                dir,
+                "--backend",
+                "memory",
+                "--disks",
+                "3",
+                "--size",
+                "16M",
+                "--port",
+                "0",
+                "--max-connections-per-address",
+                "64")) {
             List<NbdWire> idle = new ArrayList<>();
             for (int i = 0; i < 64; i++) { // --max-connections' default: every slot, past GO, then silent
                 NbdWire w = NbdWire.connect(s.uri());
@@ -132,8 +160,10 @@ class HostileClientsIT {
             }
             Thread.sleep(5_500);
             NbdWire late = NbdWire.connect(s.uri());
-            assertEquals(NbdWire.REP_ACK, late.go("raid"), "a newcomer gets in past " + idle.size() + " idle clients:\n"
-                    + s.stderr());
+            assertEquals(
+                    NbdWire.REP_ACK,
+                    late.go("raid"),
+                    "a newcomer gets in past " + idle.size() + " idle clients:\n" + s.stderr());
             late.request(0, NbdWire.CMD_READ, 1, 0, 4096, null);
             long[] reply = late.reply();
             assertEquals(0, reply[0], "and is served");
@@ -150,39 +180,56 @@ class HostileClientsIT {
         NbdWire w = NbdWire.connectFrom(uri, source);
         assertEquals(NbdWire.REP_ACK, w.go("raid"));
         w.request(0, NbdWire.CMD_WRITE, 7, 0, 1 << 20, null);
-        new Thread(() -> {
-            try {
-                for (int i = 0; i < (1 << 20); i++) {
-                    w.write(java.nio.ByteBuffer.wrap(new byte[] {(byte) i}));
-                    Thread.sleep(1000);
-                }
-            } catch (IOException | InterruptedException e) {
-                // closed by the server: what it should do
-            }
-        }, "trickler").start();
+        new Thread(
+                        () -> {
+                            try {
+                                for (int i = 0; i < (1 << 20); i++) {
+                                    w.write(java.nio.ByteBuffer.wrap(new byte[] {(byte) i}));
+                                    Thread.sleep(1000);
+                                }
+                            } catch (IOException | InterruptedException e) {
+                                // closed by the server: what it should do
+                            }
+                        },
+                        "trickler")
+                .start();
         return w;
     }
 
     @Test
     void clientsTricklingWritePayloadsCannotHoldTheSlots() throws Exception {
         // one source may hold every slot here: what is tested is the trickle rule and the payload deadline
-        try (Served s = Served.start(dir, "--backend", "memory", "--disks", "3", "--size", "16M", "--port", "0",
-                "--max-connections-per-address", "64")) {
+        try (Served s = Served.start(
+                dir,
+                "--backend",
+                "memory",
+                "--disks",
+                "3",
+                "--size",
+                "16M",
+                "--port",
+                "0",
+                "--max-connections-per-address",
+                "64")) {
             List<NbdWire> tricklers = new ArrayList<>();
             for (int i = 0; i < 64; i++) { // every slot
                 tricklers.add(trickler(s.uri(), null));
             }
             Thread.sleep(2_000); // past the first second, in which a payload is never called trickling
             NbdWire late = NbdWire.connect(s.uri());
-            assertEquals(NbdWire.REP_ACK, late.go("raid"), "a newcomer gets in past 64 trickling writers:\n"
-                    + s.stderr());
+            assertEquals(
+                    NbdWire.REP_ACK, late.go("raid"), "a newcomer gets in past 64 trickling writers:\n" + s.stderr());
             late.request(0, NbdWire.CMD_READ, 1, 0, 4096, null);
             assertEquals(0, late.reply()[0], "and is served");
             late.close();
             assertTrue(s.awaitLine("-byte write payload trickling in for", 10), s.stderr());
             // The rest are closed by the payload deadline: 10 s (--payload-timeout) plus 1 s for 1 MiB.
-            assertTrue(s.awaitLine("1048576-byte write payload did not arrive within 11 s (--payload-timeout 10 "
-                    + "plus a second per MiB)", 30), s.stderr());
+            assertTrue(
+                    s.awaitLine(
+                            "1048576-byte write payload did not arrive within 11 s (--payload-timeout 10 "
+                                    + "plus a second per MiB)",
+                            30),
+                    s.stderr());
             int closed = 0;
             for (NbdWire w : tricklers) {
                 if (w.closedByServer()) {
@@ -206,24 +253,41 @@ class HostileClientsIT {
                     Thread.sleep(300); // 0.6 s in all, past the 0.4 s in which 16 silent ones arrive
                     slow.write(java.nio.ByteBuffer.allocate(4).putInt(3).flip());
                     Thread.sleep(300);
-                    assertEquals(NbdWire.REP_ACK, slow.go("raid"), "round " + round + ": the slow client gets in:\n"
-                            + s.stderr());
+                    assertEquals(
+                            NbdWire.REP_ACK,
+                            slow.go("raid"),
+                            "round " + round + ": the slow client gets in:\n" + s.stderr());
                     slow.request(0, NbdWire.CMD_READ, 1, 0, 4096, null);
                     assertEquals(0, slow.reply()[0], "and is served");
                     slow.close();
                 }
             }
-            assertTrue(s.stderr().contains("evicted by a new connection: silent in the handshake")
-                    || s.awaitLine("silent in the handshake", 5), s.stderr());
+            assertTrue(
+                    s.stderr().contains("evicted by a new connection: silent in the handshake")
+                            || s.awaitLine("silent in the handshake", 5),
+                    s.stderr());
         }
     }
 
     @Test
     void noClientThatHasItsGoReplyIsEvictedAsAHandshake() throws Exception {
-        try (Served s = Served.start(dir, "--backend", "memory", "--disks", "3", "--size", "16M", "--port", "0",
-                "--max-connections", "2", "--max-connections-per-address", "2")) {
+        try (Served s = Served.start(
+                dir,
+                "--backend",
+                "memory",
+                "--disks",
+                "3",
+                "--size",
+                "16M",
+                "--port",
+                "0",
+                "--max-connections",
+                "2",
+                "--max-connections-per-address",
+                "2")) {
             java.util.concurrent.atomic.AtomicInteger served = new java.util.concurrent.atomic.AtomicInteger();
-            java.util.concurrent.atomic.AtomicInteger refusedAtConnect = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.atomic.AtomicInteger refusedAtConnect =
+                    new java.util.concurrent.atomic.AtomicInteger();
             List<String> lostAfterGo = java.util.Collections.synchronizedList(new ArrayList<>());
             List<Thread> threads = new ArrayList<>();
             for (int t = 0; t < 10; t++) {
@@ -259,26 +323,34 @@ class HostileClientsIT {
             for (Thread thread : threads) {
                 thread.join();
             }
-            assertEquals(List.of(), lostAfterGo, "connections lost after their GO reply (served " + served
-                    + "):\n" + s.stderr());
+            assertEquals(
+                    List.of(),
+                    lostAfterGo,
+                    "connections lost after their GO reply (served " + served + "):\n" + s.stderr());
             assertEquals(100, served.get());
-            System.out.printf("100 clients through 2 slots: %d attempts refused before GO, none lost after it%n",
+            System.out.printf(
+                    "100 clients through 2 slots: %d attempts refused before GO, none lost after it%n",
                     refusedAtConnect.get());
         }
     }
 
     @Test
     void oneUserOrAddressCannotHoldEverySlot() throws Exception {
-        try (Served s = Served.start(dir, "--backend", "memory", "--disks", "3", "--size", "16M", "--port", "0",
-                "--max-connections", "8")) {
+        try (Served s = Served.start(
+                dir, "--backend", "memory", "--disks", "3", "--size", "16M", "--port", "0", "--max-connections", "8")) {
             // Another user of this machine, from 127.0.0.1 as everyone local: told apart by its uid.
             try (Attacker idle = Attacker.start(s.uri(), "idle", 8)) {
-                assertTrue(s.awaitLine("refused: 4 connections from uid 65534 are open, none unused, the most one "
-                        + "source may hold (--max-connections-per-address 4)", 10), s.stderr());
+                assertTrue(
+                        s.awaitLine(
+                                "refused: 4 connections from uid 65534 are open, none unused, the most one "
+                                        + "source may hold (--max-connections-per-address 4)",
+                                10),
+                        s.stderr());
                 List<NbdWire> mine = new ArrayList<>();
                 for (int i = 0; i < 4; i++) { // this user's own half
                     NbdWire w = NbdWire.connect(s.uri());
-                    assertEquals(NbdWire.REP_ACK, w.go("raid"), "this user gets in beside the other's 8:\n" + s.stderr());
+                    assertEquals(
+                            NbdWire.REP_ACK, w.go("raid"), "this user gets in beside the other's 8:\n" + s.stderr());
                     w.request(0, NbdWire.CMD_READ, 1, 0, 4096, null);
                     assertEquals(0, w.reply()[0]);
                     w.readExactly(4096);
@@ -297,8 +369,9 @@ class HostileClientsIT {
                 busy.add(w);
             }
             NbdWire fifth = NbdWire.connectRaw(s.uri(), "127.0.0.3");
-            assertTrue(fifth.closedByServer(), "a fifth connection of the same user, from another loopback address, "
-                    + "is refused");
+            assertTrue(
+                    fifth.closedByServer(),
+                    "a fifth connection of the same user, from another loopback address, " + "is refused");
             assertTrue(s.awaitLine("refused: 4 connections from uid 0 are open", 10), s.stderr());
             fifth.close();
             for (NbdWire w : busy) {
@@ -319,14 +392,26 @@ class HostileClientsIT {
         }
 
         static Attacker start(String uri, String mode, int n) throws IOException {
-            org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+            org.junit.jupiter.api.Assumptions.assumeTrue(
+                    "root".equals(System.getProperty("user.name")),
                     "runs the attacker as another user: needs root (CI runs as root)");
             Matcher m = Pattern.compile("^nbd://([^:/]+):(\\d+)/.*$").matcher(uri);
             assertTrue(m.matches(), uri);
             String script = Files.readString(Path.of("..", "bench", "lockout_attacks.py"));
-            Process p = new ProcessBuilder("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                    "/usr/bin/python3", "-c", script, m.group(1), m.group(2), mode, Integer.toString(n))
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            Process p = new ProcessBuilder(
+                            "setpriv",
+                            "--reuid=65534",
+                            "--regid=65534",
+                            "--clear-groups",
+                            "/usr/bin/python3",
+                            "-c",
+                            script,
+                            m.group(1),
+                            m.group(2),
+                            mode,
+                            Integer.toString(n))
+                    .redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .start();
             String ready = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream())).readLine();
             assertEquals("READY", ready, "the attacker started");
             return new Attacker(p);
@@ -348,8 +433,22 @@ class HostileClientsIT {
 
     @Test
     void idleHandshakesTimeOutAndAFullServerRefusesWithAReason() throws Exception {
-        try (Served s = Served.start(dir, "--backend", "memory", "--disks", "3", "--size", "16M", "--port", "0",
-                "--max-connections", "4", "--max-connections-per-address", "4", "--handshake-timeout", "2")) {
+        try (Served s = Served.start(
+                dir,
+                "--backend",
+                "memory",
+                "--disks",
+                "3",
+                "--size",
+                "16M",
+                "--port",
+                "0",
+                "--max-connections",
+                "4",
+                "--max-connections-per-address",
+                "4",
+                "--handshake-timeout",
+                "2")) {
             List<NbdWire> working = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 NbdWire w = NbdWire.connect(s.uri());
@@ -358,8 +457,12 @@ class HostileClientsIT {
             }
             NbdWire fifth = NbdWire.connectRaw(s.uri());
             assertTrue(fifth.closedByServer(), "a server full of working connections refuses the next");
-            assertTrue(s.awaitLine("refused: 4 connections are open, none idle for 5 s, the most allowed "
-                    + "(--max-connections 4)", 10), s.stderr());
+            assertTrue(
+                    s.awaitLine(
+                            "refused: 4 connections are open, none idle for 5 s, the most allowed "
+                                    + "(--max-connections 4)",
+                            10),
+                    s.stderr());
             for (NbdWire w : working) {
                 w.close();
             }

@@ -52,8 +52,8 @@ class LifecycleIT {
         byte[] data = MemberFiles.random(6 << 20, 42);
         String sha = MemberFiles.sha256(data);
         ok(raid(data, with(List.of("write", "--offset", "1M"), m)));
-        RaidLauncher.Result read = ok(raid(with(List.of("read", "--offset", "1M", "--length", "6M"),
-                List.of("d.img", "b.img", "a.img", "c.img"))));
+        RaidLauncher.Result read = ok(raid(with(
+                List.of("read", "--offset", "1M", "--length", "6M"), List.of("d.img", "b.img", "a.img", "c.img"))));
         assertEquals(sha, MemberFiles.sha256(read.stdout()), "read back what was written (members in another order)");
 
         RaidLauncher.Result detail = ok(raid(with(List.of("detail"), m)));
@@ -75,8 +75,13 @@ class LifecycleIT {
         ok(raid(with(List.of("detail"), now)));
         RaidLauncher.Result check = ok(raid(with(List.of("check"), now)));
         assertTrue(check.out().contains(": 0 mismatched sectors"), check.all());
-        assertEquals(sha, MemberFiles.sha256(ok(raid(with(List.of("read", "--offset", "1M", "--length", "6M"),
-                List.of("e.img", "a.img", "b.img")))).stdout()), "the rebuilt member holds the data");
+        assertEquals(
+                sha,
+                MemberFiles.sha256(ok(raid(with(
+                                List.of("read", "--offset", "1M", "--length", "6M"),
+                                List.of("e.img", "a.img", "b.img"))))
+                        .stdout()),
+                "the rebuilt member holds the data");
 
         // Corrupt one parity byte of stripe 0 on disk: find the member in the parity slot and its data offset.
         RaidLauncher.Result exam = ok(raid("examine", "--json", "a.img"));
@@ -87,7 +92,8 @@ class LifecycleIT {
         int paritySlot = layout.paritySlot(0);
         String parityMember = null;
         for (String f : now) {
-            if (jsonString(ok(raid("examine", "--json", f)).out(), "deviceRole").equals("Active device " + paritySlot)) {
+            if (jsonString(ok(raid("examine", "--json", f)).out(), "deviceRole")
+                    .equals("Active device " + paritySlot)) {
                 parityMember = f;
             }
         }
@@ -101,7 +107,8 @@ class LifecycleIT {
         assertTrue(repair.out().contains(" 8 mismatched sectors"), repair.all());
         RaidLauncher.Result clean = ok(raid(with(List.of("check"), now)));
         assertTrue(clean.out().contains(": 0 mismatched sectors"), clean.all());
-        byte[] after = ok(raid(with(List.of("read", "--offset", "1M", "--length", "6M"), now))).stdout();
+        byte[] after = ok(raid(with(List.of("read", "--offset", "1M", "--length", "6M"), now)))
+                .stdout();
         assertArrayEquals(data, after);
     }
 

@@ -31,28 +31,40 @@ class LiveCountersIT extends CliInTempDir {
     private static final Duration TOOL = Duration.ofSeconds(60);
     private static final List<String> MEMBERS = List.of("a.img", "b.img", "c.img", "d.img");
 
-
     @Test
     void statAndMonitorFollowAServedArrayFromOtherProcesses() throws Exception {
         Tools.assumeInstalled("qemu-io", "qemu-utils");
-        RaidLauncher.Result created = RaidLauncher.run(dir, args(List.of("create", "--size", "16M", "--chunk", "64K",
-                "--name", "live"), MEMBERS));
+        RaidLauncher.Result created = RaidLauncher.run(
+                dir, args(List.of("create", "--size", "16M", "--chunk", "64K", "--name", "live"), MEMBERS));
         assertEquals(0, created.exit(), created.all());
         Path sock = dir.resolve("live.sock");
         Process monitor = null;
         try (Served s = Served.start(dir, args(List.of("--socket", sock.toString()), MEMBERS))) {
             assertTrue(s.stderr().contains("live counters and events in"), s.stderr());
-            monitor = RaidLauncher.builder(dir, List.of(), args(List.of("monitor", "--json", "--test"), MEMBERS)).start();
+            monitor = RaidLauncher.builder(dir, List.of(), args(List.of("monitor", "--json", "--test"), MEMBERS))
+                    .start();
             Tools.track(monitor);
             ByteArrayOutputStream events = new ByteArrayOutputStream();
             RaidLauncher.drain(monitor.getInputStream(), events);
             RaidLauncher.drain(monitor.getErrorStream());
             awaitOutput(events, "TestMessage");
 
-            Tools.runOk(dir, TOOL, "qemu-io", "-f", "raw", s.uri(), "-c", "write -P 0x5a 0 1M",
-                    "-c", "read -P 0x5a 0 1M", "-c", "read -P 0x5a 0 1M");
+            Tools.runOk(
+                    dir,
+                    TOOL,
+                    "qemu-io",
+                    "-f",
+                    "raw",
+                    s.uri(),
+                    "-c",
+                    "write -P 0x5a 0 1M",
+                    "-c",
+                    "read -P 0x5a 0 1M",
+                    "-c",
+                    "read -P 0x5a 0 1M");
             Thread.sleep(400); // two publications of the counters
-            String stat = RaidLauncher.run(dir, args(List.of("stat", "--json"), MEMBERS)).out();
+            String stat = RaidLauncher.run(dir, args(List.of("stat", "--json"), MEMBERS))
+                    .out();
             assertEquals(1, number(stat, "array", "writes"), stat);
             assertEquals(2, number(stat, "array", "reads"), stat);
             assertEquals(1 << 20, number(stat, "array", "write_bytes"), stat);
@@ -62,8 +74,7 @@ class LiveCountersIT extends CliInTempDir {
             try (FileChannel ch = FileChannel.open(dir.resolve("d.img"), StandardOpenOption.WRITE)) {
                 ch.truncate(2 << 20);
             }
-            Tools.runOk(dir, TOOL, "qemu-io", "-f", "raw", s.uri(), "-c", "read -P 0x5a 0 1M",
-                    "-c", "read 8M 4M");
+            Tools.runOk(dir, TOOL, "qemu-io", "-f", "raw", s.uri(), "-c", "read -P 0x5a 0 1M", "-c", "read 8M 4M");
             awaitOutput(events, "DegradedArray");
             Thread.sleep(400);
             RaidLauncher.Result text = RaidLauncher.run(dir, args(List.of("stat"), MEMBERS));
@@ -86,7 +97,10 @@ class LiveCountersIT extends CliInTempDir {
             assertEquals(1, kinds.stream().filter("Fail"::equals).count(), lines.toString());
             assertEquals(1, kinds.stream().filter("DegradedArray"::equals).count(), lines.toString());
             assertTrue(kinds.indexOf("Fail") < kinds.indexOf("DegradedArray"), lines.toString());
-            String fail = lines.stream().filter(l -> l.contains("\"event\":\"Fail\"")).findFirst().orElseThrow();
+            String fail = lines.stream()
+                    .filter(l -> l.contains("\"event\":\"Fail\""))
+                    .findFirst()
+                    .orElseThrow();
             assertTrue(fail.contains("d.img"), fail);
             assertEquals("TestMessage", kinds.get(0), lines.toString());
             assertEquals("DeviceDisappeared", kinds.get(kinds.size() - 1), lines.toString());
@@ -99,8 +113,11 @@ class LiveCountersIT extends CliInTempDir {
         RaidLauncher.Result gone = RaidLauncher.run(dir, args(List.of("stat"), MEMBERS));
         assertEquals(1, gone.exit(), gone.all());
         assertTrue(gone.all().contains("is not running with live counters"), gone.all());
-        assertFalse(Files.exists(RaidLauncher.RUN_DIR) && Files.list(RaidLauncher.RUN_DIR)
-                .anyMatch(p -> p.toString().endsWith(".tmp")), "no temporary counters file left");
+        assertFalse(
+                Files.exists(RaidLauncher.RUN_DIR)
+                        && Files.list(RaidLauncher.RUN_DIR)
+                                .anyMatch(p -> p.toString().endsWith(".tmp")),
+                "no temporary counters file left");
     }
 
     private static void awaitOutput(ByteArrayOutputStream out, String what) throws InterruptedException {

@@ -30,11 +30,15 @@ class MdadmCompatIT {
 
     @TempDir
     static Path dir;
+
     static String mdadm;
 
     @BeforeAll
     static void findMdadm() {
-        mdadm = MDADM.stream().filter(p -> Files.isExecutable(Path.of(p))).findFirst().orElse(null);
+        mdadm = MDADM.stream()
+                .filter(p -> Files.isExecutable(Path.of(p)))
+                .findFirst()
+                .orElse(null);
         Assumptions.assumeTrue(mdadm != null, "mdadm is not installed (Debian: apt-get install mdadm); skipping");
     }
 
@@ -51,11 +55,13 @@ class MdadmCompatIT {
     @Test
     void examineAndDetailAgreeWithMdadmHealthyDegradedAndReplacing() throws Exception {
         List<String> m = List.of("a.img", "b.img", "c.img", "d.img");
-        RaidLauncher.Result created = raid(with(List.of("create", "--size", "32M", "--chunk", "128K", "--layout", "ra",
-                "--name", "host:compat"), m));
+        RaidLauncher.Result created = raid(with(
+                List.of("create", "--size", "32M", "--chunk", "128K", "--layout", "ra", "--name", "host:compat"), m));
         assertEquals(0, created.exit(), created.all());
-        assertEquals(0, RaidLauncher.run(dir, MemberFiles.random(1 << 20, 7),
-                with(List.of("write", "--offset", "0"), m)).exit());
+        assertEquals(
+                0,
+                RaidLauncher.run(dir, MemberFiles.random(1 << 20, 7), with(List.of("write", "--offset", "0"), m))
+                        .exit());
         compare(m, 0);
 
         assertEquals(0, raid(with(List.of("fail", "--member", "c.img"), m)).exit());
@@ -68,7 +74,10 @@ class MdadmCompatIT {
         assertEquals(0, raid(with(List.of("rebuild"), now)).exit());
         compare(now, 0);
 
-        assertEquals(0, raid(with(List.of("replace", "--member", "b.img", "--with", "f.img"), now)).exit());
+        assertEquals(
+                0,
+                raid(with(List.of("replace", "--member", "b.img", "--with", "f.img"), now))
+                        .exit());
         List<String> replacing = List.of("a.img", "b.img", "d.img", "e.img", "f.img");
         Map<String, String> f = mdadmExamine("f.img");
         assertEquals("Replacement device 1", f.get("Device Role"), f.toString());
@@ -97,7 +106,10 @@ class MdadmCompatIT {
         assertEquals("Active device 2", theirs.get("Device Role"));
         byte[] data = MemberFiles.random(1 << 20, 13);
         Files.write(dir.resolve("z-in.bin"), data);
-        assertEquals(0, raid(with(List.of("write", "--offset", "65536", "--input", "z-in.bin"), present)).exit());
+        assertEquals(
+                0,
+                raid(with(List.of("write", "--offset", "65536", "--input", "z-in.bin"), present))
+                        .exit());
         assertEquals(0, raid(with(List.of("add", "--spare", "z1.img"), present)).exit());
         List<String> all = List.of("z0.img", "z2.img", "z3.img", "z1.img");
         RaidLauncher.Result rebuilt = raid(with(List.of("rebuild"), all));
@@ -105,8 +117,8 @@ class MdadmCompatIT {
         compare(all, 0);
         assertEquals("AAAA", mdadmExamine("z1.img").get("Array State").substring(0, 4));
         assertEquals(0, raid(with(List.of("check"), all)).exit());
-        RaidLauncher.Result back = raid(with(List.of("read", "--offset", "65536", "--length", "1M", "--output",
-                "z-out.bin"), all));
+        RaidLauncher.Result back =
+                raid(with(List.of("read", "--offset", "65536", "--length", "1M", "--output", "z-out.bin"), all));
         assertEquals(0, back.exit(), back.all());
         assertTrue(java.util.Arrays.equals(data, Files.readAllBytes(dir.resolve("z-out.bin"))));
 
@@ -118,7 +130,9 @@ class MdadmCompatIT {
         RaidLauncher.Result zeroed = raid("zero-superblock", "z0.img", "z1.img");
         assertEquals(0, zeroed.exit(), zeroed.all());
         for (String f : List.of("z0.img", "z1.img")) {
-            Process p = new ProcessBuilder(mdadm, "--examine", f).directory(dir.toFile()).redirectErrorStream(true)
+            Process p = new ProcessBuilder(mdadm, "--examine", f)
+                    .directory(dir.toFile())
+                    .redirectErrorStream(true)
                     .start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertTrue(p.waitFor(30, TimeUnit.SECONDS));
@@ -140,8 +154,10 @@ class MdadmCompatIT {
         RaidLauncher.Result created = raid(with(List.of("create", "--size", "32M", "--consistency-policy", "ppl"), m));
         assertEquals(0, created.exit(), created.all());
         assertTrue(created.stderr().contains("consistency policy ppl"), created.all());
-        assertEquals(0, RaidLauncher.run(dir, MemberFiles.random(1 << 20, 9),
-                with(List.of("write", "--offset", "4096"), m)).exit());
+        assertEquals(
+                0,
+                RaidLauncher.run(dir, MemberFiles.random(1 << 20, 9), with(List.of("write", "--offset", "4096"), m))
+                        .exit());
         compare(m, 0);
         Map<String, String> theirs = mdadmExamine("p0.img");
         assertEquals("2048 sectors at offset 8 sectors from superblock", theirs.get("PPL"), theirs.toString());
@@ -174,20 +190,29 @@ class MdadmCompatIT {
     void anInternalBitmapIsWhatMdadmReadsAndReAddUsesIt() throws Exception {
         Assumptions.assumeTrue(Tools.canLoop(), "no loop devices here: skipping the mdadm -X comparison");
         List<String> m = List.of("w0.img", "w1.img", "w2.img", "w3.img");
-        RaidLauncher.Result created = raid(with(List.of("create", "--size", "64M", "--bitmap", "internal",
-                "--bitmap-chunk", "4M", "--chunk", "64K"), m));
+        RaidLauncher.Result created = raid(with(
+                List.of("create", "--size", "64M", "--bitmap", "internal", "--bitmap-chunk", "4M", "--chunk", "64K"),
+                m));
         assertEquals(0, created.exit(), created.all());
         assertTrue(created.stderr().contains("consistency policy bitmap"), created.all());
         compare(m, 0);
         compareBitmap("w0.img");
-        assertEquals(0, RaidLauncher.run(dir, MemberFiles.random(1 << 20, 11),
-                with(List.of("write", "--offset", "0"), m)).exit());
+        assertEquals(
+                0,
+                RaidLauncher.run(dir, MemberFiles.random(1 << 20, 11), with(List.of("write", "--offset", "0"), m))
+                        .exit());
         assertEquals(0, raid(with(List.of("fail", "--member", "w3.img"), m)).exit());
         List<String> rest = List.of("w0.img", "w1.img", "w2.img");
-        assertEquals(0, RaidLauncher.run(dir, MemberFiles.random(64 << 10, 12),
-                with(List.of("write", "--offset", Long.toString(20L << 20)), rest)).exit());
+        assertEquals(
+                0,
+                RaidLauncher.run(
+                                dir,
+                                MemberFiles.random(64 << 10, 12),
+                                with(List.of("write", "--offset", Long.toString(20L << 20)), rest))
+                        .exit());
         Map<String, String> x = compareBitmap("w0.img");
-        assertTrue(x.get("Bitmap").matches("\\d+ bits \\(chunks\\), [1-9]\\d* dirty.*"),
+        assertTrue(
+                x.get("Bitmap").matches("\\d+ bits \\(chunks\\), [1-9]\\d* dirty.*"),
                 "the degraded write's bits stay set: " + x);
         RaidLauncher.Result readd = raid(with(List.of("re-add", "--member", "w3.img"), rest));
         assertEquals(0, readd.exit(), readd.all());
@@ -204,7 +229,9 @@ class MdadmCompatIT {
         compare(all, 0);
         compareBitmap("w1.img");
         RaidLauncher.Result detail = raid(with(List.of("detail"), all));
-        assertTrue(detail.out().contains("Intent Bitmap : Internal") && detail.out().contains("Consistency Policy : bitmap"),
+        assertTrue(
+                detail.out().contains("Intent Bitmap : Internal")
+                        && detail.out().contains("Consistency Policy : bitmap"),
                 detail.out());
     }
 
@@ -214,7 +241,9 @@ class MdadmCompatIT {
         assertEquals(0, ours.exit(), ours.all());
         String loop = Tools.loopAttach(dir.resolve(file));
         try {
-            Process p = new ProcessBuilder(mdadm, "-X", loop).redirectErrorStream(true).start();
+            Process p = new ProcessBuilder(mdadm, "-X", loop)
+                    .redirectErrorStream(true)
+                    .start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertTrue(p.waitFor(30, TimeUnit.SECONDS));
             Map<String, String> theirs = fields(out);
@@ -250,10 +279,12 @@ class MdadmCompatIT {
         assertEquals(first.get("Name"), LifecycleIT.jsonString(json, "name"));
         assertTrue(LifecycleIT.jsonString(json, "state").startsWith(first.get("State")), json);
         assertEquals(first.get("Raid Devices"), Long.toString(LifecycleIT.jsonLong(json, "raidDevices")));
-        assertEquals(first.get("Array Size").replaceAll(" KiB.*", ""),
+        assertEquals(
+                first.get("Array Size").replaceAll(" KiB.*", ""),
                 Long.toString(LifecycleIT.jsonLong(json, "arraySize") / 1024));
         // Each member's role in detail's table is the one its own superblock gives it.
-        Matcher row = Pattern.compile("\"raidDevice\": (\\d+|null),\\s*\"state\": \"([^\"]*)\",\\s*\"path\": \"([^\"]*)\"")
+        Matcher row = Pattern.compile(
+                        "\"raidDevice\": (\\d+|null),\\s*\"state\": \"([^\"]*)\",\\s*\"path\": \"([^\"]*)\"")
                 .matcher(json);
         int rows = 0;
         while (row.find()) {
@@ -302,7 +333,9 @@ class MdadmCompatIT {
     }
 
     static Map<String, String> mdadmExamine(String file) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(mdadm, "--examine", file).directory(dir.toFile()).redirectErrorStream(true)
+        Process p = new ProcessBuilder(mdadm, "--examine", file)
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
                 .start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(30, TimeUnit.SECONDS));

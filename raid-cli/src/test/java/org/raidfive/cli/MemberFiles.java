@@ -22,8 +22,7 @@ import java.util.Random;
 
 /** Test helpers for member files: checksums to prove a refused command changed nothing, and byte surgery. */
 final class MemberFiles {
-    private MemberFiles() {
-    }
+    private MemberFiles() {}
 
     static String sha256(Path file) {
         try (InputStream in = Files.newInputStream(file)) {

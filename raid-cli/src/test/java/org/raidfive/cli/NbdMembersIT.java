@@ -26,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 class NbdMembersIT {
     @TempDir
     Path dir;
+
     private final List<Tools.Nbdkit> servers = new ArrayList<>();
 
     @AfterEach
@@ -66,12 +67,25 @@ class NbdMembersIT {
         Files.write(dir.resolve("data.bin"), data);
         run(0, with(List.of("write", "--offset", "1M", "--input", "data.bin"), uris));
         List<String> shuffled = List.of(uris.get(2), uris.get(0), uris.get(3), uris.get(1));
-        assertArrayEquals(data, run(0, with(List.of("read", "--offset", "1M", "--length", "4M"), shuffled)).stdout());
+        assertArrayEquals(
+                data,
+                run(0, with(List.of("read", "--offset", "1M", "--length", "4M"), shuffled))
+                        .stdout());
         RaidLauncher.Result detail = run(0, with(List.of("detail"), uris));
         assertTrue(detail.out().contains("active sync") && detail.out().contains(uris.get(3)), detail.out());
 
-        List<String> fio = List.of("fio", "--name=nbdm", "--ioengine=nbd", "--rw=randwrite", "--bs=4k",
-                "--offset=8m", "--size=16m", "--iodepth=16", "--verify=crc32c", "--randseed=99", "--verify_fatal=1",
+        List<String> fio = List.of(
+                "fio",
+                "--name=nbdm",
+                "--ioengine=nbd",
+                "--rw=randwrite",
+                "--bs=4k",
+                "--offset=8m",
+                "--size=16m",
+                "--iodepth=16",
+                "--verify=crc32c",
+                "--randseed=99",
+                "--verify_fatal=1",
                 "--verify_state_save=0");
         try (Served s = Served.start(dir, with(List.of("--port", "0"), uris))) {
             List<String> write = new ArrayList<>(fio);
@@ -91,7 +105,10 @@ class NbdMembersIT {
         }
         List<String> live = List.of(uris.get(0), uris.get(1), uris.get(3));
         run(1, with(List.of("detail"), live));
-        assertArrayEquals(data, run(0, with(List.of("read", "--offset", "1M", "--length", "4M"), live)).stdout());
+        assertArrayEquals(
+                data,
+                run(0, with(List.of("read", "--offset", "1M", "--length", "4M"), live))
+                        .stdout());
 
         String spare = nbdkit("spare").uri();
         run(0, with(List.of("add", "--spare", spare), live));
@@ -100,6 +117,9 @@ class NbdMembersIT {
         run(0, with(List.of("rebuild"), all));
         run(0, with(List.of("check"), all));
         run(0, with(List.of("detail"), all));
-        assertArrayEquals(data, run(0, with(List.of("read", "--offset", "1M", "--length", "4M"), all)).stdout());
+        assertArrayEquals(
+                data,
+                run(0, with(List.of("read", "--offset", "1M", "--length", "4M"), all))
+                        .stdout());
     }
 }

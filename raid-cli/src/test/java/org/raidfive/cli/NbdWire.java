@@ -108,8 +108,15 @@ final class NbdWire implements AutoCloseable {
     /** NBD_OPT_GO for {@code name}: the type of the final reply (REP_ACK, or an error). */
     int go(String name) throws IOException {
         byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
-        ByteBuffer data = ByteBuffer.allocate(4 + bytes.length + 2).putInt(bytes.length).put(bytes).putShort((short) 0);
-        write(ByteBuffer.allocate(16).putLong(IHAVEOPT).putInt(OPT_GO).putInt(data.capacity()).flip());
+        ByteBuffer data = ByteBuffer.allocate(4 + bytes.length + 2)
+                .putInt(bytes.length)
+                .put(bytes)
+                .putShort((short) 0);
+        write(ByteBuffer.allocate(16)
+                .putLong(IHAVEOPT)
+                .putInt(OPT_GO)
+                .putInt(data.capacity())
+                .flip());
         write(data.flip());
         while (true) {
             ByteBuffer header = readExactly(20);
@@ -127,8 +134,14 @@ final class NbdWire implements AutoCloseable {
     }
 
     void request(int flags, int type, long cookie, long offset, long length, byte[] payload) throws IOException {
-        write(ByteBuffer.allocate(28).putInt(REQUEST_MAGIC).putShort((short) flags).putShort((short) type)
-                .putLong(cookie).putLong(offset).putInt((int) length).flip());
+        write(ByteBuffer.allocate(28)
+                .putInt(REQUEST_MAGIC)
+                .putShort((short) flags)
+                .putShort((short) type)
+                .putLong(cookie)
+                .putLong(offset)
+                .putInt((int) length)
+                .flip());
         if (payload != null) {
             write(ByteBuffer.wrap(payload));
         }
@@ -152,7 +165,8 @@ final class NbdWire implements AutoCloseable {
         ByteBuffer b = ByteBuffer.allocate(n);
         while (b.hasRemaining()) {
             if (channel.read(b) < 0) {
-                throw new EOFException("the server closed the connection after " + b.position() + " of " + n + " bytes");
+                throw new EOFException(
+                        "the server closed the connection after " + b.position() + " of " + n + " bytes");
             }
         }
         return b.flip();

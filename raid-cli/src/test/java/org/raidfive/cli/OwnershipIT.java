@@ -53,7 +53,8 @@ class OwnershipIT {
         Served serve = Served.start(dir, with(List.of("--port", "0"), M));
         long pid = serve.process().pid();
         try {
-            for (String[] args : List.of(with(List.of("write", "--offset", "0", "--input", "in.bin"), M),
+            for (String[] args : List.of(
+                    with(List.of("write", "--offset", "0", "--input", "in.bin"), M),
                     with(List.of("fail", "--member", "c.img"), M),
                     with(List.of("read", "--offset", "0", "--length", "4K", "--output", "x.bin"), M),
                     with(List.of("serve", "--port", "0"), M),
@@ -93,15 +94,19 @@ class OwnershipIT {
         // Members are sparse 16 MiB files; a 4 KiB write near the array's end lands ~15 MiB into two of
         // them. Under a 12 MiB file-size limit both writes fail with EFBIG: two members out, FAILED.
         Files.write(dir.resolve("late.bin"), MemberFiles.random(4096, 6));
-        long size = LifecycleIT.jsonLong(ok(with(List.of("detail", "--json"), M)).out(), "arraySize");
+        long size =
+                LifecycleIT.jsonLong(ok(with(List.of("detail", "--json"), M)).out(), "arraySize");
         long at = size - 4096;
-        RaidLauncher.Result limited = RaidLauncher.run(dir, null, List.of("bash", "-c",
-                "ulimit -f " + (12 << 10) + "; exec \"$0\" \"$@\""), with(List.of("write", "--offset",
-                Long.toString(at), "--input", "late.bin"), M));
+        RaidLauncher.Result limited = RaidLauncher.run(
+                dir,
+                null,
+                List.of("bash", "-c", "ulimit -f " + (12 << 10) + "; exec \"$0\" \"$@\""),
+                with(List.of("write", "--offset", Long.toString(at), "--input", "late.bin"), M));
         assertTrue(limited.exit() != 0, limited.all());
         RaidLauncher.Result failed = RaidLauncher.run(dir, with(List.of("detail"), M));
         assertEquals(2, failed.exit(), failed.all());
-        Map<Path, String> before = MemberFiles.snapshot(M.stream().map(dir::resolve).toList());
+        Map<Path, String> before =
+                MemberFiles.snapshot(M.stream().map(dir::resolve).toList());
         RaidLauncher.Result plain = RaidLauncher.run(dir, with(List.of("assemble"), M));
         assertEquals(2, plain.exit(), plain.all());
         assertTrue(plain.stderr().contains("--force") || plain.stderr().contains("force"), plain.all());
@@ -111,11 +116,12 @@ class OwnershipIT {
         assertTrue(forced.stderr().contains("forcing event count in "), forced.all());
         assertTrue(forced.stderr().contains("has been started with 4 drives (out of 4)"), forced.all());
         ok(with(List.of("rebuild"), M)); // the resync the forced assembly asked for
-        RaidLauncher.Result read = ok(with(List.of("read", "--offset", "0", "--length", "1M", "--output", "back.bin"),
-                M));
-        assertTrue(java.util.Arrays.equals(Files.readAllBytes(dir.resolve("in.bin")),
-                Files.readAllBytes(dir.resolve("back.bin"))), "every byte written before the fault reads back: "
-                + read.all());
+        RaidLauncher.Result read =
+                ok(with(List.of("read", "--offset", "0", "--length", "1M", "--output", "back.bin"), M));
+        assertTrue(
+                java.util.Arrays.equals(
+                        Files.readAllBytes(dir.resolve("in.bin")), Files.readAllBytes(dir.resolve("back.bin"))),
+                "every byte written before the fault reads back: " + read.all());
         assertTrue(ok(with(List.of("check"), M)).out().contains("0 mismatched sectors"));
         assertEquals(0, RaidLauncher.run(dir, with(List.of("detail"), M)).exit());
     }
@@ -123,19 +129,21 @@ class OwnershipIT {
     @Test
     void serveNeverReplacesWhatIsNotAStaleSocketAndRefusalsWriteNothing() throws Exception {
         create();
-        Map<Path, String> before = MemberFiles.snapshot(M.stream().map(dir::resolve).toList());
+        Map<Path, String> before =
+                MemberFiles.snapshot(M.stream().map(dir::resolve).toList());
         RaidLauncher.Result onMember = RaidLauncher.run(dir, with(List.of("serve", "--socket", "a.img"), M));
         assertEquals(2, onMember.exit(), onMember.all());
         assertTrue(onMember.messages().get(0).contains("a regular file"), onMember.all());
-        RaidLauncher.Result badBind = RaidLauncher.run(dir, with(List.of("serve", "--bind", "192.0.2.1", "--insecure"), M));
+        RaidLauncher.Result badBind =
+                RaidLauncher.run(dir, with(List.of("serve", "--bind", "192.0.2.1", "--insecure"), M));
         assertEquals(2, badBind.exit(), badBind.all());
         assertTrue(badBind.messages().get(0).contains("cannot listen"), badBind.all());
         RaidLauncher.Result empty = RaidLauncher.run(dir, new byte[0], with(List.of("write", "--offset", "0"), M));
         assertEquals(2, empty.exit(), empty.all());
         assertTrue(empty.messages().get(0).contains("empty"), empty.all());
         MemberFiles.assertUnchanged(before, "refused commands");
-        try (Served live = Served.start(dir, "--backend", "memory", "--disks", "3", "--size", "8M",
-                "--socket", "live.sock")) {
+        try (Served live =
+                Served.start(dir, "--backend", "memory", "--disks", "3", "--size", "8M", "--socket", "live.sock")) {
             RaidLauncher.Result second = RaidLauncher.run(dir, with(List.of("serve", "--socket", "live.sock"), M));
             assertEquals(2, second.exit(), second.all());
             assertTrue(second.messages().get(0).contains("already served"), second.all());
@@ -158,7 +166,11 @@ class OwnershipIT {
         for (String m : M) {
             Files.delete(dir.resolve(m));
         }
-        assertEquals(0, new ProcessBuilder("mkfifo", dir.resolve("pipe").toString()).start().waitFor());
+        assertEquals(
+                0,
+                new ProcessBuilder("mkfifo", dir.resolve("pipe").toString())
+                        .start()
+                        .waitFor());
         long start = System.nanoTime();
         RaidLauncher.Result fifo = RaidLauncher.run(dir, "examine", "pipe");
         assertEquals(2, fifo.exit(), fifo.all());

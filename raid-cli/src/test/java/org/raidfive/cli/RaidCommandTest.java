@@ -23,8 +23,22 @@ import org.raidfive.disk.MemberDisk;
 /** Fast checks: the command line driven in-process, with captured stdout and stderr. */
 @Timeout(120)
 class RaidCommandTest extends CliInTempDir {
-    private static final String[] VERBS = {"create", "detail", "examine", "write", "read", "fail", "remove", "add",
-        "replace", "rebuild", "check", "repair", "demo", "completion"};
+    private static final String[] VERBS = {
+        "create",
+        "detail",
+        "examine",
+        "write",
+        "read",
+        "fail",
+        "remove",
+        "add",
+        "replace",
+        "rebuild",
+        "check",
+        "repair",
+        "demo",
+        "completion"
+    };
 
     private Cli.Result create(List<String> members, String... options) {
         List<String> head = new ArrayList<>(List.of("create", "--size", "8M", "--chunk", "64K"));
@@ -69,17 +83,26 @@ class RaidCommandTest extends CliInTempDir {
     @Test
     void createRefusesBadSettingsBeforeCreatingAnyFile() {
         List<String> m = files("a", "b", "c", "d");
-        assertRefused(Cli.run(args(List.of("create", "--size", "8M", "--layout", "zigzag"), m)), 2, "create",
+        assertRefused(
+                Cli.run(args(List.of("create", "--size", "8M", "--layout", "zigzag"), m)),
+                2,
+                "create",
                 "unknown layout 'zigzag'");
-        assertRefused(Cli.run(args(List.of("create", "--size", "8M", "--chunk", "3000"), m)), 2, "create",
-                "power of two");
-        assertRefused(Cli.run(args(List.of("create", "--size", "8M", "--chunk", "2K"), m)), 2, "create",
+        assertRefused(
+                Cli.run(args(List.of("create", "--size", "8M", "--chunk", "3000"), m)), 2, "create", "power of two");
+        assertRefused(
+                Cli.run(args(List.of("create", "--size", "8M", "--chunk", "2K"), m)),
+                2,
+                "create",
                 "power of two from 4 KiB");
-        assertRefused(Cli.run(args(List.of("create", "--size", "8M"), m.subList(0, 2))), 2, "create",
-                "at least 3 members");
+        assertRefused(
+                Cli.run(args(List.of("create", "--size", "8M"), m.subList(0, 2))), 2, "create", "at least 3 members");
         assertRefused(Cli.run(args(List.of("create"), m)), 2, "create", "give --size");
-        assertRefused(Cli.run(args(List.of("create", "--size", "8M"), List.of(f("a"), f("b"), f("a")))), 2,
-                "create", "given twice");
+        assertRefused(
+                Cli.run(args(List.of("create", "--size", "8M"), List.of(f("a"), f("b"), f("a")))),
+                2,
+                "create",
+                "given twice");
         assertRefused(Cli.run(args(List.of("create", "--size", "64K"), m)), 2, "create", "too small");
         for (String x : m) {
             assertFalse(Files.exists(Path.of(x)), x + " was created");
@@ -103,7 +126,8 @@ class RaidCommandTest extends CliInTempDir {
         assertEquals(0, check.exit(), check.all());
         assertTrue(check.out().contains(" 0 mismatched sectors"), check.all());
 
-        assertRefused(Cli.run(args(List.of("create", "--chunk", "64K"), m)), 2, "create", "already holds an md superblock");
+        assertRefused(
+                Cli.run(args(List.of("create", "--chunk", "64K"), m)), 2, "create", "already holds an md superblock");
     }
 
     @Test
@@ -113,9 +137,13 @@ class RaidCommandTest extends CliInTempDir {
         byte[] data = MemberFiles.random(1 << 20, 1);
         Path in = dir.resolve("in.bin");
         Files.write(in, data);
-        assertEquals(0, Cli.run(args(List.of("write", "--offset", "64K", "--input", in.toString()), m)).exit());
+        assertEquals(
+                0,
+                Cli.run(args(List.of("write", "--offset", "64K", "--input", in.toString()), m))
+                        .exit());
         Path out = dir.resolve("out.bin");
-        Cli.Result read = Cli.run(args(List.of("read", "--offset", "64K", "--length", "1M", "--output", out.toString()),
+        Cli.Result read = Cli.run(args(
+                List.of("read", "--offset", "64K", "--length", "1M", "--output", out.toString()),
                 List.of(m.get(3), m.get(1), m.get(0), m.get(2))));
         assertEquals(0, read.exit(), read.all());
         assertArrayEquals(data, Files.readAllBytes(out));
@@ -130,8 +158,10 @@ class RaidCommandTest extends CliInTempDir {
         assertEquals(1, withStale.exit(), withStale.all());
         assertTrue(withStale.out().contains("faulty (stale)"), withStale.out());
         Files.delete(out);
-        assertEquals(0, Cli.run(args(List.of("read", "--offset", "64K", "--length", "1M", "--output", out.toString()),
-                rest)).exit());
+        assertEquals(
+                0,
+                Cli.run(args(List.of("read", "--offset", "64K", "--length", "1M", "--output", out.toString()), rest))
+                        .exit());
         assertArrayEquals(data, Files.readAllBytes(out));
         assertRefused(Cli.run(args(List.of("check"), rest)), 1, "check", "degraded");
         assertRefused(Cli.run(args(List.of("rebuild"), rest)), 1, "rebuild", "no spare");
@@ -148,8 +178,12 @@ class RaidCommandTest extends CliInTempDir {
         assertEquals(0, check.exit(), check.all());
         assertTrue(check.out().contains("\"mismatchSectors\": 0"), check.out());
         Files.delete(out);
-        assertEquals(0, Cli.run(args(List.of("read", "--offset", "64K", "--length", "1M", "--output", out.toString()),
-                withSpare)).exit());
+        assertEquals(
+                0,
+                Cli.run(args(
+                                List.of("read", "--offset", "64K", "--length", "1M", "--output", out.toString()),
+                                withSpare))
+                        .exit());
         assertArrayEquals(data, Files.readAllBytes(out));
         Cli.Result nothing = Cli.run(args(List.of("rebuild"), withSpare));
         assertEquals(0, nothing.exit(), nothing.all());
@@ -164,7 +198,10 @@ class RaidCommandTest extends CliInTempDir {
         InputStream saved = System.in;
         try {
             System.setIn(new ByteArrayInputStream(new byte[4096 + 100]));
-            assertRefused(Cli.run(args(List.of("write", "--offset", "0"), m)), 2, "write",
+            assertRefused(
+                    Cli.run(args(List.of("write", "--offset", "0"), m)),
+                    2,
+                    "write",
                     "4196 bytes, which ends with a partial 512-byte block (100 bytes)");
             MemberFiles.assertUnchanged(before, "write of a partial block");
             System.setIn(new ByteArrayInputStream(MemberFiles.random(8192, 3)));
@@ -181,8 +218,14 @@ class RaidCommandTest extends CliInTempDir {
         Path in = dir.resolve("in.bin");
         byte[] data = MemberFiles.random(2 << 20, 5);
         Files.write(in, data);
-        assertEquals(0, Cli.run(args(List.of("write", "--offset", "0", "--input", in.toString()), m)).exit());
-        assertRefused(Cli.run(args(List.of("replace", "--member", f("x"), "--with", f("e")), m)), 2, "replace",
+        assertEquals(
+                0,
+                Cli.run(args(List.of("write", "--offset", "0", "--input", in.toString()), m))
+                        .exit());
+        assertRefused(
+                Cli.run(args(List.of("replace", "--member", f("x"), "--with", f("e")), m)),
+                2,
+                "replace",
                 "not one of the members");
         Cli.Result replace = Cli.run(args(List.of("replace", "--member", m.get(1), "--with", f("e")), m));
         assertEquals(0, replace.exit(), replace.all());
@@ -194,14 +237,19 @@ class RaidCommandTest extends CliInTempDir {
         List<String> now = List.of(m.get(0), f("e"), m.get(2), m.get(3));
         Cli.Result after = Cli.run(args(List.of("detail", "--json"), now));
         assertEquals(0, after.exit(), after.all());
-        assertTrue(after.out().contains("\"raidDevice\": 1,\n      \"state\": \"active sync\",\n      \"path\": \""
-                + f("e") + "\""), after.out());
+        assertTrue(
+                after.out()
+                        .contains("\"raidDevice\": 1,\n      \"state\": \"active sync\",\n      \"path\": \"" + f("e")
+                                + "\""),
+                after.out());
         Cli.Result withOld = Cli.run(args(List.of("detail"), all));
         assertEquals(0, withOld.exit(), "the array is whole; the old member is a stale leftover:\n" + withOld.all());
         assertTrue(withOld.out().contains("faulty (stale)"), withOld.out());
         Path out = dir.resolve("out.bin");
-        assertEquals(0, Cli.run(args(List.of("read", "--offset", "0", "--length", "2M", "--output", out.toString()),
-                now)).exit());
+        assertEquals(
+                0,
+                Cli.run(args(List.of("read", "--offset", "0", "--length", "2M", "--output", out.toString()), now))
+                        .exit());
         assertArrayEquals(data, Files.readAllBytes(out));
         assertEquals(0, Cli.run(args(List.of("check"), now)).exit());
     }
@@ -212,7 +260,10 @@ class RaidCommandTest extends CliInTempDir {
         create(m, "--spare", f("s"));
         List<String> all = new ArrayList<>(m);
         all.add(f("s"));
-        assertRefused(Cli.run(args(List.of("remove", "--member", m.get(0)), all)), 2, "remove",
+        assertRefused(
+                Cli.run(args(List.of("remove", "--member", m.get(0)), all)),
+                2,
+                "remove",
                 "only a faulty or spare member can be removed");
         Cli.Result spare = Cli.run(args(List.of("remove", "--member", f("s")), all));
         assertEquals(0, spare.exit(), spare.all());
@@ -225,7 +276,10 @@ class RaidCommandTest extends CliInTempDir {
         Cli.Result detail = Cli.run(args(List.of("detail"), m.subList(0, 3)));
         assertEquals(1, detail.exit(), detail.all());
         // Re-adding the removed member takes it back as a spare; rebuild makes it whole again.
-        assertEquals(0, Cli.run(args(List.of("add", "--spare", m.get(3)), m.subList(0, 3))).exit());
+        assertEquals(
+                0,
+                Cli.run(args(List.of("add", "--spare", m.get(3)), m.subList(0, 3)))
+                        .exit());
         assertEquals(0, Cli.run(args(List.of("rebuild"), m)).exit());
         assertEquals(0, Cli.run(args(List.of("detail"), m)).exit());
     }
@@ -272,10 +326,25 @@ class RaidCommandTest extends CliInTempDir {
             }
         }
         Path out = dir.resolve("out.bin");
-        assertRefused(Cli.run(args(List.of("read", "--offset", "0", "--length", "64K", "--output", out.toString()),
-                rest)), 2, "read", "dirty and degraded");
-        assertEquals(0, Cli.run(args(List.of("read", "--force", "--offset", "0", "--length", "64K", "--output",
-                out.toString()), rest)).exit());
+        assertRefused(
+                Cli.run(args(List.of("read", "--offset", "0", "--length", "64K", "--output", out.toString()), rest)),
+                2,
+                "read",
+                "dirty and degraded");
+        assertEquals(
+                0,
+                Cli.run(args(
+                                List.of(
+                                        "read",
+                                        "--force",
+                                        "--offset",
+                                        "0",
+                                        "--length",
+                                        "64K",
+                                        "--output",
+                                        out.toString()),
+                                rest))
+                        .exit());
         assertRefused(Cli.run(args(List.of("add", "--spare", f("e")), rest)), 2, "add", "dirty and degraded");
         Cli.Result add = Cli.run(args(List.of("add", "--force", "--spare", f("e")), rest));
         assertEquals(0, add.exit(), add.all());
@@ -304,8 +373,8 @@ class RaidCommandTest extends CliInTempDir {
         assertTrue(bad.out().contains(" - expected "), bad.out());
         Cli.Result json = Cli.run("examine", "--json", m.get(0));
         assertTrue(json.out().contains("\"checksumCorrect\": false"), json.out());
-        assertRefused(Cli.run("detail", m.get(0), m.get(1), m.get(2), m.get(3)), 4, "detail",
-                "bad superblock checksum");
+        assertRefused(
+                Cli.run("detail", m.get(0), m.get(1), m.get(2), m.get(3)), 4, "detail", "bad superblock checksum");
         assertRefused(Cli.run("examine", f("absent")), 2, "examine", "no such file");
     }
 
@@ -317,8 +386,8 @@ class RaidCommandTest extends CliInTempDir {
         assertFalse(quiet.err().contains("INFO"), quiet.all());
         Cli.Result loud = Cli.run(args(List.of("detail", "-v"), m));
         assertEquals(0, loud.exit(), loud.all());
-        Cli.Result failing = Cli.run(args(List.of("-v", "read", "--offset", "0", "--length", "512"),
-                List.of(m.get(0), f("nope"))));
+        Cli.Result failing =
+                Cli.run(args(List.of("-v", "read", "--offset", "0", "--length", "512"), List.of(m.get(0), f("nope"))));
         assertEquals(2, failing.exit(), failing.all());
         assertTrue(failing.err().contains("\tat "), "stack trace with -v:\n" + failing.all());
     }
@@ -350,8 +419,8 @@ class RaidCommandTest extends CliInTempDir {
             for (String m : members) {
                 MemberDisk disk = session.disk(m);
                 assertTrue(disk instanceof FileDisk && ((FileDisk) disk).isReadOnly(), m + " opened writable");
-                java.io.IOException refused = org.junit.jupiter.api.Assertions.assertThrows(java.io.IOException.class,
-                        () -> disk.write(0, ByteBuffer.allocate(512), 0, 512));
+                java.io.IOException refused = org.junit.jupiter.api.Assertions.assertThrows(
+                        java.io.IOException.class, () -> disk.write(0, ByteBuffer.allocate(512), 0, 512));
                 assertTrue(refused.getMessage().contains("read-only"), refused.getMessage());
             }
             ByteBuffer buf = ByteBuffer.allocate(4096);

@@ -22,19 +22,21 @@ final class RaidLauncher {
     /** The module directory (failsafe passes it; else the working directory). */
     static final Path MODULE = Path.of(System.getProperty("raid.module.dir", System.getProperty("user.dir")))
             .toAbsolutePath();
+
     static final Path ROOT = MODULE.getParent();
     static final Path LAUNCHER = ROOT.resolve("raid");
-    static final Path JAR = Path.of(System.getProperty("raid.jar", MODULE.resolve("target/raid.jar").toString()));
+    static final Path JAR = Path.of(
+            System.getProperty("raid.jar", MODULE.resolve("target/raid.jar").toString()));
     /**
      * JVM flags for the many short runs: C1 only and the serial collector start fastest on a small
      * machine (the arrays here are small). The launcher adds the class-data archive the build made.
      */
     static final Path RUN_DIR = MODULE.resolve("target/raid-run");
+
     static final String JAVA_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
     private static final long TIMEOUT_SECONDS = 120;
 
-    private RaidLauncher() {
-    }
+    private RaidLauncher() {}
 
     record Result(int exit, byte[] stdout, String stderr, List<String> args) {
         String out() {
@@ -43,7 +45,8 @@ final class RaidLauncher {
 
         /** stderr lines that are not progress reports of a pass. */
         List<String> messages() {
-            return stderr.lines().filter(l -> !l.isBlank() && !l.matches("^(recover|resync|check|repair): .*"))
+            return stderr.lines()
+                    .filter(l -> !l.isBlank() && !l.matches("^(recover|resync|check|repair): .*"))
                     .toList();
         }
 
@@ -102,11 +105,14 @@ final class RaidLauncher {
             }
             if (!p.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
                 // a thread dump (SIGQUIT prints it on the child's stdout) says where it hangs
-                new ProcessBuilder("kill", "-QUIT", Long.toString(p.pid())).start().waitFor();
+                new ProcessBuilder("kill", "-QUIT", Long.toString(p.pid()))
+                        .start()
+                        .waitFor();
                 Thread.sleep(2000);
                 p.destroyForcibly();
                 throw new AssertionError("raid " + String.join(" ", args) + " did not finish in " + TIMEOUT_SECONDS
-                        + " s\n--- stderr so far\n" + snapshot(errSoFar) + "\n--- stdout so far\n" + snapshot(outSoFar));
+                        + " s\n--- stderr so far\n" + snapshot(errSoFar) + "\n--- stdout so far\n"
+                        + snapshot(outSoFar));
             }
             return new Result(p.exitValue(), out.join(), new String(err.join(), StandardCharsets.UTF_8), List.of(args));
         } catch (IOException e) {
@@ -129,26 +135,28 @@ final class RaidLauncher {
 
     /** Reads {@code in} to its end on a thread of its own, into {@code sink} (readable meanwhile, under its lock). */
     static CompletableFuture<byte[]> drain(InputStream in, ByteArrayOutputStream sink) {
-        return CompletableFuture.supplyAsync(() -> {
-            try (in) {
-                byte[] buf = new byte[65536];
-                int n;
-                while ((n = in.read(buf)) > 0) {
-                    synchronized (sink) {
-                        sink.write(buf, 0, n);
+        return CompletableFuture.supplyAsync(
+                () -> {
+                    try (in) {
+                        byte[] buf = new byte[65536];
+                        int n;
+                        while ((n = in.read(buf)) > 0) {
+                            synchronized (sink) {
+                                sink.write(buf, 0, n);
+                            }
+                        }
+                        synchronized (sink) {
+                            return sink.toByteArray();
+                        }
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
                     }
-                }
-                synchronized (sink) {
-                    return sink.toByteArray();
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }, task -> {
-            Thread t = new Thread(task, "raid-launcher-drain");
-            t.setDaemon(true);
-            t.start();
-        });
+                },
+                task -> {
+                    Thread t = new Thread(task, "raid-launcher-drain");
+                    t.setDaemon(true);
+                    t.start();
+                });
     }
 
     static List<String> list(List<Path> files) {

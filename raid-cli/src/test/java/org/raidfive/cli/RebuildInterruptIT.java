@@ -36,18 +36,33 @@ class RebuildInterruptIT {
     void ctrlCCheckpointsAndTheNextRebuildResumes() throws Exception {
         Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/env")), "needs env --default-signal");
         List<String> m = List.of("a.img", "b.img", "c.img", "d.img");
-        assertEquals(0, RaidLauncher.run(dir, with(List.of("create", "--size", "64M"), m)).exit());
+        assertEquals(
+                0,
+                RaidLauncher.run(dir, with(List.of("create", "--size", "64M"), m))
+                        .exit());
         byte[] data = MemberFiles.random(4 << 20, 9);
-        assertEquals(0, RaidLauncher.run(dir, data, with(List.of("write", "--offset", "32M"), m)).exit());
-        assertEquals(0, RaidLauncher.run(dir, with(List.of("fail", "--member", "b.img"), m)).exit());
+        assertEquals(
+                0,
+                RaidLauncher.run(dir, data, with(List.of("write", "--offset", "32M"), m))
+                        .exit());
+        assertEquals(
+                0,
+                RaidLauncher.run(dir, with(List.of("fail", "--member", "b.img"), m))
+                        .exit());
         List<String> rest = List.of("a.img", "c.img", "d.img");
-        assertEquals(0, RaidLauncher.run(dir, with(List.of("add", "--spare", "e.img"), rest)).exit());
+        assertEquals(
+                0,
+                RaidLauncher.run(dir, with(List.of("add", "--spare", "e.img"), rest))
+                        .exit());
         List<String> now = List.of("a.img", "c.img", "d.img", "e.img");
 
         // SIGINT must reach the JVM even if this test runs with SIGINT ignored (a background job):
         // env --default-signal=INT restores the default disposition before the launcher starts.
-        Process p = RaidLauncher.builder(dir, List.of("/usr/bin/env", "--default-signal=INT"),
-                with(List.of("rebuild", "--speed-limit-max", "2M"), now)).start();
+        Process p = RaidLauncher.builder(
+                        dir,
+                        List.of("/usr/bin/env", "--default-signal=INT"),
+                        with(List.of("rebuild", "--speed-limit-max", "2M"), now))
+                .start();
         CompletableFuture<byte[]> out = RaidLauncher.drain(p.getInputStream());
         StringBuilder err = new StringBuilder();
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8))) {
@@ -59,7 +74,10 @@ class RebuildInterruptIT {
                 }
             }
             Thread.sleep(2500);
-            new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).inheritIO().start().waitFor();
+            new ProcessBuilder("kill", "-INT", Long.toString(p.pid()))
+                    .inheritIO()
+                    .start()
+                    .waitFor();
             while ((line = r.readLine()) != null) {
                 err.append(line).append('\n');
             }
@@ -73,7 +91,9 @@ class RebuildInterruptIT {
         RaidLauncher.Result exam = RaidLauncher.run(dir, "examine", "--json", "e.img");
         long recovered = LifecycleIT.jsonLong(exam.out(), "recoveryOffsetSectors");
         long total = LifecycleIT.jsonLong(exam.out(), "usedDevSectors");
-        assertTrue(recovered > 0 && recovered < total, "recovery offset " + recovered + " of " + total + "\n" + exam.out());
+        assertTrue(
+                recovered > 0 && recovered < total,
+                "recovery offset " + recovered + " of " + total + "\n" + exam.out());
         assertEquals("clean", LifecycleIT.jsonString(exam.out(), "state"), "closed cleanly");
         RaidLauncher.Result detail = RaidLauncher.run(dir, with(List.of("detail"), now));
         assertEquals(1, detail.exit(), detail.all());
@@ -84,8 +104,8 @@ class RebuildInterruptIT {
         assertTrue(resumed.stderr().contains("resuming at "), resumed.all());
         assertEquals(0, RaidLauncher.run(dir, with(List.of("detail"), now)).exit());
         assertEquals(0, RaidLauncher.run(dir, with(List.of("check"), now)).exit());
-        RaidLauncher.Result read = RaidLauncher.run(dir, with(List.of("read", "--offset", "32M", "--length", "4M"),
-                List.of("e.img", "c.img", "a.img")));
+        RaidLauncher.Result read = RaidLauncher.run(
+                dir, with(List.of("read", "--offset", "32M", "--length", "4M"), List.of("e.img", "c.img", "a.img")));
         assertEquals(MemberFiles.sha256(data), MemberFiles.sha256(read.stdout()), read.all());
     }
 }

@@ -77,11 +77,13 @@ class RefusalsWriteNothingTest extends CliInTempDir {
 
     @Test
     void serveOptionsAreRefusedNamingTheOption() {
-        for (String[] c : new String[][] {{"--handshake-timeout", "-1", "--handshake-timeout must not be negative"},
+        for (String[] c : new String[][] {
+            {"--handshake-timeout", "-1", "--handshake-timeout must not be negative"},
             {"--payload-timeout", "-3", "--payload-timeout must not be negative (zero: none), got -3 s"},
             {"--max-connections-per-address", "-1", "--max-connections-per-address must not be negative"},
             {"--max-connections", "0", "--max-connections must be at least 1"},
-            {"--workers", "0", "--workers must be 1 to 1024"}}) {
+            {"--workers", "0", "--workers must be 1 to 1024"}
+        }) {
             Cli.Result r = Cli.run("serve", "--backend", "memory", "--disks", "3", "--size", "8M", c[0], c[1]);
             assertEquals(2, r.exit(), r.all());
             assertEquals(1, r.errLines().size(), r.all());
@@ -92,8 +94,9 @@ class RefusalsWriteNothingTest extends CliInTempDir {
     @Test
     void configAndGlobErrorsAreOneLineNamingTheProblem() throws Exception {
         Path conf = dir.resolve("bad.conf");
-        Files.write(conf, new byte[] {'D', 'E', 'V', 'I', 'C', 'E', ' ', 'a', '\n', 'A', 'R', 'R', 'A', 'Y', ' ',
-            (byte) 0xff, (byte) 0xfe, '\n'});
+        Files.write(conf, new byte[] {
+            'D', 'E', 'V', 'I', 'C', 'E', ' ', 'a', '\n', 'A', 'R', 'R', 'A', 'Y', ' ', (byte) 0xff, (byte) 0xfe, '\n'
+        });
         Cli.Result r = Cli.run("detail", "--scan", "--config", conf.toString());
         assertEquals(2, r.exit(), r.all());
         assertEquals(1, r.errLines().size(), r.all());
@@ -107,10 +110,14 @@ class RefusalsWriteNothingTest extends CliInTempDir {
         Files.createSymbolicLink(dir.resolve("loop1"), dir.resolve("loop2"));
         Files.createSymbolicLink(dir.resolve("loop2"), dir.resolve("loop1"));
         Path loops = dir.resolve("loops.conf");
-        Files.writeString(loops, "DEVICE " + dir.resolve("loop1") + "\nARRAY /dev/md/x UUID=01234567:89abcdef:01234567:89abcdef\n");
+        Files.writeString(
+                loops,
+                "DEVICE " + dir.resolve("loop1") + "\nARRAY /dev/md/x UUID=01234567:89abcdef:01234567:89abcdef\n");
         Cli.Result l = Cli.run("detail", "--array", "x", "--config", loops.toString());
         assertEquals(2, l.exit(), l.all());
-        assertEquals(List.of("raid detail: DEVICE " + dir.resolve("loop1") + ": a loop of symbolic links"), l.errLines(),
+        assertEquals(
+                List.of("raid detail: DEVICE " + dir.resolve("loop1") + ": a loop of symbolic links"),
+                l.errLines(),
                 l.all());
         // a glob over /proc, where directories cannot be read and entries vanish, is looked through (it aborted);
         // pipes, sockets and terminals are never candidates
@@ -128,7 +135,13 @@ class RefusalsWriteNothingTest extends CliInTempDir {
         // md's smallest layout: data right after the superblock, no bad block log: no room for a
         // bitmap or a log (mdadm --data-offset=8K makes such members). The data area is all zeros.
         for (String x : m) {
-            MemberFiles.writeSuperblock(x, MemberFiles.superblock(x).dataOffset(16).bblogOffset(0).bblogSize(0).bblogShift(0));
+            MemberFiles.writeSuperblock(
+                    x,
+                    MemberFiles.superblock(x)
+                            .dataOffset(16)
+                            .bblogOffset(0)
+                            .bblogSize(0)
+                            .bblogShift(0));
         }
         refusedWritingNothing(m, 2, "no room", args(List.of("grow", "--consistency-policy", "bitmap"), m));
         refusedWritingNothing(m, 2, "no room", args(List.of("grow", "--consistency-policy", "ppl"), m));
@@ -156,11 +169,12 @@ class RefusalsWriteNothingTest extends CliInTempDir {
         // left-symmetric, 64 KiB chunks: array bytes 0..64K are member a's first data chunk
         byte[] block = MemberFiles.random(512, 9);
         Files.write(Path.of(f("in.bin")), block);
-        Cli.Result w = Cli.run(args(List.of("write", "--offset", Integer.toString(43 * 512), "--input", f("in.bin")),
-                m));
+        Cli.Result w =
+                Cli.run(args(List.of("write", "--offset", Integer.toString(43 * 512), "--input", f("in.bin")), m));
         assertEquals(0, w.exit(), w.all());
-        Cli.Result r = Cli.run(args(List.of("read", "--offset", Integer.toString(43 * 512), "--length", "512",
-                "--output", f("out.bin")), m));
+        Cli.Result r = Cli.run(args(
+                List.of("read", "--offset", Integer.toString(43 * 512), "--length", "512", "--output", f("out.bin")),
+                m));
         assertEquals(0, r.exit(), r.all());
         assertArrayEquals(block, Files.readAllBytes(Path.of(f("out.bin"))));
         try (FileDisk d = FileDisk.open(Path.of(m.get(0)))) {

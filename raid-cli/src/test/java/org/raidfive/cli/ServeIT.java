@@ -58,9 +58,21 @@ class ServeIT {
 
     /** fio's nbd engine: 4 KiB random writes over {@code size} from {@code offset}, crc32c in every block. */
     private static List<String> fioVerifyJob(String uri, String offset, String size, String... extra) {
-        List<String> job = new ArrayList<>(List.of("fio", "--name=verify", "--ioengine=nbd", "--uri=" + uri,
-                "--rw=randwrite", "--bs=4k", "--offset=" + offset, "--size=" + size, "--iodepth=16",
-                "--verify=crc32c", "--randseed=4242", "--verify_fatal=1", "--verify_state_save=0", "--group_reporting"));
+        List<String> job = new ArrayList<>(List.of(
+                "fio",
+                "--name=verify",
+                "--ioengine=nbd",
+                "--uri=" + uri,
+                "--rw=randwrite",
+                "--bs=4k",
+                "--offset=" + offset,
+                "--size=" + size,
+                "--iodepth=16",
+                "--verify=crc32c",
+                "--randseed=4242",
+                "--verify_fatal=1",
+                "--verify_state_save=0",
+                "--group_reporting"));
         job.addAll(List.of(extra));
         return job;
     }
@@ -86,11 +98,13 @@ class ServeIT {
         ok(with(List.of("fail", "--member", "c.img"), MEMBERS));
         List<String> rest = List.of("d.img", "a.img", "b.img");
         try (Served s = Served.start(dir, with(List.of("--port", "0"), rest))) {
-            assertTrue(s.stderr().contains("3 of 4 members in sync") && s.stderr().contains("degraded"), s.stderr());
+            assertTrue(
+                    s.stderr().contains("3 of 4 members in sync") && s.stderr().contains("degraded"), s.stderr());
             Tools.Result verify = fio(fioVerifyJob(s.uri(), "0", "32m", "--verify_only"));
             assertEquals(0, verify.exit(), "degraded reads rebuild every block fio wrote:\n" + verify.output());
             assertEquals(1, s.stop("INT"), "exit 1: the array ended degraded\n" + s.stderr());
-            assertTrue(s.stderr().contains("stopped; raidfive:0 closed clean (degraded, 3 of 4 members in sync)"),
+            assertTrue(
+                    s.stderr().contains("stopped; raidfive:0 closed clean (degraded, 3 of 4 members in sync)"),
                     s.stderr());
         }
     }
@@ -111,9 +125,21 @@ class ServeIT {
             assertEquals(0, before.exit(), before.output());
 
             // fio's nbd engine may spin on a connection the server closed: bounded, then killed.
-            Process busy = Tools.start(dir, List.of("fio", "--name=busy", "--ioengine=nbd", "--uri=" + s.uri(),
-                    "--rw=randrw", "--bs=4k", "--offset=16m", "--size=16m", "--iodepth=16", "--time_based",
-                    "--runtime=60"), dir.resolve("busy.log"));
+            Process busy = Tools.start(
+                    dir,
+                    List.of(
+                            "fio",
+                            "--name=busy",
+                            "--ioengine=nbd",
+                            "--uri=" + s.uri(),
+                            "--rw=randrw",
+                            "--bs=4k",
+                            "--offset=16m",
+                            "--size=16m",
+                            "--iodepth=16",
+                            "--time_based",
+                            "--runtime=60"),
+                    dir.resolve("busy.log"));
             AtomicBoolean stop = new AtomicBoolean();
             List<Thread> writers = taggedWriters(s.uri(), 8, 32L << 20, 16L << 20, acked, stop);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -121,7 +147,9 @@ class ServeIT {
                 Thread.sleep(20);
             }
             assertTrue(acked.size() >= 500, "tagged writes are being acknowledged");
-            assertTrue(busy.isAlive(), "fio is writing when the server is stopped:\n" + Files.readString(dir.resolve("busy.log")));
+            assertTrue(
+                    busy.isAlive(),
+                    "fio is writing when the server is stopped:\n" + Files.readString(dir.resolve("busy.log")));
             assertEquals(0, s.stop("TERM"), s.stderr());
             assertTrue(s.stderr().contains("stopping (SIGTERM)"), s.stderr());
             assertTrue(s.stderr().contains("closed clean (whole)"), s.stderr());
@@ -158,30 +186,33 @@ class ServeIT {
      * bytes; {@code acked} records the tag of each block's last acknowledged write. A writer stops
      * at its first error (the server went away) or when {@code stop} is set.
      */
-    private static List<Thread> taggedWriters(String uri, int threads, long offset, long length,
-                                              Map<Long, Long> acked, AtomicBoolean stop) throws IOException {
+    private static List<Thread> taggedWriters(
+            String uri, int threads, long offset, long length, Map<Long, Long> acked, AtomicBoolean stop)
+            throws IOException {
         List<Thread> list = new ArrayList<>();
         long first = offset / 4096;
         long blocks = length / 4096;
         for (int t = 0; t < threads; t++) {
             NbdClient client = NbdClient.connect(uri, NbdClientConfig.defaults());
             int id = t;
-            Thread w = new Thread(() -> {
-                ByteBuffer b = ByteBuffer.allocate(4096);
-                Random r = new Random(id);
-                long seq = 0;
-                try (client) {
-                    while (!stop.get()) {
-                        long block = first + (r.nextLong(blocks / threads) * threads + id);
-                        long tag = ((long) id << 48) | ++seq;
-                        b.putLong(0, tag).putLong(4088, ~tag);
-                        client.write(block * 4096, b, 0, 4096);
-                        acked.put(block, tag);
-                    }
-                } catch (IOException e) {
-                    // the server stopped: this write was not acknowledged
-                }
-            }, "tagged-writer-" + t);
+            Thread w = new Thread(
+                    () -> {
+                        ByteBuffer b = ByteBuffer.allocate(4096);
+                        Random r = new Random(id);
+                        long seq = 0;
+                        try (client) {
+                            while (!stop.get()) {
+                                long block = first + (r.nextLong(blocks / threads) * threads + id);
+                                long tag = ((long) id << 48) | ++seq;
+                                b.putLong(0, tag).putLong(4088, ~tag);
+                                client.write(block * 4096, b, 0, 4096);
+                                acked.put(block, tag);
+                            }
+                        } catch (IOException e) {
+                            // the server stopped: this write was not acknowledged
+                        }
+                    },
+                    "tagged-writer-" + t);
             w.setDaemon(true);
             w.start();
             list.add(w);
@@ -197,10 +228,12 @@ class ServeIT {
         byte[] image = MemberFiles.random(16 << 20, 5);
         Arrays.fill(image, 4 << 20, 5 << 20, (byte) 0); // a zero run: qemu-img may send WRITE_ZEROES
         Files.write(dir.resolve("image.raw"), image);
-        try (Served s = Served.start(dir, with(List.of("--socket", dir.resolve("raid.sock").toString(), "--export",
-                "disk0"), MEMBERS))) {
+        try (Served s = Served.start(
+                dir, with(List.of("--socket", dir.resolve("raid.sock").toString(), "--export", "disk0"), MEMBERS))) {
             assertTrue(s.uri().startsWith("nbd+unix:///disk0?socket="), s.uri());
-            assertEquals(Long.toString(s.size()), Tools.runOk(dir, TOOL, "nbdinfo", "--size", s.uri()).trim());
+            assertEquals(
+                    Long.toString(s.size()),
+                    Tools.runOk(dir, TOOL, "nbdinfo", "--size", s.uri()).trim());
             String list = Tools.runOk(dir, TOOL, "nbdinfo", "--list", s.uri());
             assertTrue(list.contains("export=\"disk0\"") && list.contains("raidfive RAID-5 raidfive:0"), list);
             assertTrue(list.contains("block_size_minimum: 512"), list);

@@ -29,8 +29,13 @@ final class Served implements AutoCloseable {
     private final long size;
     private final Thread reader;
 
-    private Served(Process process, String uri, long size, CompletableFuture<byte[]> stdout, List<String> lines,
-                   Thread reader) {
+    private Served(
+            Process process,
+            String uri,
+            long size,
+            CompletableFuture<byte[]> stdout,
+            List<String> lines,
+            Thread reader) {
         this.process = process;
         this.uri = uri;
         this.size = size;
@@ -55,34 +60,37 @@ final class Served implements AutoCloseable {
         if (runDir != null) {
             prefix.add("RAID_RUN_DIR=" + runDir);
         }
-        Process p = RaidLauncher.builder(dir, prefix, all.toArray(new String[0])).start();
+        Process p =
+                RaidLauncher.builder(dir, prefix, all.toArray(new String[0])).start();
         Tools.track(p);
         CompletableFuture<byte[]> out = RaidLauncher.drain(p.getInputStream());
         BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
         List<String> early = new ArrayList<>();
         CompletableFuture<Matcher> found = new CompletableFuture<>();
         Served[] self = new Served[1];
-        Thread reader = new Thread(() -> {
-            try {
-                String line;
-                while ((line = err.readLine()) != null) {
-                    synchronized (early) {
-                        if (self[0] != null) {
-                            self[0].addLine(line);
-                        } else {
-                            early.add(line);
+        Thread reader = new Thread(
+                () -> {
+                    try {
+                        String line;
+                        while ((line = err.readLine()) != null) {
+                            synchronized (early) {
+                                if (self[0] != null) {
+                                    self[0].addLine(line);
+                                } else {
+                                    early.add(line);
+                                }
+                            }
+                            Matcher m = SERVING.matcher(line);
+                            if (m.find()) {
+                                found.complete(m);
+                            }
                         }
+                        found.completeExceptionally(new IOException("raid serve ended without serving"));
+                    } catch (IOException e) {
+                        found.completeExceptionally(e);
                     }
-                    Matcher m = SERVING.matcher(line);
-                    if (m.find()) {
-                        found.complete(m);
-                    }
-                }
-                found.completeExceptionally(new IOException("raid serve ended without serving"));
-            } catch (IOException e) {
-                found.completeExceptionally(e);
-            }
-        }, "raid-serve-stderr");
+                },
+                "raid-serve-stderr");
         reader.setDaemon(true);
         reader.start();
         Matcher m;
@@ -143,7 +151,10 @@ final class Served implements AutoCloseable {
 
     /** Sends SIGINT or SIGTERM and waits (up to 60 s) for the exit code; all of stderr is then in {@link #stderr()}. */
     int stop(String signal) throws IOException, InterruptedException {
-        new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start().waitFor();
+        new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
+                .inheritIO()
+                .start()
+                .waitFor();
         if (!process.waitFor(60, TimeUnit.SECONDS)) {
             process.destroyForcibly();
             fail("raid serve did not stop within 60 s of SIG" + signal + ":\n" + stderr());

@@ -28,7 +28,6 @@ import org.junit.jupiter.api.Timeout;
 class SharedMachineIT extends CliInTempDir {
     private static final List<String> MEMBERS = List.of("a.img", "b.img", "c.img", "d.img");
 
-
     private void create(List<String> members) {
         RaidLauncher.Result r = RaidLauncher.run(dir, args(List.of("create", "--size", "16M"), members));
         assertEquals(0, r.exit(), r.all());
@@ -48,7 +47,16 @@ class SharedMachineIT extends CliInTempDir {
     /** One 4 KiB write and a read through a real client: I/O, a dirty event, counters touched. */
     private void write(String uri) throws Exception {
         Tools.assumeInstalled("qemu-io", "qemu-utils");
-        Tools.runOk(dir, Duration.ofSeconds(60), "qemu-io", "-f", "raw", "-c", "write -P 7 0 4k", "-c", "read -P 7 0 4k",
+        Tools.runOk(
+                dir,
+                Duration.ofSeconds(60),
+                "qemu-io",
+                "-f",
+                "raw",
+                "-c",
+                "write -P 7 0 4k",
+                "-c",
+                "read -P 7 0 4k",
                 uri);
     }
 
@@ -72,7 +80,9 @@ class SharedMachineIT extends CliInTempDir {
         Tools.runOk(dir, Duration.ofSeconds(10), "chown", "-R", "-h", "65534:65534", run.toString());
         Tools.runOk(dir, Duration.ofSeconds(10), "chmod", "1777", run.toString());
         try (Served s = serve(run, "s.sock", MEMBERS)) {
-            assertTrue(s.stderr().contains("serving without live counters") && s.stderr().contains("owned by uid 65534"),
+            assertTrue(
+                    s.stderr().contains("serving without live counters")
+                            && s.stderr().contains("owned by uid 65534"),
                     s.stderr());
         }
         assertEquals("root's secret\n", Files.readString(victim));
@@ -99,7 +109,15 @@ class SharedMachineIT extends CliInTempDir {
         create(MEMBERS);
         Path small = dir.resolve("small-tmpfs");
         Files.createDirectory(small);
-        Tools.runOk(dir, Duration.ofSeconds(10), "mount", "-t", "tmpfs", "-o", "size=64k,mode=0755", "tmpfs",
+        Tools.runOk(
+                dir,
+                Duration.ofSeconds(10),
+                "mount",
+                "-t",
+                "tmpfs",
+                "-o",
+                "size=64k,mode=0755",
+                "tmpfs",
                 small.toString());
         try {
             try (Served s = serve(small, "s.sock", MEMBERS)) {
@@ -137,7 +155,8 @@ class SharedMachineIT extends CliInTempDir {
             Files.copy(dir.resolve(MEMBERS.get(i)), dir.resolve(copies.get(i)));
         }
         Path run = dir.resolve("run");
-        try (Served first = serve(run, "s1.sock", MEMBERS); Served second = serve(run, "s2.sock", copies)) {
+        try (Served first = serve(run, "s1.sock", MEMBERS);
+                Served second = serve(run, "s2.sock", copies)) {
             RaidLauncher.Result stat = raid(run, args(List.of("stat", "--json"), MEMBERS));
             assertEquals(0, stat.exit(), stat.all());
             assertTrue(stat.out().contains("\"pid\": " + first.process().pid()), stat.out());
@@ -148,7 +167,11 @@ class SharedMachineIT extends CliInTempDir {
         // damaged: a header that promises more than the file holds
         Path damaged = dir.resolve("damaged.counters");
         ByteBuffer header = ByteBuffer.allocate(4096).order(ByteOrder.LITTLE_ENDIAN);
-        header.putLong(0, 0x31544e4344494152L).putInt(8, 2).putInt(32, 1 << 30).putInt(36, 1 << 30).putInt(40, 100);
+        header.putLong(0, 0x31544e4344494152L)
+                .putInt(8, 2)
+                .putInt(32, 1 << 30)
+                .putInt(36, 1 << 30)
+                .putInt(40, 100);
         Files.write(damaged, header.array());
         RaidLauncher.Result bad = raid(run, "stat", "--file", damaged.toString());
         assertEquals(2, bad.exit(), bad.all());
@@ -165,8 +188,9 @@ class SharedMachineIT extends CliInTempDir {
         RaidLauncher.Result old = raid(run, "stat", "--file", stale.toString());
         assertEquals(1, old.exit(), old.all());
         assertTrue(old.stderr().contains("which is gone (a stale file)"), old.all());
-        Process monitor = RaidLauncher.builder(dir, List.of("/usr/bin/env", "RAID_RUN_DIR=" + run), "monitor", "--file",
-                stale.toString()).start();
+        Process monitor = RaidLauncher.builder(
+                        dir, List.of("/usr/bin/env", "RAID_RUN_DIR=" + run), "monitor", "--file", stale.toString())
+                .start();
         Tools.track(monitor);
         assertTrue(monitor.waitFor(30, TimeUnit.SECONDS), "monitor of a stale file ends");
     }
@@ -176,8 +200,10 @@ class SharedMachineIT extends CliInTempDir {
         create(MEMBERS);
         Path run = dir.resolve("run");
         // No server: a process holding a lock on a member, with "raid serve" in its command line.
-        Process impostor = Tools.start(dir, List.of("flock", dir.resolve("a.img").toString(), "bash", "-c",
-                "exec -a 'raid serve a.img' sleep 60"), dir.resolve("impostor.log"));
+        Process impostor = Tools.start(
+                dir,
+                List.of("flock", dir.resolve("a.img").toString(), "bash", "-c", "exec -a 'raid serve a.img' sleep 60"),
+                dir.resolve("impostor.log"));
         Thread.sleep(500);
         RaidLauncher.Result r = raid(run, args(List.of("stop"), MEMBERS));
         assertEquals(2, r.exit(), r.all());

@@ -28,24 +28,26 @@ final class Tools {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(Process::destroyForcibly)));
     }
 
-    private Tools() {
-    }
+    private Tools() {}
 
     static void assumeInstalled(String tool, String aptPackage) {
         String path = System.getenv("PATH");
-        boolean found = path != null && Arrays.stream(path.split(File.pathSeparator))
-                .anyMatch(dir -> Files.isExecutable(Path.of(dir, tool)));
+        boolean found = path != null
+                && Arrays.stream(path.split(File.pathSeparator))
+                        .anyMatch(dir -> Files.isExecutable(Path.of(dir, tool)));
         Assumptions.assumeTrue(found, tool + " is not installed (apt-get install " + aptPackage + ")");
     }
 
-    record Result(int exit, String output) {
-    }
+    record Result(int exit, String output) {}
 
     /** Runs to completion in {@code dir} (stdout and stderr merged); fails the test on timeout. */
     static Result run(Path dir, Duration timeout, List<String> command) throws IOException, InterruptedException {
         Path log = Files.createTempFile(dir, "tool", ".log");
-        Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-                .redirectOutput(log.toFile()).start();
+        Process p = new ProcessBuilder(command)
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         LIVE.add(p);
         try {
             if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -72,8 +74,8 @@ final class Tools {
     /** True when a loop device can be attached here (root, /dev/loop-control, losetup). */
     static boolean canLoop() {
         try {
-            Result r = run(Path.of(System.getProperty("java.io.tmpdir")), Duration.ofSeconds(30),
-                    List.of("losetup", "-f"));
+            Result r = run(
+                    Path.of(System.getProperty("java.io.tmpdir")), Duration.ofSeconds(30), List.of("losetup", "-f"));
             return r.exit() == 0;
         } catch (IOException | InterruptedException e) {
             return false;
@@ -82,7 +84,8 @@ final class Tools {
 
     /** A read-only loop device over {@code image}. */
     static String loopAttach(Path image) throws IOException, InterruptedException {
-        return runOk(image.getParent(), Duration.ofSeconds(30), "losetup", "-r", "-f", "--show", image.toString()).trim();
+        return runOk(image.getParent(), Duration.ofSeconds(30), "losetup", "-r", "-f", "--show", image.toString())
+                .trim();
     }
 
     static void loopDetach(String loop) throws IOException, InterruptedException {
@@ -99,8 +102,11 @@ final class Tools {
 
     /** Starts a long-running tool with its output in {@code log}; killed at JVM exit if still alive. */
     static Process start(Path dir, List<String> command, Path log) throws IOException {
-        return track(new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-                .redirectOutput(log.toFile()).start());
+        return track(new ProcessBuilder(command)
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start());
     }
 
     /** Kills {@code p} at JVM exit if it is still alive then (a test that timed out leaves no server behind). */
@@ -122,7 +128,8 @@ final class Tools {
             while (!Files.exists(socket)) {
                 if (!p.isAlive() || System.nanoTime() > deadline) {
                     p.destroyForcibly();
-                    fail("nbdkit " + String.join(" ", args) + " did not start:\n" + Files.readString(dir.resolve(name + ".log")));
+                    fail("nbdkit " + String.join(" ", args) + " did not start:\n"
+                            + Files.readString(dir.resolve(name + ".log")));
                 }
                 Thread.sleep(20);
             }

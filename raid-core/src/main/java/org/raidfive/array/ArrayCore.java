@@ -58,6 +58,7 @@ final class ArrayCore {
 
     /** Foreground operations, counted only while a sync pass runs (it yields to them). */
     final LongAdder foregroundOps = new LongAdder();
+
     volatile boolean syncRunning;
     /**
      * Member offset below which parity is known to match the data; all ones when the array is
@@ -77,6 +78,7 @@ final class ArrayCore {
 
     /** Who holds each slot; replaced as a whole, only while quiesced. */
     volatile MemberTable table;
+
     volatile String failure;
 
     /** Set by writers, cleared by safemode's check; see {@link #noteWrite()}. */
@@ -167,7 +169,7 @@ final class ArrayCore {
     }
 
     ArrayFailedException stripeLost(long stripe) {
-        return new ArrayFailedException(name + ": stripe " + stripe
-                + " has more than one unreadable member; its data cannot be reconstructed");
+        return new ArrayFailedException(
+                name + ": stripe " + stripe + " has more than one unreadable member; its data cannot be reconstructed");
     }
 }

@@ -184,9 +184,13 @@ public final class ArrayCounters implements AutoCloseable {
     private void broke(Throwable fault) {
         if (!broken) {
             broken = true;
-            org.slf4j.LoggerFactory.getLogger(ArrayCounters.class).warn("{}: live counters stopped: {} can no longer be "
-                    + "written (truncated, or its file system is full: {}); the array is served without them",
-                    core.name, file.path(), fault.toString());
+            org.slf4j.LoggerFactory.getLogger(ArrayCounters.class)
+                    .warn(
+                            "{}: live counters stopped: {} can no longer be "
+                                    + "written (truncated, or its file system is full: {}); the array is served without them",
+                            core.name,
+                            file.path(),
+                            fault.toString());
         }
     }
 

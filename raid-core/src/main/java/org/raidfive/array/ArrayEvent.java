@@ -16,8 +16,15 @@ import java.util.Locale;
  * @param percent for {@link Kind#PASS_PROGRESS} the step passed (20, 40, 60 or 80); for the other pass
  *                events the pass's percentage then (rounded down); otherwise 0
  */
-public record ArrayEvent(long sequence, Instant time, String array, Kind kind, String member, String detail,
-                         SyncProgress pass, int percent) {
+public record ArrayEvent(
+        long sequence,
+        Instant time,
+        String array,
+        Kind kind,
+        String member,
+        String detail,
+        SyncProgress pass,
+        int percent) {
 
     /** What happened. */
     public enum Kind {

@@ -68,7 +68,7 @@ final class ArrayEvents {
     }
 
     private void deliver() {
-        for (;;) {
+        for (; ; ) {
             ArrayEvent e;
             synchronized (queue) {
                 while (queue.isEmpty()) {

@@ -39,6 +39,7 @@ final class ArrayMetadata implements ArrayHooks {
      * superblock.
      */
     int bitmapOffset;
+
     long bitmapBitBytes;
     /**
      * md's partial parity log (consistency policy ppl): size 0 when the array has none; else the area
@@ -46,26 +47,34 @@ final class ArrayMetadata implements ArrayHooks {
      * keeps its own area ({@link Member#pplOffset}), as md does.
      */
     int pplOffset;
+
     int pplSize;
 
     private final ArrayCore core;
     private volatile boolean dirty;
     /** Written under {@link #lock}; volatile so the bitmap can read it without the lock (lock order). */
     private volatile long events;
+
     private long utime;
     /** md's recovery_cp in bytes of member data: parity below it is known good; MAX_VALUE when all is. */
     private long recoveryCp;
     /** Superblock writes since the array was opened (guarded by {@link #lock}). */
     private long superblockWrites;
+
     private volatile long mismatchSectors = -1;
-    private Runnable failureListener = () -> { };
+    private Runnable failureListener = () -> {};
 
     /**
      * The metadata of an array and, with it, the array's data path ({@link #core()}), whose hooks this
      * is: the core is made here so that each holds the other from construction on.
      */
-    ArrayMetadata(ArrayIdentity id, Raid5Layout layout, long events, long recoveryCp, MemberTable table,
-                  CounterMode counterMode) {
+    ArrayMetadata(
+            ArrayIdentity id,
+            Raid5Layout layout,
+            long events,
+            long recoveryCp,
+            MemberTable table,
+            CounterMode counterMode) {
         this.uuid = id.uuid().clone();
         this.name = id.name();
         this.ctime = id.ctime();
@@ -203,8 +212,10 @@ final class ArrayMetadata implements ArrayHooks {
      */
     private void failLocked(Member member, String why) {
         LOG.warn("{}: member {} failed ({}); marking it faulty", name, member.name(), why);
-        boolean heldASlot = member.state == MemberState.IN_SYNC && member.slot >= 0
-                && member.slot < core.table.slots.length && core.table.slots[member.slot] == member;
+        boolean heldASlot = member.state == MemberState.IN_SYNC
+                && member.slot >= 0
+                && member.slot < core.table.slots.length
+                && core.table.slots[member.slot] == member;
         member.state = MemberState.FAULTY;
         core.events.publish(ArrayEvent.Kind.MEMBER_FAILED, member.name(), why, null);
         boolean wasFailed = core.failure != null;

@@ -14,6 +14,7 @@ import org.raidfive.layout.Raid5Layout;
 public final class ArraySpec {
     /** mdadm's default chunk: 512 KiB. */
     public static final int DEFAULT_CHUNK = 512 * 1024;
+
     private static final int MAX_NAME = 32;
 
     private final int chunkSize;
@@ -187,8 +188,8 @@ public final class ArraySpec {
         /** Bytes of member data per bitmap bit (a power of two of at least 4 KiB); 0 for mdadm's default. */
         public Builder bitmapChunk(long bytes) {
             if (bytes != 0 && (bytes < 4096 || Long.bitCount(bytes) != 1 || bytes > Integer.MAX_VALUE)) {
-                throw new IllegalArgumentException("bitmap chunk " + bytes + " bytes must be a power of two from "
-                        + "4 KiB to 1 GiB");
+                throw new IllegalArgumentException(
+                        "bitmap chunk " + bytes + " bytes must be a power of two from " + "4 KiB to 1 GiB");
             }
             this.bitmapChunk = bytes;
             return this;
@@ -202,14 +203,14 @@ public final class ArraySpec {
 
         /**
          * The spec.
-        *
-        * @throws IllegalArgumentException if the chunk, the name or the data size is out of range
+         *
+         * @throws IllegalArgumentException if the chunk, the name or the data size is out of range
          */
         public ArraySpec build() {
             Raid5Layout.checkChunk(chunkSize);
             if (name.getBytes(StandardCharsets.UTF_8).length > MAX_NAME) {
-                throw new IllegalArgumentException("array name '" + name + "' is longer than md's "
-                        + MAX_NAME + "-byte set_name");
+                throw new IllegalArgumentException(
+                        "array name '" + name + "' is longer than md's " + MAX_NAME + "-byte set_name");
             }
             // mdadm's POSIX-portable names (letters, digits, '.', '_', '-'), with its host: prefix:
             // nothing that could break an ARRAY line or a /dev/md/ path (a newline, a space, a slash).

@@ -16,10 +16,25 @@ import java.util.List;
  * @param created when the array was created
  * @param updated when its metadata was last written
  */
-public record ArrayStatus(String uuid, String name, int level, String layout, int chunkSize, long arrayBytes,
-                          long memberDataBytes, int raidDisks, long events, boolean clean, boolean degraded,
-                          boolean failed, String state, SyncProgress sync, List<MemberStatus> members,
-                          long resyncOffset, Instant created, Instant updated) {
+public record ArrayStatus(
+        String uuid,
+        String name,
+        int level,
+        String layout,
+        int chunkSize,
+        long arrayBytes,
+        long memberDataBytes,
+        int raidDisks,
+        long events,
+        boolean clean,
+        boolean degraded,
+        boolean failed,
+        String state,
+        SyncProgress sync,
+        List<MemberStatus> members,
+        long resyncOffset,
+        Instant created,
+        Instant updated) {
 
     /** True when parity is not known good and no resync is running. */
     public boolean resyncPending() {
@@ -28,8 +43,9 @@ public record ArrayStatus(String uuid, String name, int level, String layout, in
 
     /** Members in sync in a slot. */
     public long activeMembers() {
-        return members.stream().filter(m -> m.slot() >= 0 && !m.replacement()
-                && (m.state() == MemberState.IN_SYNC)).count();
+        return members.stream()
+                .filter(m -> m.slot() >= 0 && !m.replacement() && (m.state() == MemberState.IN_SYNC))
+                .count();
     }
 
     /** Members that are not faulty (in sync, rebuilding or spare). */
@@ -44,8 +60,9 @@ public record ArrayStatus(String uuid, String name, int level, String layout, in
 
     /** Hot spares. */
     public long spareMembers() {
-        return members.stream().filter(m -> m.state() == MemberState.SPARE
-                || m.state() == MemberState.REBUILDING).count();
+        return members.stream()
+                .filter(m -> m.state() == MemberState.SPARE || m.state() == MemberState.REBUILDING)
+                .count();
     }
 
     /**
@@ -54,7 +71,14 @@ public record ArrayStatus(String uuid, String name, int level, String layout, in
      * @param slot role (raid disk number), or -1 for a spare or a faulty member without a role
      * @param recoveryOffset bytes of the data area already rebuilt (meaningful while rebuilding)
      */
-    public record MemberStatus(String name, int devNumber, String deviceUuid, int slot, MemberState state,
-                               boolean replacement, long recoveryOffset, long dataOffset, long diskBytes) {
-    }
+    public record MemberStatus(
+            String name,
+            int devNumber,
+            String deviceUuid,
+            int slot,
+            MemberState state,
+            boolean replacement,
+            long recoveryOffset,
+            long dataOffset,
+            long diskBytes) {}
 }

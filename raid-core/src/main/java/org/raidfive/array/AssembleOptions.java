@@ -18,8 +18,14 @@ import org.raidfive.counter.CounterMode;
  * @param readOnly write nothing at all, not even superblocks: writes are refused and no pass starts
  * @param listener told of the array's events from the start (see {@link ArrayListener}), or null
  */
-public record AssembleOptions(boolean force, boolean startSync, boolean takeStaleAsSpare, CounterMode counterMode,
-                              SyncLimits syncLimits, boolean readOnly, ArrayListener listener) {
+public record AssembleOptions(
+        boolean force,
+        boolean startSync,
+        boolean takeStaleAsSpare,
+        CounterMode counterMode,
+        SyncLimits syncLimits,
+        boolean readOnly,
+        ArrayListener listener) {
 
     /** mdadm --assemble's defaults: no force, start the pass the array needs, per-CPU counters, md's speed limits, writable. */
     public static final AssembleOptions DEFAULT =

@@ -8,8 +8,8 @@ import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.function.LongPredicate;
 import java.util.Map;
+import java.util.function.LongPredicate;
 import org.raidfive.disk.ClaimMode;
 import org.raidfive.disk.DiskClaim;
 import org.raidfive.disk.MemberDisk;
@@ -56,8 +56,7 @@ final class Assembler {
     /** md's limit for a partial parity log: one bit per member in {@code disk_flush_bitmap}. */
     static final int PPL_MAX_DISKS = 64;
 
-    private Assembler() {
-    }
+    private Assembler() {}
 
     static Raid5Array create(ArraySpec spec, List<? extends MemberDisk> disks, List<? extends MemberDisk> spares)
             throws IOException {
@@ -75,8 +74,8 @@ final class Assembler {
         }
         checkDistinct(all);
         if (disks.size() < Raid5Layout.MIN_DISKS) {
-            throw new ArrayConfigException("RAID-5 needs at least " + Raid5Layout.MIN_DISKS + " members, got "
-                    + disks.size());
+            throw new ArrayConfigException(
+                    "RAID-5 needs at least " + Raid5Layout.MIN_DISKS + " members, got " + disks.size());
         }
         if (missing > 1) {
             throw new ArrayConfigException("RAID-5 runs with at most one member missing, " + missing + " are missing");
@@ -97,14 +96,16 @@ final class Assembler {
         if (spec.memberDataBytes() != 0) {
             if (spec.memberDataBytes() > usable) {
                 throw new ArrayConfigException("requested " + spec.memberDataBytes() + " bytes per member, but the "
-                        + "smallest member holds only " + usable + " bytes after the " + dataOffset + "-byte data offset");
+                        + "smallest member holds only " + usable + " bytes after the " + dataOffset
+                        + "-byte data offset");
             }
             usable = spec.memberDataBytes();
         }
         usable -= usable % spec.chunkSize();
         if (usable < spec.chunkSize()) {
-            throw new ArrayConfigException("members too small: the smallest (" + smallest + " bytes) leaves no room for "
-                    + "one " + spec.chunkSize() + "-byte chunk after the " + dataOffset + "-byte data offset");
+            throw new ArrayConfigException(
+                    "members too small: the smallest (" + smallest + " bytes) leaves no room for " + "one "
+                            + spec.chunkSize() + "-byte chunk after the " + dataOffset + "-byte data offset");
         }
         Raid5Layout layout = new Raid5Layout(spec.algorithm(), disks.size(), spec.chunkSize(), usable);
         for (MemberDisk s : spares) {
@@ -123,11 +124,25 @@ final class Assembler {
             Member[] slots = new Member[disks.size()];
             for (int i = 0; i < slots.length; i++) {
                 // dev_number = slot, as mdadm numbers them; a missing slot leaves its number unused.
-                slots[i] = disks.get(i) == null ? null : new Member(disks.get(i), dataOffset, i, MdUuid.random(), i,
-                        MemberState.IN_SYNC, 0, spec.counterMode());
+                slots[i] = disks.get(i) == null
+                        ? null
+                        : new Member(
+                                disks.get(i),
+                                dataOffset,
+                                i,
+                                MdUuid.random(),
+                                i,
+                                MemberState.IN_SYNC,
+                                0,
+                                spec.counterMode());
             }
-            ArrayMetadata meta = new ArrayMetadata(new ArrayIdentity(uuid, spec.name(), ctime), layout, 0,
-                    inSync ? Long.MAX_VALUE : 0, MemberTable.of(slots), spec.counterMode());
+            ArrayMetadata meta = new ArrayMetadata(
+                    new ArrayIdentity(uuid, spec.name(), ctime),
+                    layout,
+                    0,
+                    inSync ? Long.MAX_VALUE : 0,
+                    MemberTable.of(slots),
+                    spec.counterMode());
             ArrayCore core = meta.core();
             if (ppl) {
                 // mdadm 1.2: the 1 MiB area 8 sectors after the superblock, in the bitmap's place.
@@ -143,8 +158,15 @@ final class Assembler {
                 }
             }
             for (int j = 0; j < spares.size(); j++) {
-                meta.members.add(new Member(spares.get(j), dataOffset, slots.length + j, MdUuid.random(), -1,
-                        MemberState.SPARE, 0, spec.counterMode()));
+                meta.members.add(new Member(
+                        spares.get(j),
+                        dataOffset,
+                        slots.length + j,
+                        MdUuid.random(),
+                        -1,
+                        MemberState.SPARE,
+                        0,
+                        spec.counterMode()));
             }
             for (int i = 0; i < meta.members.size(); i++) {
                 Member m = meta.members.get(i);
@@ -167,8 +189,11 @@ final class Assembler {
                 core.consistency.writeAreaTo(m); // mdadm's write_init_ppl1 (the bitmap's pages are written)
             }
             meta.writeAll();
-            LOG.info("created {}: {}{}", spec.name(), layout, ppl ? ", partial parity log"
-                    : bitmap ? ", write-intent bitmap" : "");
+            LOG.info(
+                    "created {}: {}{}",
+                    spec.name(),
+                    layout,
+                    ppl ? ", partial parity log" : bitmap ? ", write-intent bitmap" : "");
             if (!inSync || (missing > 0 && !spares.isEmpty())) {
                 array.startSync(); // the initial resync, or recovery onto a spare given with a missing slot
             }
@@ -185,17 +210,27 @@ final class Assembler {
      * when the array is degraded and bits were cleared since (a missing member may come back and need
      * them); a bitmap older than the superblocks (it missed an update) is stale: every chunk is dirty.
      */
-    private static WriteIntentBitmap loadBitmap(ArrayCore core, ArrayMetadata meta, MemberDisk from, Superblock top,
-                                                BitmapSuperblock sb, boolean degraded, long recoveryCp)
+    private static WriteIntentBitmap loadBitmap(
+            ArrayCore core,
+            ArrayMetadata meta,
+            MemberDisk from,
+            Superblock top,
+            BitmapSuperblock sb,
+            boolean degraded,
+            long recoveryCp)
             throws IOException {
         int chunks = (int) sb.bits(); // its area fits before the data (checkAreas), so this is small
         boolean stale = sb.stale() || Long.compareUnsigned(sb.events(), top.events()) < 0;
         boolean[] set = stale ? new boolean[chunks] : SuperblockIo.readBitmapBits(from, top.bitmapOffset(), chunks);
         if (stale) {
             Arrays.fill(set, true);
-            LOG.warn("{}: the write-intent bitmap is out of date ({}): every chunk is resynced", top.name(),
-                    sb.stale() ? "BITMAP_STALE" : "events " + Long.toUnsignedString(sb.events()) + " < "
-                            + Long.toUnsignedString(top.events()));
+            LOG.warn(
+                    "{}: the write-intent bitmap is out of date ({}): every chunk is resynced",
+                    top.name(),
+                    sb.stale()
+                            ? "BITMAP_STALE"
+                            : "events " + Long.toUnsignedString(sb.events()) + " < "
+                                    + Long.toUnsignedString(top.events()));
             // md_bitmap_read_sb/md_bitmap_load: a stale bitmap restarts from now, every bit set on disk
             sb.eventsCleared(top.events()).state(sb.state() & ~BitmapSuperblock.STATE_STALE);
         }
@@ -213,8 +248,14 @@ final class Assembler {
      * every bit set; written to every member given and named in {@code meta}. A chunk is to be resynced
      * (or recovered) when {@code needed} holds for the member offset where it ends.
      */
-    static WriteIntentBitmap newBitmap(ArrayCore core, ArrayMetadata meta, long roomSectors, long chunkBytes,
-                                       List<Member> members, LongPredicate needed) throws IOException {
+    static WriteIntentBitmap newBitmap(
+            ArrayCore core,
+            ArrayMetadata meta,
+            long roomSectors,
+            long chunkBytes,
+            List<Member> members,
+            LongPredicate needed)
+            throws IOException {
         long sync = meta.layout.memberBytesUsed() / 512;
         long minChunk = BitmapSuperblock.minimumChunk(sync, roomSectors);
         long chunk = chunkBytes > 0 ? chunkBytes : BitmapSuperblock.defaultChunk(sync, roomSectors);
@@ -244,8 +285,9 @@ final class Assembler {
      * Claims every disk, or none: on a refusal the claims already taken are given back and the
      * refusal says which array the member belongs to, when its superblock tells.
      */
-    private static List<DiskClaim> claimAll(List<? extends MemberDisk> disks, ClaimMode mode, String holder,
-                                            Map<MemberDisk, Superblock> superblocks) throws IOException {
+    private static List<DiskClaim> claimAll(
+            List<? extends MemberDisk> disks, ClaimMode mode, String holder, Map<MemberDisk, Superblock> superblocks)
+            throws IOException {
         List<DiskClaim> claims = new ArrayList<>();
         try {
             for (MemberDisk d : disks) {
@@ -254,8 +296,13 @@ final class Assembler {
         } catch (MemberInUseException e) {
             claims.forEach(DiskClaim::close);
             Superblock sb = superblocks == null ? null : superblocks.get(find(disks, e.member()));
-            throw sb == null ? e : new MemberInUseException(e.member(), e.getMessage() + "; it is a member of "
-                    + ArrayMetadata.holder(sb.name(), sb.setUuid()) + ", held there", e.holderPid());
+            throw sb == null
+                    ? e
+                    : new MemberInUseException(
+                            e.member(),
+                            e.getMessage() + "; it is a member of " + ArrayMetadata.holder(sb.name(), sb.setUuid())
+                                    + ", held there",
+                            e.holderPid());
         } catch (IOException | RuntimeException e) {
             claims.forEach(DiskClaim::close);
             throw e;
@@ -291,8 +338,15 @@ final class Assembler {
             }
             DiskClaim claim = disk.claim(ClaimMode.EXCLUSIVE, ArrayMetadata.holder(meta.name, meta.uuid));
             try {
-                Member spare = new Member(disk, dataOffset, meta.nextDevNumber(), MdUuid.random(), -1,
-                        MemberState.SPARE, 0, array.core.counterMode);
+                Member spare = new Member(
+                        disk,
+                        dataOffset,
+                        meta.nextDevNumber(),
+                        MdUuid.random(),
+                        -1,
+                        MemberState.SPARE,
+                        0,
+                        array.core.counterMode);
                 // The PPL area goes with the data offset: both as the first member has them.
                 spare.pplOffset = meta.members.isEmpty() ? meta.pplOffset : meta.members.get(0).pplOffset;
                 spare.pplSize = meta.members.isEmpty() ? meta.pplSize : meta.members.get(0).pplSize;
@@ -316,8 +370,7 @@ final class Assembler {
     }
 
     /** One disk and what its superblock says. */
-    private record Found(MemberDisk disk, Superblock sb) {
-    }
+    private record Found(MemberDisk disk, Superblock sb) {}
 
     /** Every disk's superblock; the array is the UUID most carry, anything else is refused. */
     private static List<Found> readAll(List<? extends MemberDisk> disks) throws IOException {
@@ -335,13 +388,15 @@ final class Assembler {
         for (Found f : found) {
             votes.merge(MdUuid.format(f.sb.setUuid()), 1, Integer::sum);
         }
-        String uuid = votes.entrySet().stream().max((a, b) -> Integer.compare(a.getValue(), b.getValue()))
-                .orElseThrow().getKey();
+        String uuid = votes.entrySet().stream()
+                .max((a, b) -> Integer.compare(a.getValue(), b.getValue()))
+                .orElseThrow()
+                .getKey();
         for (Found f : found) {
             String u = MdUuid.format(f.sb.setUuid());
             if (!u.equals(uuid)) {
-                throw new ArrayConfigException(f.disk.name() + " is a member of another array (UUID " + u
-                        + ", not " + uuid + ")");
+                throw new ArrayConfigException(
+                        f.disk.name() + " is a member of another array (UUID " + u + ", not " + uuid + ")");
             }
         }
         Map<String, Found> byDevice = new HashMap<>();
@@ -366,8 +421,7 @@ final class Assembler {
     }
 
     /** A member the freshest superblock does not trust, and what force could do with it. */
-    private record Stale(Found found, Member member, String reason, boolean forcible) {
-    }
+    private record Stale(Found found, Member member, String reason, boolean forcible) {}
 
     static Raid5Array assemble(List<? extends MemberDisk> disks, AssembleOptions options) throws IOException {
         if (disks.isEmpty()) {
@@ -380,8 +434,11 @@ final class Assembler {
         for (Found f : found) {
             bySb.put(f.disk, f.sb);
         }
-        List<DiskClaim> claims = claimAll(disks, options.readOnly() ? ClaimMode.SHARED : ClaimMode.EXCLUSIVE,
-                ArrayMetadata.holder(first.name(), first.setUuid()), bySb);
+        List<DiskClaim> claims = claimAll(
+                disks,
+                options.readOnly() ? ClaimMode.SHARED : ClaimMode.EXCLUSIVE,
+                ArrayMetadata.holder(first.name(), first.setUuid()),
+                bySb);
         Map<MemberDisk, DiskClaim> claimOf = new IdentityHashMap<>();
         for (int i = 0; i < disks.size(); i++) {
             claimOf.put(disks.get(i), claims.get(i));
@@ -395,13 +452,13 @@ final class Assembler {
         }
     }
 
-    private static Raid5Array assembleClaimed(List<Found> found, AssembleOptions opts,
-                                              Map<MemberDisk, DiskClaim> claimOf) throws IOException {
+    private static Raid5Array assembleClaimed(
+            List<Found> found, AssembleOptions opts, Map<MemberDisk, DiskClaim> claimOf) throws IOException {
         Found freshest = freshest(found);
         Superblock top = freshest.sb;
         if (top.level() != Superblock.LEVEL_RAID5) {
-            throw new ArrayConfigException(freshest.disk.name() + " belongs to a RAID-" + top.level()
-                    + " array; raidfive runs RAID-5 only");
+            throw new ArrayConfigException(
+                    freshest.disk.name() + " belongs to a RAID-" + top.level() + " array; raidfive runs RAID-5 only");
         }
         for (Found f : found) {
             String refusal = MdFeatures.refusal(f.sb, f.disk.name());
@@ -442,18 +499,20 @@ final class Assembler {
             int role = dev < top.maxDev() ? top.devRole(dev) : Superblock.ROLE_SPARE;
             boolean behind = Long.compareUnsigned(sb.events() + 1, top.events()) < 0;
             boolean ownRoleActive = sb.devRole(dev) < Superblock.ROLE_MAX;
-            boolean failedEarlier = role == Superblock.ROLE_FAULTY
-                    || (behind && (role < Superblock.ROLE_MAX || ownRoleActive));
+            boolean failedEarlier =
+                    role == Superblock.ROLE_FAULTY || (behind && (role < Superblock.ROLE_MAX || ownRoleActive));
             // As mdadm: a member that cannot be used is left out with a warning (the array runs degraded
             // if enough remain); only a member the array trusts and that is wrong stops the assembly.
             String unusable = null;
-            if (sb.raidDisks() != raidDisks || sb.chunkSectors() != top.chunkSectors() || sb.layout() != top.layout()
+            if (sb.raidDisks() != raidDisks
+                    || sb.chunkSectors() != top.chunkSectors()
+                    || sb.layout() != top.layout()
                     || sb.size() != top.size()) {
                 unusable = "it disagrees with " + freshest.disk.name() + " on the geometry (raid disks, chunk, layout "
                         + "or size)";
                 if (!failedEarlier) {
-                    throw new ArrayConfigException(f.disk.name() + " " + unusable.substring(3)
-                            + "; reshape is not supported");
+                    throw new ArrayConfigException(
+                            f.disk.name() + " " + unusable.substring(3) + "; reshape is not supported");
                 }
             }
             long needed = (sb.dataOffset() + top.size()) * 512;
@@ -479,9 +538,9 @@ final class Assembler {
             if (failedEarlier) {
                 String why = role == Superblock.ROLE_FAULTY
                         ? "failed earlier (the array records it as faulty; events " + Long.toUnsignedString(sb.events())
-                        + " < " + Long.toUnsignedString(top.events()) + ")"
+                                + " < " + Long.toUnsignedString(top.events()) + ")"
                         : "it is behind the others (events " + Long.toUnsignedString(sb.events()) + " < "
-                        + Long.toUnsignedString(top.events()) + ")";
+                                + Long.toUnsignedString(top.events()) + ")";
                 if (opts.takeStaleAsSpare()) {
                     LOG.warn("{}: taking stale member {} as a spare ({})", top.name(), f.disk.name(), why);
                     takenAsSpare = true;
@@ -491,7 +550,8 @@ final class Assembler {
                     continue;
                 }
                 int ownRole = sb.devRole(dev);
-                boolean forcible = ownRole < raidDisks && !sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET)
+                boolean forcible = ownRole < raidDisks
+                        && !sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET)
                         && !sb.hasFeature(Superblock.MD_FEATURE_REPLACEMENT);
                 if (forcible) {
                     m.slot = ownRole;
@@ -505,8 +565,8 @@ final class Assembler {
                 m.slot = -1;
             } else {
                 if (role >= raidDisks) {
-                    throw new ArrayConfigException(f.disk.name() + " claims slot " + role + " of a " + raidDisks
-                            + "-member array");
+                    throw new ArrayConfigException(
+                            f.disk.name() + " claims slot " + role + " of a " + raidDisks + "-member array");
                 }
                 boolean rebuilding = sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET);
                 m.slot = role;
@@ -514,8 +574,8 @@ final class Assembler {
                 m.recoveryOffset = rebuilding ? sb.recoveryOffset() * 512 : 0;
                 Member[] table = sb.hasFeature(Superblock.MD_FEATURE_REPLACEMENT) ? replacements : slots;
                 if (table[role] != null) {
-                    throw new ArrayConfigException(f.disk.name() + " and " + table[role].name() + " both claim slot "
-                            + role);
+                    throw new ArrayConfigException(
+                            f.disk.name() + " and " + table[role].name() + " both claim slot " + role);
                 }
                 table[role] = m;
             }
@@ -545,7 +605,8 @@ final class Assembler {
                 why.append("; ").append(s.found.disk.name()).append(' ').append(s.reason);
             }
             if (!forcible.isEmpty() && !opts.force()) {
-                why.append(". These failed and still hold their last data: ").append(String.join(", ", forcible))
+                why.append(". These failed and still hold their last data: ")
+                        .append(String.join(", ", forcible))
                         .append("; force (mdadm's --assemble --force) takes the most recent back");
             }
             throw new ArrayConfigException(why.toString());
@@ -569,13 +630,15 @@ final class Assembler {
         if (!forced.isEmpty()) {
             recoveryCp = 0;
         }
-        boolean hasPpl = top.hasFeature(Superblock.MD_FEATURE_PPL) || top.hasFeature(Superblock.MD_FEATURE_MULTIPLE_PPLS);
+        boolean hasPpl =
+                top.hasFeature(Superblock.MD_FEATURE_PPL) || top.hasFeature(Superblock.MD_FEATURE_MULTIPLE_PPLS);
         if (degraded && recoveryCp != Long.MAX_VALUE && !hasPpl) {
             if (!opts.force()) {
-                throw new ArrayConfigException(top.name() + " is dirty and degraded (" + out.get(0) + "): it was not "
-                        + "shut down cleanly while a member was missing, so parity of the stripes being written at that "
-                        + "moment may not match their data (the RAID-5 write hole) and the missing member's data there "
-                        + "cannot be trusted; refusing to start it. Use force to start it anyway and accept that risk.");
+                throw new ArrayConfigException(
+                        top.name() + " is dirty and degraded (" + out.get(0) + "): it was not "
+                                + "shut down cleanly while a member was missing, so parity of the stripes being written at that "
+                                + "moment may not match their data (the RAID-5 write hole) and the missing member's data there "
+                                + "cannot be trusted; refusing to start it. Use force to start it anyway and accept that risk.");
             }
             // mdadm --assemble --force marks a dirty degraded array clean ("Marking array ... as 'clean'"),
             // and md's resync of a degraded RAID-5 ends at once (raid5_sync_request: nothing to compare):
@@ -587,8 +650,13 @@ final class Assembler {
                         + "may hold wrong data for the missing member");
             }
         }
-        ArrayMetadata meta = new ArrayMetadata(new ArrayIdentity(top.setUuid(), top.name(), top.ctime()), layout,
-                top.events(), recoveryCp, MemberTable.of(slots, replacements), opts.counterMode());
+        ArrayMetadata meta = new ArrayMetadata(
+                new ArrayIdentity(top.setUuid(), top.name(), top.ctime()),
+                layout,
+                top.events(),
+                recoveryCp,
+                MemberTable.of(slots, replacements),
+                opts.counterMode());
         if (bitmap != null) {
             meta.bitmapOffset = top.bitmapOffset();
             meta.bitmapBitBytes = bitmap.bitBytes();
@@ -606,8 +674,7 @@ final class Assembler {
             PartialParityLog log = new PartialParityLog(core, top.setUuid(), smallest);
             core.consistency = log;
             // md's ppl_init_log at start: recover a dirty array's logged stripes, then empty the logs.
-            PplRecovery.Outcome ppl = new PplRecovery(core, log).run(recoveryCp != Long.MAX_VALUE,
-                    opts.readOnly());
+            PplRecovery.Outcome ppl = new PplRecovery(core, log).run(recoveryCp != Long.MAX_VALUE, opts.readOnly());
             pplRecovered = ppl.recoveredEntries() > 0 || ppl.corruptEntries() > 0;
             if (ppl.corruptEntries() > 0 && recoveryCp != Long.MAX_VALUE) {
                 notes.add("the partial parity log held " + ppl.corruptEntries() + " entries that could not be "
@@ -616,7 +683,9 @@ final class Assembler {
             }
             if (recoveryCp == 0 && forced.isEmpty() && ppl.recoveredEntries() > 0 && ppl.corruptEntries() == 0) {
                 meta.needResyncFrom(Long.MAX_VALUE); // md: a dirty start recovered cleanly is clean
-                LOG.info("{}: recovered from the partial parity log ({} entries); no resync needed", top.name(),
+                LOG.info(
+                        "{}: recovered from the partial parity log ({} entries); no resync needed",
+                        top.name(),
                         ppl.recoveredEntries());
             }
         }
@@ -639,7 +708,9 @@ final class Assembler {
         // md records at assembly what changed (forced events, a member kicked or taken as a spare, a
         // repaired field, a recovered log, the state); with nothing to record nothing is written until
         // the first write or change, so a command refused after assembly leaves every byte as it was.
-        boolean record = !report.lines().isEmpty() || pplRecovered || takenAsSpare
+        boolean record = !report.lines().isEmpty()
+                || pplRecovered
+                || takenAsSpare
                 || meta.recoveryCp() != SuperblockIo.toBytes(top.resyncOffset())
                 || (bitmap != null && Long.compareUnsigned(bitmap.events(), top.events()) < 0);
         if (!opts.readOnly() && record) {
@@ -648,8 +719,14 @@ final class Assembler {
         for (String line : report.lines()) {
             LOG.info("{}: {}", top.name(), line);
         }
-        LOG.info("assembled {} from {} members ({}{})", top.name(), members.size(), degraded ? "degraded" : "healthy",
-                meta.recoveryCp() == Long.MAX_VALUE ? ", clean" : ", needs resync from member offset " + meta.recoveryCp());
+        LOG.info(
+                "assembled {} from {} members ({}{})",
+                top.name(),
+                members.size(),
+                degraded ? "degraded" : "healthy",
+                meta.recoveryCp() == Long.MAX_VALUE
+                        ? ", clean"
+                        : ", needs resync from member offset " + meta.recoveryCp());
         if (opts.startSync() && !opts.readOnly()) {
             array.startSync();
         }
@@ -664,8 +741,11 @@ final class Assembler {
      */
     private static void checkAreas(Found f, Superblock top, long bitmapSectors) throws ArrayConfigException {
         try {
-            MemberAreas.check(f.sb, f.disk.size() / 512,
-                    top.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET) ? top.bitmapOffset() : null, bitmapSectors,
+            MemberAreas.check(
+                    f.sb,
+                    f.disk.size() / 512,
+                    top.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET) ? top.bitmapOffset() : null,
+                    bitmapSectors,
                     f.disk.name());
         } catch (SuperblockException e) {
             throw new ArrayConfigException(e.getMessage() + "; nothing was written", e);
@@ -675,7 +755,14 @@ final class Assembler {
     /** A member from its superblock: everything md keeps per device, as found. */
     private static Member member(Found f, AssembleOptions opts) throws IOException {
         Superblock sb = f.sb;
-        Member m = new Member(f.disk, sb.dataOffset() * 512, sb.devNumber(), sb.deviceUuid(), -1, MemberState.SPARE, 0,
+        Member m = new Member(
+                f.disk,
+                sb.dataOffset() * 512,
+                sb.devNumber(),
+                sb.deviceUuid(),
+                -1,
+                MemberState.SPARE,
+                0,
                 opts.counterMode());
         m.correctedSectors.set(Integer.toUnsignedLong(sb.cntCorrectedRead()));
         m.devflags = sb.devflags();
@@ -694,8 +781,11 @@ final class Assembler {
             BadBlockLog bad = SuperblockIo.readBadBlocks(f.disk, sb);
             m.loadBadBlocks(bad);
             if (!bad.isEmpty()) {
-                LOG.info("{}: {} lists bad blocks {}: those sectors are rebuilt from parity when read", sb.name(),
-                        f.disk.name(), bad);
+                LOG.info(
+                        "{}: {} lists bad blocks {}: those sectors are rebuilt from parity when read",
+                        sb.name(),
+                        f.disk.name(),
+                        bad);
             }
         } catch (SuperblockException e) {
             throw new ArrayConfigException(e.getMessage(), e);
@@ -720,15 +810,20 @@ final class Assembler {
      * mdadm's forced assembly: the freshest failed member whose slot is free is taken back, again
      * and again, until the array can run; then also every other one that failed together with them.
      */
-    private static void force(Member[] slots, List<Stale> stale, List<Member> members, Superblock top,
-                              List<AssemblyReport.Forced> forced) {
+    private static void force(
+            Member[] slots,
+            List<Stale> stale,
+            List<Member> members,
+            Superblock top,
+            List<AssemblyReport.Forced> forced) {
         List<Stale> candidates = new ArrayList<>();
         for (Stale s : stale) {
             if (s.forcible) {
                 candidates.add(s);
             }
         }
-        candidates.sort(Comparator.comparing((Stale s) -> s.found.sb.events(), Long::compareUnsigned).reversed());
+        candidates.sort(Comparator.comparing((Stale s) -> s.found.sb.events(), Long::compareUnsigned)
+                .reversed());
         for (Stale s : candidates) {
             boolean needed = outOfSync(slots).size() > 1;
             boolean together = Long.compareUnsigned(s.found.sb.events() + FORCE_TOGETHER_EVENTS, top.events()) >= 0;

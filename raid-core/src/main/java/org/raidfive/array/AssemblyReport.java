@@ -16,8 +16,7 @@ import org.raidfive.disk.MemberDisk;
  *                 {@code sync_size} written anew, a stale bitmap resynced in full, log entries skipped),
  *                 one sentence each
  */
-public record AssemblyReport(List<LeftOut> leftOut, List<Forced> forced, boolean resyncForced,
-                             List<String> repaired) {
+public record AssemblyReport(List<LeftOut> leftOut, List<Forced> forced, boolean resyncForced, List<String> repaired) {
     /** No member left out, nothing forced, nothing repaired. */
     public static final AssemblyReport NONE = new AssemblyReport(List.of(), List.of(), false, List.of());
 
@@ -40,8 +39,7 @@ public record AssemblyReport(List<LeftOut> leftOut, List<Forced> forced, boolean
      * @param reason why, e.g. "failed earlier (events 7 &lt; 9)"
      * @param events its own superblock's events
      */
-    public record LeftOut(MemberDisk disk, String reason, long events) {
-    }
+    public record LeftOut(MemberDisk disk, String reason, long events) {}
 
     /**
      * A member taken back by force: its superblock's events are brought up to the array's and the
@@ -52,8 +50,7 @@ public record AssemblyReport(List<LeftOut> leftOut, List<Forced> forced, boolean
      * @param fromEvents the events its superblock had
      * @param toEvents the array's events it was brought up to
      */
-    public record Forced(String member, int slot, long fromEvents, long toEvents) {
-    }
+    public record Forced(String member, int slot, long fromEvents, long toEvents) {}
 
     /** One line per thing done, in mdadm's words. */
     public List<String> lines() {

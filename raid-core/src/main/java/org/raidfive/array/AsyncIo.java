@@ -76,12 +76,14 @@ public final class AsyncIo implements AutoCloseable {
     private final MemberDisk disk;
     /** The disk's own completion-based I/O, or null when the workers run its blocking calls. */
     private final AsyncDisk async;
+
     private final MpmcArrayQueue<Request> free;
     private final MpmcArrayQueue<Request> pending;
     private final Worker[] workers;
     private final AtomicInteger sleepers = new AtomicInteger();
     /** Accepted and not yet through their completion; close waits for zero. */
     private final AtomicInteger accepted = new AtomicInteger();
+
     private volatile boolean closed;
     private volatile boolean stopping;
 
@@ -132,14 +134,26 @@ public final class AsyncIo implements AutoCloseable {
      * @throws IllegalStateException once {@link #close()} has begun
      * @throws InterruptedException  if interrupted while waiting for a free request
      */
-    public <A> void submitRead(long offset, ByteBuffer buffer, int bufferOffset, int length,
-                               Completion<? super A> completion, A attachment) throws InterruptedException {
+    public <A> void submitRead(
+            long offset,
+            ByteBuffer buffer,
+            int bufferOffset,
+            int length,
+            Completion<? super A> completion,
+            A attachment)
+            throws InterruptedException {
         submit(READ, offset, buffer, bufferOffset, length, completion, attachment, null);
     }
 
     /** Queues a write of {@code buffer[bufferOffset, bufferOffset+length)} at {@code offset}; as {@link #submitRead}. */
-    public <A> void submitWrite(long offset, ByteBuffer buffer, int bufferOffset, int length,
-                                Completion<? super A> completion, A attachment) throws InterruptedException {
+    public <A> void submitWrite(
+            long offset,
+            ByteBuffer buffer,
+            int bufferOffset,
+            int length,
+            Completion<? super A> completion,
+            A attachment)
+            throws InterruptedException {
         submit(WRITE, offset, buffer, bufferOffset, length, completion, attachment, null);
     }
 
@@ -235,8 +249,16 @@ public final class AsyncIo implements AutoCloseable {
     private static final int WRITE = 1;
     private static final int FLUSH = 2;
 
-    private void submit(int op, long offset, ByteBuffer buffer, int bufferOffset, int length,
-                        Completion<?> completion, Object attachment, Submitter owner) throws InterruptedException {
+    private void submit(
+            int op,
+            long offset,
+            ByteBuffer buffer,
+            int bufferOffset,
+            int length,
+            Completion<?> completion,
+            Object attachment,
+            Submitter owner)
+            throws InterruptedException {
         Objects.requireNonNull(completion, "completion");
         if (op != FLUSH) {
             Objects.requireNonNull(buffer, "buffer");
@@ -336,9 +358,12 @@ public final class AsyncIo implements AutoCloseable {
         } catch (RuntimeException e) {
             String message = e.getMessage();
             // The engine's own refusals already name the disk, the operation and the range: say them once.
-            error = new IOException(message != null && message.startsWith(disk.name() + ": ") ? message
-                    : disk.name() + ": " + (r.op == WRITE ? "write" : r.op == READ ? "read" : "flush") + " at offset " + r.offset
-                    + " length " + r.length + " failed: " + message, e);
+            error = new IOException(
+                    message != null && message.startsWith(disk.name() + ": ")
+                            ? message
+                            : disk.name() + ": " + (r.op == WRITE ? "write" : r.op == READ ? "read" : "flush")
+                                    + " at offset " + r.offset + " length " + r.length + " failed: " + message,
+                    e);
         }
         finish(r, error);
     }
@@ -497,14 +522,26 @@ public final class AsyncIo implements AutoCloseable {
         }
 
         /** {@link AsyncIo#submitRead} within this submitter's bound: waits while {@code maxInFlight} of its requests are in flight. */
-        public <A> void submitRead(long offset, ByteBuffer buffer, int bufferOffset, int length,
-                                   Completion<? super A> completion, A attachment) throws InterruptedException {
+        public <A> void submitRead(
+                long offset,
+                ByteBuffer buffer,
+                int bufferOffset,
+                int length,
+                Completion<? super A> completion,
+                A attachment)
+                throws InterruptedException {
             submitOwned(READ, offset, buffer, bufferOffset, length, completion, attachment);
         }
 
         /** {@link AsyncIo#submitWrite} within this submitter's bound. */
-        public <A> void submitWrite(long offset, ByteBuffer buffer, int bufferOffset, int length,
-                                    Completion<? super A> completion, A attachment) throws InterruptedException {
+        public <A> void submitWrite(
+                long offset,
+                ByteBuffer buffer,
+                int bufferOffset,
+                int length,
+                Completion<? super A> completion,
+                A attachment)
+                throws InterruptedException {
             submitOwned(WRITE, offset, buffer, bufferOffset, length, completion, attachment);
         }
 
@@ -540,8 +577,15 @@ public final class AsyncIo implements AutoCloseable {
             return awaitZero(inFlight, timeout, "a submitter of AsyncIo over " + disk.name());
         }
 
-        private void submitOwned(int op, long offset, ByteBuffer buffer, int bufferOffset, int length,
-                                 Completion<?> completion, Object attachment) throws InterruptedException {
+        private void submitOwned(
+                int op,
+                long offset,
+                ByteBuffer buffer,
+                int bufferOffset,
+                int length,
+                Completion<?> completion,
+                Object attachment)
+                throws InterruptedException {
             acquire();
             boolean queued = false;
             try {

@@ -28,8 +28,7 @@ interface ConsistencyPort {
      * Before a write of member data {@code [memberOffset, +len)} reaches any member (the bitmap's bits
      * are on disk when this returns).
      */
-    default void startWrite(long memberOffset, int len) throws IOException {
-    }
+    default void startWrite(long memberOffset, int len) throws IOException {}
 
     /** Whether a stripe write computes its partial parity and {@link #log}s it before writing. */
     default boolean logsPartialParity() {
@@ -41,8 +40,9 @@ interface ConsistencyPort {
      * stripe) on {@code parity}'s log, and returns once it is durable; {@code dataSector} and
      * {@code dataSize} describe the modified data as md's entry does. Only when {@link #logsPartialParity}.
      */
-    default Logged log(Member parity, int paritySlot, long dataSector, int dataSize, ByteBuffer pp, int ppOffset,
-                       int ppSize) throws IOException {
+    default Logged log(
+            Member parity, int paritySlot, long dataSector, int dataSize, ByteBuffer pp, int ppOffset, int ppSize)
+            throws IOException {
         throw new UnsupportedOperationException(policy() + " logs no partial parity");
     }
 
@@ -52,8 +52,7 @@ interface ConsistencyPort {
      * returned (or null) and {@code wroteSlots} a mask of the slots written.
      */
     default void endWrite(long memberOffset, int len, boolean whole, Logged logged, long wroteSlots)
-            throws IOException {
-    }
+            throws IOException {}
 
     /**
      * Whether a resync or bitmap recovery must visit member data {@code [memberOffset, +len)}: false
@@ -67,19 +66,16 @@ interface ConsistencyPort {
      * A pass made the whole array consistent on every member with no member out: what the policy
      * kept for a pass may go (the bitmap's marks of degraded writes).
      */
-    default void allSynced() {
-    }
+    default void allSynced() {}
 
     /**
      * Writes the policy's area (an empty log, the bitmap's pages) to {@code m}, a member joining the
      * array, before the superblocks name it.
      */
-    default void writeAreaTo(Member m) throws IOException {
-    }
+    default void writeAreaTo(Member m) throws IOException {}
 
     /** What {@link #log} hands back for {@link #endWrite}: the io_unit the stripe's entry went into. */
-    interface Logged {
-    }
+    interface Logged {}
 
     /** md's resync policy: no per-write work; a dirty start resyncs the whole array. */
     ConsistencyPort RESYNC = () -> ConsistencyPolicy.RESYNC;

@@ -15,11 +15,11 @@ final class IoStats {
     static final int ERRORS = 4;
     /** Array only: times a writer found its stripe locked. */
     static final int LOCK_WAITS = 5;
+
     static final int MEMBER_WIDTH = 5;
     static final int ARRAY_WIDTH = 6;
 
-    private IoStats() {
-    }
+    private IoStats() {}
 
     /** One read or write of {@code bytes}, if {@code stats} is on. */
     static void io(ThreadStats stats, boolean write, long bytes) {

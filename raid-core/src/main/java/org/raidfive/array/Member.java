@@ -35,6 +35,7 @@ final class Member {
     final MemberDisk disk;
     /** The disk's completion-based I/O (native, or its blocking calls on the shared I/O threads). */
     final AsyncDisk async;
+
     final long dataOffsetBytes;
     final PercpuRef nrPending;
     /** md's {@code read_errors}: failed reads since the last good one. */
@@ -65,6 +66,7 @@ final class Member {
     volatile long dataSizeSectors;
     /** Where this member's bad block log lives, sectors from the superblock; 0 when it has none. */
     volatile int bblogOffset;
+
     volatile int bblogSize;
     volatile int bblogShift;
     /**
@@ -72,6 +74,7 @@ final class Member {
      * from the superblock and size, in sectors; meaningful while the array has a PPL.
      */
     volatile int pplOffset;
+
     volatile int pplSize;
     private volatile BadBlockLog badBlocks = BadBlockLog.EMPTY;
     /** The list changed since the log was last written. */
@@ -97,8 +100,15 @@ final class Member {
     /** This array's ownership of the storage; null until claimed, and after release. */
     private volatile DiskClaim claim;
 
-    Member(MemberDisk disk, long dataOffsetBytes, int devNumber, byte[] deviceUuid, int slot,
-           MemberState state, long recoveryOffset, CounterMode counterMode) {
+    Member(
+            MemberDisk disk,
+            long dataOffsetBytes,
+            int devNumber,
+            byte[] deviceUuid,
+            int slot,
+            MemberState state,
+            long recoveryOffset,
+            CounterMode counterMode) {
         this.disk = disk;
         this.async = AsyncDisk.of(disk);
         this.dataOffsetBytes = dataOffsetBytes;
@@ -133,8 +143,8 @@ final class Member {
      */
     boolean writable(long memberOffset) {
         MemberState s = state;
-        return s == MemberState.IN_SYNC || (s == MemberState.REBUILDING
-                && (memberOffset < recoveryOffset || memberOffset < writeLimit));
+        return s == MemberState.IN_SYNC
+                || (s == MemberState.REBUILDING && (memberOffset < recoveryOffset || memberOffset < writeLimit));
     }
 
     /** True if any sector of the data range is on this member's bad block list. */
@@ -270,7 +280,8 @@ final class Member {
      */
     ByteBuffer direct(long memberOffset, int length) throws IOException {
         return disk instanceof DirectAccessDisk && badBlocks.isEmpty()
-                ? ((DirectAccessDisk) disk).directBuffer(dataOffsetBytes + memberOffset, length) : null;
+                ? ((DirectAccessDisk) disk).directBuffer(dataOffsetBytes + memberOffset, length)
+                : null;
     }
 
     /** Index in {@link #direct}'s buffer of the byte at {@code memberOffset}. */

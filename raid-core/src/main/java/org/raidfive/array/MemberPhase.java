@@ -55,6 +55,7 @@ final class MemberPhase implements IoCallback {
     private int held = -1;
     /** I/Os this phase runs itself, in order, because the I/O threads are saturated. */
     private final int[] serial;
+
     private int serialCount;
     private boolean runSerially;
     private final ByteBuffer[] heldBuffers;

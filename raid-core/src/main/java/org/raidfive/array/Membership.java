@@ -83,8 +83,7 @@ final class Membership {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new InterruptedIOException(core.name + ": interrupted while waiting for I/O in flight to "
-                    + purpose);
+            throw new InterruptedIOException(core.name + ": interrupted while waiting for I/O in flight to " + purpose);
         }
     }
 
@@ -94,8 +93,11 @@ final class Membership {
         for (Member m : allMembers()) {
             long pending = m.nrPending.count();
             if (pending > 0) {
-                on.append(on.length() == 0 ? "in flight on " : ", ").append(m.name()).append(" (")
-                        .append(pending).append(pending == 1 ? " I/O)" : " I/Os)");
+                on.append(on.length() == 0 ? "in flight on " : ", ")
+                        .append(m.name())
+                        .append(" (")
+                        .append(pending)
+                        .append(pending == 1 ? " I/O)" : " I/Os)");
             }
         }
         return on.length() == 0 ? "no member I/O is in flight (an I/O is held up inside the array)" : on.toString();
@@ -174,8 +176,8 @@ final class Membership {
     void remove(Member m) throws IOException {
         quiesce(() -> {
             if (m.state != MemberState.FAULTY && m.state != MemberState.SPARE) {
-                throw new ArrayStateException(m.name() + " is " + m.state.name().toLowerCase(Locale.ROOT)
-                        + " in " + core.name + "; only a faulty or spare member can be removed (fail it first)");
+                throw new ArrayStateException(m.name() + " is " + m.state.name().toLowerCase(Locale.ROOT) + " in "
+                        + core.name + "; only a faulty or spare member can be removed (fail it first)");
             }
             detach(m);
         });
@@ -323,63 +325,75 @@ final class Membership {
         }
         ReAddOutcome[] out = new ReAddOutcome[1];
         quiesce(() -> {
-                Member old = core.table.slots[slot];
-                if (old != null && old.state != MemberState.FAULTY) {
-                    throw new ArrayConfigException("slot " + slot + " of " + core.name + " is held by " + old.name()
-                            + "; " + disk.name() + " cannot take it back");
-                }
-                WriteIntentBitmap bitmap = WriteIntentBitmap.in(core);
-                long events = sb.events();
-                String why = null;
-                if (bitmap == null) {
-                    why = core.name + " has no write-intent bitmap";
-                } else if (Long.compareUnsigned(events, bitmap.eventsCleared()) < 0) {
-                    why = disk.name() + " left at events " + Long.toUnsignedString(events) + ", before bits were last "
-                            + "cleared (events_cleared " + bitmap.eventsCleared() + "): the writes it missed may no "
-                            + "longer be marked";
-                } else if (Long.compareUnsigned(events, meta.events()) > 0) {
-                    why = disk.name() + "'s events (" + Long.toUnsignedString(events) + ") are newer than the array's";
-                }
-                if (old != null) {
-                    detach(old); // the failed member object goes (it may hold the same storage's claim)
-                    close(old);
-                }
-                DiskClaim claim = disk.claim(ClaimMode.EXCLUSIVE,
-                        ArrayMetadata.holder(meta.name, meta.uuid));
-                int devNumber = sb.devNumber();
-                synchronized (meta.lock) {
-                    for (Member m : meta.members) {
-                        if (m.devNumber == devNumber) {
-                            devNumber = meta.nextDevNumber();
-                            break;
-                        }
+            Member old = core.table.slots[slot];
+            if (old != null && old.state != MemberState.FAULTY) {
+                throw new ArrayConfigException("slot " + slot + " of " + core.name + " is held by " + old.name() + "; "
+                        + disk.name() + " cannot take it back");
+            }
+            WriteIntentBitmap bitmap = WriteIntentBitmap.in(core);
+            long events = sb.events();
+            String why = null;
+            if (bitmap == null) {
+                why = core.name + " has no write-intent bitmap";
+            } else if (Long.compareUnsigned(events, bitmap.eventsCleared()) < 0) {
+                why = disk.name() + " left at events " + Long.toUnsignedString(events) + ", before bits were last "
+                        + "cleared (events_cleared " + bitmap.eventsCleared() + "): the writes it missed may no "
+                        + "longer be marked";
+            } else if (Long.compareUnsigned(events, meta.events()) > 0) {
+                why = disk.name() + "'s events (" + Long.toUnsignedString(events) + ") are newer than the array's";
+            }
+            if (old != null) {
+                detach(old); // the failed member object goes (it may hold the same storage's claim)
+                close(old);
+            }
+            DiskClaim claim = disk.claim(ClaimMode.EXCLUSIVE, ArrayMetadata.holder(meta.name, meta.uuid));
+            int devNumber = sb.devNumber();
+            synchronized (meta.lock) {
+                for (Member m : meta.members) {
+                    if (m.devNumber == devNumber) {
+                        devNumber = meta.nextDevNumber();
+                        break;
                     }
                 }
-                Member back = new Member(disk, sb.dataOffset() * 512, devNumber, sb.deviceUuid(), slot,
-                        MemberState.REBUILDING, 0, core.counterMode);
-                back.claimed(claim);
-                back.bblogOffset = sb.bblogOffset();
-                back.bblogSize = sb.bblogSize();
-                back.bblogShift = sb.bblogShift();
-                back.bitmapRecovery = why == null;
-                try {
-                    if (bitmap != null) {
-                        bitmap.writeAreaTo(back);
-                    }
-                } catch (IOException e) {
-                    claim.close();
-                    throw e;
+            }
+            Member back = new Member(
+                    disk,
+                    sb.dataOffset() * 512,
+                    devNumber,
+                    sb.deviceUuid(),
+                    slot,
+                    MemberState.REBUILDING,
+                    0,
+                    core.counterMode);
+            back.claimed(claim);
+            back.bblogOffset = sb.bblogOffset();
+            back.bblogSize = sb.bblogSize();
+            back.bblogShift = sb.bblogShift();
+            back.bitmapRecovery = why == null;
+            try {
+                if (bitmap != null) {
+                    bitmap.writeAreaTo(back);
                 }
-                synchronized (meta.lock) {
-                    core.table = core.table.withSlot(slot, back);
-                    meta.members.add(back);
-                    meta.writeAll();
-                }
-                long dirty = bitmap == null ? 0 : bitmap.dirtyChunks();
-                long total = bitmap == null ? 0 : bitmap.chunks();
-                out[0] = new ReAddOutcome(slot, why == null, dirty, total, why);
-                LOG.info("{}: re-added {} into slot {}: {}", core.name, disk.name(), slot, why == null
-                        ? "recovering the " + dirty + " of " + total + " chunks the bitmap marks" : "full rebuild: " + why);
+            } catch (IOException e) {
+                claim.close();
+                throw e;
+            }
+            synchronized (meta.lock) {
+                core.table = core.table.withSlot(slot, back);
+                meta.members.add(back);
+                meta.writeAll();
+            }
+            long dirty = bitmap == null ? 0 : bitmap.dirtyChunks();
+            long total = bitmap == null ? 0 : bitmap.chunks();
+            out[0] = new ReAddOutcome(slot, why == null, dirty, total, why);
+            LOG.info(
+                    "{}: re-added {} into slot {}: {}",
+                    core.name,
+                    disk.name(),
+                    slot,
+                    why == null
+                            ? "recovering the " + dirty + " of " + total + " chunks the bitmap marks"
+                            : "full rebuild: " + why);
         });
         return out[0];
     }

@@ -39,6 +39,7 @@ final class PartialParityLog implements ConsistencyPort {
     private final int entrySpace;
     /** md's {@code ppl_conf->seq}: io_unit generations, shared by the logs, from 1 at every start. */
     private final AtomicLong generation = new AtomicLong();
+
     private final MemberLog[] logs;
 
     /**
@@ -51,7 +52,8 @@ final class PartialParityLog implements ConsistencyPort {
         this.signature = PplHeader.signature(arrayUuid);
         long smallest = areaBytes(smallestAreaSectors);
         if (smallest <= PplHeader.SIZE) {
-            throw new IllegalArgumentException("PPL area of " + smallestAreaSectors + " sectors holds no partial parity");
+            throw new IllegalArgumentException(
+                    "PPL area of " + smallestAreaSectors + " sectors holds no partial parity");
         }
         this.entrySpace = multiple(smallestAreaSectors) ? PplHeader.SPACE_SIZE : (int) (smallest - PplHeader.SIZE);
         this.logs = new MemberLog[core.layout.disks()];
@@ -116,8 +118,9 @@ final class PartialParityLog implements ConsistencyPort {
      * stripe); {@code dataSector} and {@code dataSize} describe the modified data as md's entry does.
      */
     @Override
-    public Unit log(Member parity, int paritySlot, long dataSector, int dataSize, ByteBuffer pp, int ppOffset,
-                    int ppSize) throws IOException {
+    public Unit log(
+            Member parity, int paritySlot, long dataSector, int dataSize, ByteBuffer pp, int ppOffset, int ppSize)
+            throws IOException {
         MemberLog log = logs[paritySlot];
         Unit unit;
         boolean submit = false;
@@ -175,8 +178,7 @@ final class PartialParityLog implements ConsistencyPort {
      * next unit of the log, if one gathered.
      */
     @Override
-    public void endWrite(long memberOffset, int len, boolean whole, Logged logged, long wroteSlots)
-            throws IOException {
+    public void endWrite(long memberOffset, int len, boolean whole, Logged logged, long wroteSlots) throws IOException {
         if (logged != null) {
             finished((Unit) logged, wroteSlots);
         }
@@ -286,8 +288,7 @@ final class PartialParityLog implements ConsistencyPort {
         writeEmptyArea(m.disk, areaStart(m), areaBytes(m), signature);
     }
 
-    static void writeEmptyArea(MemberDisk disk, long areaStart, long areaBytes, int signature)
-            throws IOException {
+    static void writeEmptyArea(MemberDisk disk, long areaStart, long areaBytes, int signature) throws IOException {
         ByteBuffer zeros = AlignedBuffers.allocate(64 * 1024);
         for (long done = 0; done < areaBytes; done += zeros.capacity()) {
             disk.write(areaStart + done, zeros, 0, (int) Math.min(zeros.capacity(), areaBytes - done));
@@ -310,6 +311,7 @@ final class PartialParityLog implements ConsistencyPort {
         private int freeCount;
         /** Where the next io_unit goes in {@link #nextIn}'s area (MULTIPLE_PPLS). */
         long next;
+
         Member nextIn;
 
         Unit take(Member member) {
@@ -333,6 +335,7 @@ final class PartialParityLog implements ConsistencyPort {
         final ByteBuffer buffer = AlignedBuffers.allocate(PplHeader.SIZE + entrySpace);
         /** Used by whoever holds the unit: the logger adding under the log's lock, then its submitter. */
         private final CRC32C crc = new CRC32C();
+
         Member member;
         int entries;
         int ppBytes;

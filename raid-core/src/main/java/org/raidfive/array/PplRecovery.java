@@ -29,8 +29,7 @@ final class PplRecovery {
     private static final Logger LOG = LoggerFactory.getLogger(PplRecovery.class);
 
     /** What a start found: entries whose stripes were made consistent, and entries skipped as corrupt. */
-    record Outcome(int recoveredEntries, int corruptEntries) {
-    }
+    record Outcome(int recoveredEntries, int corruptEntries) {}
 
     private final ArrayCore core;
     private final PartialParityLog log;
@@ -74,8 +73,13 @@ final class PplRecovery {
                 if (ppSize > areaEnd - pp) {
                     int skipped = entries - i;
                     corrupt += skipped;
-                    LOG.warn("{}: partial parity log entry {} on {} has {} bytes of partial parity, past the end of "
-                            + "its PPL area: skipped, with the {} entries after it", core.name, i, m.name(), ppSize,
+                    LOG.warn(
+                            "{}: partial parity log entry {} on {} has {} bytes of partial parity, past the end of "
+                                    + "its PPL area: skipped, with the {} entries after it",
+                            core.name,
+                            i,
+                            m.name(),
+                            ppSize,
                             skipped - 1);
                     break;
                 }
@@ -85,7 +89,10 @@ final class PplRecovery {
                     LOG.warn("{}: partial parity log entry {} on {} {}: skipped", core.name, i, m.name(), outside);
                 } else if (checksumOf(m, pp, (int) ppSize) != PplHeader.entryChecksum(header, i)) {
                     corrupt++;
-                    LOG.warn("{}: partial parity log entry {} on {} fails its checksum: skipped", core.name, i,
+                    LOG.warn(
+                            "{}: partial parity log entry {} on {} fails its checksum: skipped",
+                            core.name,
+                            i,
                             m.name());
                 } else if (recoverEntry(m, slot, i, pp)) {
                     recovered++;
@@ -95,8 +102,11 @@ final class PplRecovery {
             m.disk.flush();
         }
         if (dirty && !readOnly && (recovered > 0 || corrupt > 0)) {
-            LOG.info("{}: partial parity log recovery: {} entries applied, {} skipped as corrupt", core.name,
-                    recovered, corrupt);
+            LOG.info(
+                    "{}: partial parity log recovery: {} entries applied, {} skipped as corrupt",
+                    core.name,
+                    recovered,
+                    corrupt);
         }
         if (!readOnly) {
             log.writeEmptyHeaders();
@@ -162,8 +172,8 @@ final class PplRecovery {
                     + " sectors";
         }
         if (dataSize == 0 || (ppSize > 0 && dataSize / ppSize > layout.dataDisks())) {
-            return "has data_size " + dataSize + " for pp_size " + ppSize + ", which no stripe of "
-                    + layout.dataDisks() + " data members holds";
+            return "has data_size " + dataSize + " for pp_size " + ppSize + ", which no stripe of " + layout.dataDisks()
+                    + " data members holds";
         }
         return null;
     }
@@ -195,8 +205,11 @@ final class PplRecovery {
             last = first + (dataSize >>> 9);
         }
         if (dataDisks < 1 || dataDisks > layout.dataDisks() || last > layout.arrayBytes() / 512) {
-            LOG.warn("{}: partial parity log entry {} on {} names stripes outside the array: skipped", core.name,
-                    i, logMember.name());
+            LOG.warn(
+                    "{}: partial parity log entry {} on {} names stripes outside the array: skipped",
+                    core.name,
+                    i,
+                    logMember.name());
             return false;
         }
         int blockSectors = (first % 8 == 0 && last % 8 == 0) ? 8 : 1;
@@ -237,8 +250,14 @@ final class PplRecovery {
             long chunk = offset >>> layout.chunkShift();
             long stripe = layout.stripeOfChunk(chunk);
             if (layout.paritySlot(stripe) != logSlot || layout.paritySlot(stripe) != PplHeader.parityDisk(header, i)) {
-                LOG.warn("{}: partial parity log entry {} on {} names parity disk {}, but stripe {} keeps parity on "
-                        + "slot {}: skipped", core.name, i, logMember.name(), PplHeader.parityDisk(header, i), stripe,
+                LOG.warn(
+                        "{}: partial parity log entry {} on {} names parity disk {}, but stripe {} keeps parity on "
+                                + "slot {}: skipped",
+                        core.name,
+                        i,
+                        logMember.name(),
+                        PplHeader.parityDisk(header, i),
+                        stripe,
                         layout.paritySlot(stripe));
                 return applied;
             }

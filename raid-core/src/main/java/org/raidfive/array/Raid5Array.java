@@ -6,7 +6,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import org.raidfive.counter.CounterMode;
@@ -14,7 +13,6 @@ import org.raidfive.disk.AsyncDisk;
 import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.layout.Raid5Layout;
-import org.raidfive.md.BitmapSuperblock;
 import org.raidfive.md.MdTime;
 import org.raidfive.md.MdUuid;
 import org.raidfive.md.PplHeader;
@@ -72,8 +70,8 @@ public final class Raid5Array implements AsyncDisk {
      * Creates a new array: writes an md v1.2 superblock to every member and spare. Unless the spec
      * assumes the members are clean, a resync computes all parity in the background at once.
      */
-    public static Raid5Array create(ArraySpec spec, List<? extends MemberDisk> members,
-                                    List<? extends MemberDisk> spares) throws IOException {
+    public static Raid5Array create(
+            ArraySpec spec, List<? extends MemberDisk> members, List<? extends MemberDisk> spares) throws IOException {
         return Assembler.create(spec, members, spares);
     }
 
@@ -341,12 +339,19 @@ public final class Raid5Array implements AsyncDisk {
         synchronized (meta.lock) {
             List<ArrayStatus.MemberStatus> list = new ArrayList<>();
             for (Member m : meta.members) {
-                list.add(new ArrayStatus.MemberStatus(m.name(), m.devNumber, MdUuid.format(m.deviceUuid),
-                        m.state == MemberState.SPARE ? -1 : m.slot, m.state, meta.isReplacement(m), m.recoveryOffset,
-                        m.dataOffsetBytes, m.disk.size()));
+                list.add(new ArrayStatus.MemberStatus(
+                        m.name(),
+                        m.devNumber,
+                        MdUuid.format(m.deviceUuid),
+                        m.state == MemberState.SPARE ? -1 : m.slot,
+                        m.state,
+                        meta.isReplacement(m),
+                        m.recoveryOffset,
+                        m.dataOffsetBytes,
+                        m.disk.size()));
             }
-            list.sort((a, b) -> Integer.compare(a.slot() < 0 ? Integer.MAX_VALUE : a.slot(),
-                    b.slot() < 0 ? Integer.MAX_VALUE : b.slot()));
+            list.sort((a, b) -> Integer.compare(
+                    a.slot() < 0 ? Integer.MAX_VALUE : a.slot(), b.slot() < 0 ? Integer.MAX_VALUE : b.slot()));
             boolean degraded = isDegraded();
             boolean failed = isFailed();
             // "clean" as mdadm --detail says it (md's in_sync): no write in flight. A resync pending
@@ -360,17 +365,34 @@ public final class Raid5Array implements AsyncDisk {
                 state.append(", degraded");
             }
             if (progress != null && progress.running()) {
-                state.append(progress.action() == SyncAction.RECOVER ? ", recovering"
-                        : progress.action() == SyncAction.RESYNC ? ", resyncing" : ", checking");
+                state.append(
+                        progress.action() == SyncAction.RECOVER
+                                ? ", recovering"
+                                : progress.action() == SyncAction.RESYNC ? ", resyncing" : ", checking");
             } else if (meta.recoveryCp() != Long.MAX_VALUE) {
                 state.append(", resyncing (PENDING)"); // mdadm's words for md's resync=PENDING
             } else if (!failed && recoveryPendingLocked(degraded)) {
                 state.append(", recovering (PENDING)");
             }
             Raid5Layout l = core.layout;
-            return new ArrayStatus(uuid(), meta.name, 5, l.algorithm().mdadmName(), l.chunkSize(), l.arrayBytes(),
-                    l.memberBytesUsed(), l.disks(), meta.eventsLocked(), clean, degraded, failed, state.toString(),
-                    progress, List.copyOf(list), meta.recoveryCp(), MdTime.toInstant(meta.ctime),
+            return new ArrayStatus(
+                    uuid(),
+                    meta.name,
+                    5,
+                    l.algorithm().mdadmName(),
+                    l.chunkSize(),
+                    l.arrayBytes(),
+                    l.memberBytesUsed(),
+                    l.disks(),
+                    meta.eventsLocked(),
+                    clean,
+                    degraded,
+                    failed,
+                    state.toString(),
+                    progress,
+                    List.copyOf(list),
+                    meta.recoveryCp(),
+                    MdTime.toInstant(meta.ctime),
                     Instant.ofEpochSecond(meta.utimeLocked()));
         }
     }
@@ -483,7 +505,12 @@ public final class Raid5Array implements AsyncDisk {
                 meta.pplSize = 0;
                 if (policy == ConsistencyPolicy.BITMAP) {
                     boolean degraded = isDegraded();
-                    core.consistency = Assembler.newBitmap(core, meta, bitmapRoom, 0, membership.liveMembers(),
+                    core.consistency = Assembler.newBitmap(
+                            core,
+                            meta,
+                            bitmapRoom,
+                            0,
+                            membership.liveMembers(),
                             end -> end > core.resyncOffset || degraded);
                 } else if (policy == ConsistencyPolicy.PPL) {
                     int[] area = pplArea;
@@ -512,7 +539,8 @@ public final class Raid5Array implements AsyncDisk {
     private long bitmapRoom() throws ArrayConfigException {
         long room = Long.MAX_VALUE;
         for (Member m : membership.liveMembers()) {
-            long r = m.bblogSize != 0 ? (long) m.bblogOffset + m.bblogSize
+            long r = m.bblogSize != 0
+                    ? (long) m.bblogOffset + m.bblogSize
                     : m.dataOffsetBytes / 512 - Superblock.SUPERBLOCK_OFFSET_SECTORS;
             long bbl = m.bblogSize != 0 ? m.bblogSize : 8;
             room = Math.min(room, r - 8 - bbl);
@@ -535,7 +563,8 @@ public final class Raid5Array implements AsyncDisk {
         }
         long space = Long.MAX_VALUE;
         for (Member m : membership.liveMembers()) {
-            long room = m.bblogOffset != 0 ? m.bblogOffset - 8L
+            long room = m.bblogOffset != 0
+                    ? m.bblogOffset - 8L
                     : m.dataOffsetBytes / 512 - Superblock.SUPERBLOCK_OFFSET_SECTORS - 8;
             space = Math.min(space, room);
         }

@@ -9,5 +9,4 @@ package org.raidfive.array;
  * @param totalChunks   chunks the bitmap has
  * @param fullRebuildWhy when not by the bitmap: why the member is rebuilt in full; else null
  */
-public record ReAddOutcome(int slot, boolean byBitmap, long dirtyChunks, long totalChunks, String fullRebuildWhy) {
-}
+public record ReAddOutcome(int slot, boolean byBitmap, long dirtyChunks, long totalChunks, String fullRebuildWhy) {}

@@ -25,8 +25,7 @@ final class ReadPath {
     private final ArrayCore core;
     private final Raid5Layout layout;
     /** Pooled state of completion-based bypass reads, one per read in flight. */
-    private final MpmcArrayQueue<BypassRead> bypassReads =
-            new MpmcArrayQueue<>(1024);
+    private final MpmcArrayQueue<BypassRead> bypassReads = new MpmcArrayQueue<>(1024);
 
     /** Where a read that could not go the bypass way goes: the array's blocking path on the shared I/O threads. */
     private final AsyncDisk blockingReads;
@@ -83,8 +82,7 @@ final class ReadPath {
         }
     }
 
-    private void retryBlocking(long offset, ByteBuffer dst, int dstOffset, int length,
-                               IoCallback cb, int tag) {
+    private void retryBlocking(long offset, ByteBuffer dst, int dstOffset, int length, IoCallback cb, int tag) {
         blockingReads.readAsync(offset, dst, dstOffset, length, cb, tag);
     }
 
@@ -94,8 +92,7 @@ final class ReadPath {
      * Caller has checked the range and holds the configuration read side, which this takes over
      * (released by the completion) when it returns true.
      */
-    boolean tryBypassAsync(long offset, ByteBuffer dst, int dstOffset, int length, IoCallback cb,
-                           int tag) {
+    boolean tryBypassAsync(long offset, ByteBuffer dst, int dstOffset, int length, IoCallback cb, int tag) {
         int chunkSize = layout.chunkSize();
         long chunk = offset >>> layout.chunkShift();
         int inChunk = (int) (offset & (chunkSize - 1));
@@ -202,11 +199,15 @@ final class ReadPath {
      * one page: rebuild the bytes from the other members, hand them to the caller and write them
      * back over the bad sectors, then read them again to prove the correction.
      */
-    private void correct(Member m, long stripe, int slot, int inChunk, ByteBuffer dst, int dstOffset, int n,
-                         IOException error) throws IOException {
+    private void correct(
+            Member m, long stripe, int slot, int inChunk, ByteBuffer dst, int dstOffset, int n, IOException error)
+            throws IOException {
         if (error != null && m.readErrors.incrementAndGet() > Member.MAX_READ_ERRORS) {
-            core.memberFailed(m, new IOException(m.name() + ": more than " + Member.MAX_READ_ERRORS
-                    + " read errors in a row (md's limit)", error));
+            core.memberFailed(
+                    m,
+                    new IOException(
+                            m.name() + ": more than " + Member.MAX_READ_ERRORS + " read errors in a row (md's limit)",
+                            error));
         }
         try (StripeOp op = core.ops.acquire(stripe)) {
             long memberOffset = layout.memberOffset(stripe) + inChunk;
@@ -238,8 +239,14 @@ final class ReadPath {
                 m.readData(memberOffset, op.scratch(), 0, n);
             } catch (IOException reread) {
                 reread.addSuppressed(error);
-                recordOrFail(m, memberOffset, n, new IOException(m.name() + ": read error not corrected (the "
-                        + "rewritten sectors at member offset " + memberOffset + " fail again)", reread));
+                recordOrFail(
+                        m,
+                        memberOffset,
+                        n,
+                        new IOException(
+                                m.name() + ": read error not corrected (the " + "rewritten sectors at member offset "
+                                        + memberOffset + " fail again)",
+                                reread));
                 return;
             }
             m.corrected(n / 512);
@@ -251,8 +258,7 @@ final class ReadPath {
      * md records them as bad blocks where the member keeps a log (the data there is lost, the
      * array goes on) and fails the member where it does not. Either way this read fails.
      */
-    private void notCorrectable(Member m, long stripe, long memberOffset, int n, IOException error)
-            throws IOException {
+    private void notCorrectable(Member m, long stripe, long memberOffset, int n, IOException error) throws IOException {
         if (error == null) {
             throw new IOException(core.name + ": sectors at member offset " + memberOffset + " of " + m.name()
                     + " are listed as bad blocks and stripe " + stripe + " has no other copy of them: "
@@ -260,8 +266,10 @@ final class ReadPath {
         }
         recordOrFail(m, memberOffset, n, error);
         if (m.state != MemberState.FAULTY) {
-            throw new IOException(core.name + ": read error not correctable on " + m.name() + " (stripe " + stripe
-                    + " is degraded); recorded as bad blocks: " + error.getMessage(), error);
+            throw new IOException(
+                    core.name + ": read error not correctable on " + m.name() + " (stripe " + stripe
+                            + " is degraded); recorded as bad blocks: " + error.getMessage(),
+                    error);
         }
         throw core.stripeLost(stripe);
     }

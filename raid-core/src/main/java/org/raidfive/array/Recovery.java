@@ -50,10 +50,11 @@ final class Recovery {
         });
         if (!readOnly) {
             meta.onMemberFailed(this::memberFailed);
-            daemon.scheduleWithFixedDelay(this::safemodeTick, SAFEMODE_DELAY_MILLIS, SAFEMODE_DELAY_MILLIS,
-                    TimeUnit.MILLISECONDS);
+            daemon.scheduleWithFixedDelay(
+                    this::safemodeTick, SAFEMODE_DELAY_MILLIS, SAFEMODE_DELAY_MILLIS, TimeUnit.MILLISECONDS);
             WriteIntentBitmap bitmap = WriteIntentBitmap.in(core);
-            long sleep = bitmap == null ? BitmapSuperblock.DEFAULT_DAEMON_SLEEP
+            long sleep = bitmap == null
+                    ? BitmapSuperblock.DEFAULT_DAEMON_SLEEP
                     : Math.max(1, bitmap.superblock().daemonSleep());
             daemon.scheduleWithFixedDelay(this::bitmapTick, sleep, sleep, TimeUnit.SECONDS);
         }
@@ -176,8 +177,8 @@ final class Recovery {
     void replace(Member old, Member target) throws IOException {
         synchronized (lock) {
             if (sync != null) {
-                throw new ArrayStateException(core.name + " is busy with " + sync.action()
-                        + "; replace after it finishes");
+                throw new ArrayStateException(
+                        core.name + " is busy with " + sync.action() + "; replace after it finishes");
             }
             membership.addReplacement(old, target);
             startLocked(SyncAction.RECOVER, target, 0);
@@ -267,8 +268,12 @@ final class Recovery {
     }
 
     private void startLocked(SyncAction action, Member target, long from) {
-        LOG.info("{}: starting {}{} from member offset {}", core.name, action,
-                target == null ? "" : " onto " + target.name(), from);
+        LOG.info(
+                "{}: starting {}{} from member offset {}",
+                core.name,
+                action,
+                target == null ? "" : " onto " + target.name(),
+                from);
         sync = new SyncJob(core, action, target, from, limits, new SyncJob.Listener() {
             @Override
             public void checkpoint(SyncJob job, long offset) throws IOException {
@@ -282,14 +287,28 @@ final class Recovery {
 
             @Override
             public void progressed(SyncJob job, int percent) {
-                core.events.publish(ArrayEvent.Kind.PASS_PROGRESS, job.target() == null ? null : job.target().name(),
-                        job.action().name().toLowerCase(Locale.ROOT), job.progress(), percent);
+                core.events.publish(
+                        ArrayEvent.Kind.PASS_PROGRESS,
+                        job.target() == null ? null : job.target().name(),
+                        job.action().name().toLowerCase(Locale.ROOT),
+                        job.progress(),
+                        percent);
             }
         });
         // Published before the pass starts, so that it comes before the pass's own progress events.
-        core.events.publish(ArrayEvent.Kind.PASS_STARTED, target == null ? null : target.name(),
-                action.name().toLowerCase(Locale.ROOT), new SyncProgress(action, from,
-                        core.layout.memberBytesUsed(), 0, 0, true, null, target == null ? null : target.name(),
+        core.events.publish(
+                ArrayEvent.Kind.PASS_STARTED,
+                target == null ? null : target.name(),
+                action.name().toLowerCase(Locale.ROOT),
+                new SyncProgress(
+                        action,
+                        from,
+                        core.layout.memberBytesUsed(),
+                        0,
+                        0,
+                        true,
+                        null,
+                        target == null ? null : target.name(),
                         Duration.ZERO));
         sync.start();
     }
@@ -333,7 +352,11 @@ final class Recovery {
                     }
                     break;
             }
-            LOG.info("{}: {} {}{}", core.name, job.action(), complete ? "complete" : "stopped at " + p.doneBytes(),
+            LOG.info(
+                    "{}: {} {}{}",
+                    core.name,
+                    job.action(),
+                    complete ? "complete" : "stopped at " + p.doneBytes(),
                     error == null ? "" : " (" + error.getMessage() + ")");
         } catch (IOException e) {
             LOG.error("{}: recording the end of {} failed: {}", core.name, job.action(), e.getMessage());
@@ -343,15 +366,21 @@ final class Recovery {
                 sync = null;
             }
             SyncOutcome.Result result = SyncOutcome.resultOf(p);
-            core.events.publish(ArrayEvent.Kind.PASS_FINISHED, job.target() == null ? null : job.target().name(),
+            core.events.publish(
+                    ArrayEvent.Kind.PASS_FINISHED,
+                    job.target() == null ? null : job.target().name(),
                     job.action().name().toLowerCase(Locale.ROOT) + " "
                             + result.name().toLowerCase(Locale.ROOT)
                             + (p.error() == null ? "" : ": " + p.error())
                             + (job.action() == SyncAction.CHECK || job.action() == SyncAction.REPAIR
-                            ? ", " + p.mismatchSectors() + " mismatched sectors" : ""), p);
-            if (result == SyncOutcome.Result.DONE && job.action() == SyncAction.RECOVER
+                                    ? ", " + p.mismatchSectors() + " mismatched sectors"
+                                    : ""),
+                    p);
+            if (result == SyncOutcome.Result.DONE
+                    && job.action() == SyncAction.RECOVER
                     && job.target().state == MemberState.IN_SYNC) {
-                core.events.publish(ArrayEvent.Kind.SPARE_ACTIVE, job.target().name(), "slot " + job.target().slot, null);
+                core.events.publish(
+                        ArrayEvent.Kind.SPARE_ACTIVE, job.target().name(), "slot " + job.target().slot, null);
             }
         }
         if (complete && job.action() == SyncAction.RECOVER && !closing) {

@@ -37,7 +37,11 @@ final class StripeOp implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StripeOp.class);
     private static final int PAGE = 4096;
 
-    private enum Plan { READ_MODIFY_WRITE, RECONSTRUCT_WRITE, DATA_ONLY }
+    private enum Plan {
+        READ_MODIFY_WRITE,
+        RECONSTRUCT_WRITE,
+        DATA_ONLY
+    }
 
     private final ArrayCore core;
     private final Raid5Layout layout;
@@ -46,12 +50,14 @@ final class StripeOp implements AutoCloseable {
     private final ByteBuffer[] buffers;
     /** Computed parity, or rebuilt bytes, when they cannot be computed in place. */
     private final ByteBuffer scratch;
+
     private final ByteBuffer[] sources;
     private final int[] offsets;
     private final boolean[] direct;
     private int sourceCount;
     /** Members whose memory is used in place by the operation in hand, each holding one nr_pending. */
     private final Member[] pinned;
+
     private int pinnedCount;
     private final MemberPhase phase;
 
@@ -113,8 +119,7 @@ final class StripeOp implements AutoCloseable {
     }
 
     /** One piece of {@link #readSlot}; false when a member failed and the piece must be planned again. */
-    private boolean readPiece(int slot, long memberOffset, ByteBuffer dst, int dstOffset, int len)
-            throws IOException {
+    private boolean readPiece(int slot, long memberOffset, ByteBuffer dst, int dstOffset, int len) throws IOException {
         core.checkUsable();
         Member target = table.slots[slot];
         if (target != null && target.readable(stripeOffset, memberOffset, len)) {
@@ -211,17 +216,19 @@ final class StripeOp implements AutoCloseable {
                 }
                 plan = choosePlan(memberOffset, len, lo, hi);
                 // md logs a stripe when its parity member is in sync and written; not without one.
-                logged = logs && plan != Plan.DATA_ONLY
-                        && table.slots[paritySlot].state == MemberState.IN_SYNC;
-                if (plan == Plan.DATA_ONLY || (logged ? computeLoggedParity(plan, lo, hi, x, len, src, srcAt)
-                        : computeParity(plan, lo, hi, memberOffset, len, src, srcAt))) {
+                logged = logs && plan != Plan.DATA_ONLY && table.slots[paritySlot].state == MemberState.IN_SYNC;
+                if (plan == Plan.DATA_ONLY
+                        || (logged
+                                ? computeLoggedParity(plan, lo, hi, x, len, src, srcAt)
+                                : computeParity(plan, lo, hi, memberOffset, len, src, srcAt))) {
                     break;
                 }
             }
             if (logged) {
                 // The partial parity is durable before any of the stripe's data or parity is written;
                 // only then is the new parity made, in the parity member's memory where it can be.
-                unit = consistency.log(table.slots[paritySlot], paritySlot, ppDataSector, ppDataSize, ppBuffer, 0, ppSize);
+                unit = consistency.log(
+                        table.slots[paritySlot], paritySlot, ppDataSector, ppDataSize, ppBuffer, 0, ppSize);
                 finishLoggedParity(memberOffset, len);
             }
             int chunkSize = layout.chunkSize();
@@ -267,6 +274,7 @@ final class StripeOp implements AutoCloseable {
 
     /** What {@link #computeLoggedParity} leaves for the log: md's entry for this piece and its partial parity. */
     private ByteBuffer ppBuffer;
+
     private long ppDataSector;
     private int ppDataSize;
     private int ppSize;
@@ -348,6 +356,7 @@ final class StripeOp implements AutoCloseable {
 
     /** Where {@link #computeParity} left its result, and whether that is the parity member itself. */
     private ByteBuffer parityBuffer;
+
     private int parityOffset;
     private boolean parityInPlace;
 
@@ -544,8 +553,12 @@ final class StripeOp implements AutoCloseable {
             if (j != targetSlot && m != null && m.readable(stripeOffset) && m.hasBadBlocks(memberOffset, len)) {
                 target.recordBadBlocks(memberOffset, len);
                 core.hooks.badBlocksRecorded(target);
-                LOG.warn("{}: {} lists bad blocks at member offset {}: recorded as bad on {} too",
-                        core.name, m.name(), memberOffset, target.name());
+                LOG.warn(
+                        "{}: {} lists bad blocks at member offset {}: recorded as bad on {} too",
+                        core.name,
+                        m.name(),
+                        memberOffset,
+                        target.name());
                 return true;
             }
         }
@@ -568,8 +581,13 @@ final class StripeOp implements AutoCloseable {
                 }
                 if (s[j].hasBadBlocks(memberOffset, len)) {
                     if (bad >= 0) {
-                        LOG.warn("{}: {} skips member offset {}: {} and {} both list bad blocks there",
-                                core.name, action, memberOffset, s[bad].name(), s[j].name());
+                        LOG.warn(
+                                "{}: {} skips member offset {}: {} and {} both list bad blocks there",
+                                core.name,
+                                action,
+                                memberOffset,
+                                s[bad].name(),
+                                s[j].name());
                         return 0;
                     }
                     bad = j;
@@ -619,8 +637,13 @@ final class StripeOp implements AutoCloseable {
         }
         Member m = table.slots[bad];
         writeOrStop(action, m, memberOffset, len);
-        LOG.info("{}: {} rewrote {} bytes at member offset {} over bad blocks of {}", core.name, action, len,
-                memberOffset, m.name());
+        LOG.info(
+                "{}: {} rewrote {} bytes at member offset {} over bad blocks of {}",
+                core.name,
+                action,
+                len,
+                memberOffset,
+                m.name());
     }
 
     private void writeOrStop(SyncAction action, Member m, long memberOffset, int len) throws IOException {

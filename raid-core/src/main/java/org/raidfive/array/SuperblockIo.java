@@ -26,8 +26,7 @@ final class SuperblockIo {
     static final int ROLE_FAULTY = Superblock.ROLE_FAULTY;
     static final int BLOCK = 4096;
 
-    private SuperblockIo() {
-    }
+    private SuperblockIo() {}
 
     /**
      * A superblock write that would take the member's events backwards: someone else wrote it
@@ -58,8 +57,10 @@ final class SuperblockIo {
     /** Reads the superblock of {@code disk}; a disk too small to hold one has none. */
     static Superblock read(MemberDisk disk) throws IOException, SuperblockException {
         if (disk.size() < Superblock.SUPERBLOCK_OFFSET + BLOCK) {
-            throw new SuperblockException(disk.name(), "not an md member: the disk (" + disk.size()
-                    + " bytes) is too small to hold a superblock at " + Superblock.SUPERBLOCK_OFFSET);
+            throw new SuperblockException(
+                    disk.name(),
+                    "not an md member: the disk (" + disk.size() + " bytes) is too small to hold a superblock at "
+                            + Superblock.SUPERBLOCK_OFFSET);
         }
         ByteBuffer buf = AlignedBuffers.allocate(BLOCK);
         disk.read(Superblock.SUPERBLOCK_OFFSET, buf, 0, BLOCK);
@@ -71,13 +72,16 @@ final class SuperblockIo {
         if (!sb.hasFeature(Superblock.MD_FEATURE_BAD_BLOCKS)) {
             return BadBlockLog.EMPTY;
         }
-        return BadBlockLog.decode(readRange(disk, (Superblock.SUPERBLOCK_OFFSET_SECTORS + sb.bblogOffset()) * 512,
-                sb.bblogSize() * 512), sb.bblogShift(), disk.name());
+        return BadBlockLog.decode(
+                readRange(disk, (Superblock.SUPERBLOCK_OFFSET_SECTORS + sb.bblogOffset()) * 512, sb.bblogSize() * 512),
+                sb.bblogShift(),
+                disk.name());
     }
 
     /** The bits of an internal bitmap after its superblock: bit c set means chunk c is dirty (md's little-endian order). */
     static boolean[] readBitmapBits(MemberDisk disk, int bitmapOffsetSectors, long chunks) throws IOException {
-        ByteBuffer b = readRange(disk, bitmapStart(bitmapOffsetSectors) + BitmapSuperblock.BYTES, (int) ((chunks + 7) / 8));
+        ByteBuffer b =
+                readRange(disk, bitmapStart(bitmapOffsetSectors) + BitmapSuperblock.BYTES, (int) ((chunks + 7) / 8));
         boolean[] bits = new boolean[(int) chunks];
         for (int c = 0; c < bits.length; c++) {
             bits[c] = (b.get(c >>> 3) & (1 << (c & 7))) != 0;
@@ -99,8 +103,8 @@ final class SuperblockIo {
 
     /** The internal bitmap's superblock (with MD_FEATURE_BITMAP_OFFSET), checked as md checks it. */
     static BitmapSuperblock readBitmap(MemberDisk disk, Superblock sb) throws IOException, SuperblockException {
-        return BitmapSuperblock.decode(readRange(disk, bitmapStart(sb.bitmapOffset()), BitmapSuperblock.BYTES),
-                sb.setUuid(), disk.name());
+        return BitmapSuperblock.decode(
+                readRange(disk, bitmapStart(sb.bitmapOffset()), BitmapSuperblock.BYTES), sb.setUuid(), disk.name());
     }
 
     private static long bitmapStart(int bitmapOffsetSectors) {
@@ -162,10 +166,11 @@ final class SuperblockIo {
 
     /** Where mdadm puts {@code m}'s bad block log (sectors after the superblock), or -1 if it does not fit. */
     static long badBlockLogOffset(ArrayMetadata meta, Member m) {
-        long bblog = meta.pplSize != 0 ? m.pplOffset + m.pplSize
+        long bblog = meta.pplSize != 0
+                ? m.pplOffset + m.pplSize
                 : DataOffset.badBlockLogOffset(meta.layout.memberBytesUsed() / 512);
-        boolean fits = m.dataOffsetBytes / 512 >= Superblock.SUPERBLOCK_OFFSET_SECTORS + bblog
-                + DataOffset.BAD_BLOCK_LOG_SECTORS;
+        boolean fits = m.dataOffsetBytes / 512
+                >= Superblock.SUPERBLOCK_OFFSET_SECTORS + bblog + DataOffset.BAD_BLOCK_LOG_SECTORS;
         return fits ? bblog : -1;
     }
 
@@ -190,7 +195,11 @@ final class SuperblockIo {
         ByteBuffer log = ByteBuffer.allocate(bytes);
         m.badBlocks().encode(log, m.bblogShift);
         long start = (Superblock.SUPERBLOCK_OFFSET_SECTORS + m.bblogOffset) * 512;
-        updateBlocks(m.disk, null, start, bytes,
+        updateBlocks(
+                m.disk,
+                null,
+                start,
+                bytes,
                 (block, from, to, source, at) -> block.put(from, log, (int) (at + from - start), to - from));
     }
 
@@ -200,13 +209,19 @@ final class SuperblockIo {
         int span = (int) (((start + length + BLOCK - 1) & -BLOCK) - first);
         ByteBuffer buf = AlignedBuffers.allocate(span);
         disk.read(first, buf, 0, span);
-        return buf.position((int) (start - first)).limit((int) (start - first) + length).slice()
+        return buf.position((int) (start - first))
+                .limit((int) (start - first) + length)
+                .slice()
                 .order(ByteOrder.LITTLE_ENDIAN);
     }
 
     /** Copies the internal bitmap (superblock and bits) from a live member to one joining the array. */
     static void copyBitmap(ArrayMetadata meta, Member from, Member to) throws IOException {
-        updateBlocks(to.disk, from.disk, bitmapStart(meta.bitmapOffset), BitmapSuperblock.BYTES + meta.bitmapBitBytes,
+        updateBlocks(
+                to.disk,
+                from.disk,
+                bitmapStart(meta.bitmapOffset),
+                BitmapSuperblock.BYTES + meta.bitmapBitBytes,
                 (block, lo, hi, source, at) -> block.put(lo, source, lo, hi - lo));
     }
 
@@ -277,10 +292,11 @@ final class SuperblockIo {
                 throw new MemberReplacedException(replaced);
             }
         }
-        if (onDisk != null && Arrays.equals(onDisk.setUuid(), meta.uuid)
+        if (onDisk != null
+                && Arrays.equals(onDisk.setUuid(), meta.uuid)
                 && Arrays.equals(onDisk.deviceUuid(), m.deviceUuid)
                 && (Long.compareUnsigned(onDisk.events(), sb.events()) >= 0
-                    || (expected != null && Long.compareUnsigned(onDisk.events(), expected.events()) > 0))) {
+                        || (expected != null && Long.compareUnsigned(onDisk.events(), expected.events()) > 0))) {
             throw new NewerOnDiskException(m.name() + " holds events " + Long.toUnsignedString(onDisk.events())
                     + " of " + meta.name + " (" + MdUuid.format(meta.uuid) + "), past the "
                     + Long.toUnsignedString(expected != null ? expected.events() : sb.events() - 1)
@@ -301,8 +317,8 @@ final class SuperblockIo {
      * still this array's superblock of this member with the same role and not older events (newer
      * events are {@link NewerOnDiskException}'s case).
      */
-    private static String replacedBy(ArrayMetadata meta, Member m, Member.OnDisk expected, Superblock onDisk,
-                                     String unreadable) {
+    private static String replacedBy(
+            ArrayMetadata meta, Member m, Member.OnDisk expected, Superblock onDisk, String unreadable) {
         String was = m.name() + " was replaced underneath " + meta.name + ": ";
         String kept = "; it is failed and left as it is";
         if (onDisk == null) {

@@ -32,8 +32,7 @@ final class SyncJob {
         void finished(SyncJob job, boolean complete, Throwable error);
 
         /** The pass passed {@code percent} (20, 40, 60, 80) of its range; called under its progress lock. */
-        default void progressed(SyncJob job, int percent) {
-        }
+        default void progressed(SyncJob job, int percent) {}
     }
 
     private final ArrayCore core;
@@ -50,14 +49,14 @@ final class SyncJob {
     private volatile double rate;
     /** Summed over the lanes. */
     private final LongAdder mismatchSectors = new LongAdder();
+
     private volatile boolean running = true;
     private final long startedAt = System.nanoTime();
     private volatile long endedAt;
     private volatile String error;
     private Thread thread;
 
-    SyncJob(ArrayCore core, SyncAction action, Member target, long startOffset, SyncLimits limits,
-            Listener listener) {
+    SyncJob(ArrayCore core, SyncAction action, Member target, long startOffset, SyncLimits limits, Listener listener) {
         this.core = core;
         this.layout = core.layout;
         this.action = action;
@@ -106,8 +105,16 @@ final class SyncJob {
 
     private SyncProgress snapshot(boolean isRunning) {
         long end = isRunning ? System.nanoTime() : endedAt;
-        return new SyncProgress(action, position, layout.memberBytesUsed(), rate, mismatchSectors.sum(), isRunning, error,
-                target == null ? null : target.name(), Duration.ofNanos(Math.max(0, end - startedAt)));
+        return new SyncProgress(
+                action,
+                position,
+                layout.memberBytesUsed(),
+                rate,
+                mismatchSectors.sum(),
+                isRunning,
+                error,
+                target == null ? null : target.name(),
+                Duration.ofNanos(Math.max(0, end - startedAt)));
     }
 
     /**
@@ -128,7 +135,9 @@ final class SyncJob {
     }
 
     static int lanes(ArrayCore core) {
-        return core.table.completesInline ? Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())) : 16;
+        return core.table.completesInline
+                ? Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()))
+                : 16;
     }
 
     private static final int RING = 64;
@@ -136,9 +145,11 @@ final class SyncJob {
     private final Object progressLock = new Object();
     /** Finished stripes ahead of the watermark, by stripe index modulo RING. */
     private final boolean[] finished = new boolean[RING];
+
     private long nextStripe;
     /** First stripe not yet finished (all below it are): the exact progress. */
     private long watermark;
+
     private long lastCheckpoint;
     private long windowStart;
     private long windowBytes;
@@ -148,6 +159,7 @@ final class SyncJob {
      * ETA the operator reads.
      */
     private static final int RATE_MARKS = 12;
+
     private final long[] markNanos = new long[RATE_MARKS];
     private final long[] markBytes = new long[RATE_MARKS];
     private int marks;
@@ -168,7 +180,8 @@ final class SyncJob {
         marks = 1;
         lastForeground = core.foregroundOps.sum();
         nextStripe = startOffset / chunk;
-        reportedFifth = total == 0 ? 0 : (int) Math.min(4, startOffset * 5 / total); // a resumed pass reports what it passes
+        reportedFifth =
+                total == 0 ? 0 : (int) Math.min(4, startOffset * 5 / total); // a resumed pass reports what it passes
         watermark = nextStripe;
         core.syncRunning = true;
         try {

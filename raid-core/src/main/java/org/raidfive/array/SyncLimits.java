@@ -13,8 +13,8 @@ public record SyncLimits(long minBytesPerSecond, long maxBytesPerSecond) {
     /** Checks that both limits are positive and the minimum is not above the maximum. */
     public SyncLimits {
         if (minBytesPerSecond <= 0 || maxBytesPerSecond <= 0 || minBytesPerSecond > maxBytesPerSecond) {
-            throw new IllegalArgumentException("sync speed limits need 0 < min <= max, got min "
-                    + minBytesPerSecond + " max " + maxBytesPerSecond + " bytes/s");
+            throw new IllegalArgumentException("sync speed limits need 0 < min <= max, got min " + minBytesPerSecond
+                    + " max " + maxBytesPerSecond + " bytes/s");
         }
     }
 }

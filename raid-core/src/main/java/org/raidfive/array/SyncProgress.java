@@ -15,8 +15,16 @@ import java.time.Duration;
  * @param target the member being rebuilt (its name), or null for passes over the whole array
  * @param elapsed how long the pass has run (all of it, once it has ended)
  */
-public record SyncProgress(SyncAction action, long doneBytes, long totalBytes, double bytesPerSecond,
-                           long mismatchSectors, boolean running, String error, String target, Duration elapsed) {
+public record SyncProgress(
+        SyncAction action,
+        long doneBytes,
+        long totalBytes,
+        double bytesPerSecond,
+        long mismatchSectors,
+        boolean running,
+        String error,
+        String target,
+        Duration elapsed) {
 
     /** How far the pass is, 0 to 100. */
     public double percent() {

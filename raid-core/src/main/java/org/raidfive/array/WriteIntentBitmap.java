@@ -57,6 +57,7 @@ final class WriteIntentBitmap implements ConsistencyPort {
     private final LongSupplier events;
     /** Bytes from a member's start to the bitmap superblock. */
     private final long areaStart;
+
     private final int chunkShift;
     private final int chunks;
     private final int[] flags;
@@ -102,8 +103,13 @@ final class WriteIntentBitmap implements ConsistencyPort {
      * after the superblock; {@code setBits} are the chunks whose bit is set on disk, {@code needed}
      * those of them to resync or recover.
      */
-    static WriteIntentBitmap of(ArrayCore core, LongSupplier events, BitmapSuperblock sb, int offsetSectors,
-                                boolean[] setBits, boolean[] needed) {
+    static WriteIntentBitmap of(
+            ArrayCore core,
+            LongSupplier events,
+            BitmapSuperblock sb,
+            int offsetSectors,
+            boolean[] setBits,
+            boolean[] needed) {
         WriteIntentBitmap b = new WriteIntentBitmap(core, events, sb, offsetSectors);
         for (int c = 0; c < b.chunks; c++) {
             b.flags[c] = (setBits[c] ? ON_DISK : 0) | (needed[c] ? NEEDED : 0);
@@ -348,7 +354,11 @@ final class WriteIntentBitmap implements ConsistencyPort {
         }
         List<Member> failed = new ArrayList<>();
         for (Failure f : failures) {
-            LOG.warn("{}: bitmap write to {} failed: {}", core.name, f.member().name(), f.cause().getMessage());
+            LOG.warn(
+                    "{}: bitmap write to {} failed: {}",
+                    core.name,
+                    f.member().name(),
+                    f.cause().getMessage());
             failed.add(f.member());
         }
         return failed;
@@ -437,12 +447,15 @@ final class WriteIntentBitmap implements ConsistencyPort {
         return live;
     }
 
-    private record Failure(Member member, IOException cause) {
-    }
+    private record Failure(Member member, IOException cause) {}
 
     private void report(List<Failure> failures) throws IOException {
         for (Failure f : failures) {
-            LOG.warn("{}: bitmap write to {} failed: {}", core.name, f.member().name(), f.cause().getMessage());
+            LOG.warn(
+                    "{}: bitmap write to {} failed: {}",
+                    core.name,
+                    f.member().name(),
+                    f.cause().getMessage());
             core.memberFailed(f.member(), f.cause());
         }
     }

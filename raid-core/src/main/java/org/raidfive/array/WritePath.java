@@ -51,8 +51,8 @@ final class WritePath {
      * {@code last} up to column {@code lastEnd}, those between whole. {@code srcBase} is where the
      * byte for (first, firstStart) sits in {@code src}.
      */
-    private void writeStripe(StripeOp op, int first, int firstStart, int last, int lastEnd, ByteBuffer src,
-                             int srcBase) throws IOException {
+    private void writeStripe(StripeOp op, int first, int firstStart, int last, int lastEnd, ByteBuffer src, int srcBase)
+            throws IOException {
         int chunkSize = layout.chunkSize();
         int a = firstStart;
         int b = lastEnd;
@@ -63,8 +63,17 @@ final class WritePath {
         writeSegment(op, first, firstStart, last, lastEnd, hi, chunkSize, src, srcBase);
     }
 
-    private void writeSegment(StripeOp op, int first, int firstStart, int last, int lastEnd, int from, int to,
-                              ByteBuffer src, int srcBase) throws IOException {
+    private void writeSegment(
+            StripeOp op,
+            int first,
+            int firstStart,
+            int last,
+            int lastEnd,
+            int from,
+            int to,
+            ByteBuffer src,
+            int srcBase)
+            throws IOException {
         if (from >= to) {
             return;
         }

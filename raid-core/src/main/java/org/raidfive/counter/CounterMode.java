@@ -38,8 +38,10 @@ public enum CounterMode {
     public String cells() {
         return switch (this) {
             case ATOMIC -> "one atomic word";
-            case PERCPU -> Membarrier.available() ? "owned cells, membarrier(2)"
-                    : "shared cells: " + Membarrier.unavailableReason();
+            case PERCPU ->
+                Membarrier.available()
+                        ? "owned cells, membarrier(2)"
+                        : "shared cells: " + Membarrier.unavailableReason();
             case PERCPU_SHARED -> "shared cells";
         };
     }

@@ -33,6 +33,7 @@ final class Membarrier {
 
     /** Null when available; otherwise why not, in a few words. */
     private static final String UNAVAILABLE;
+
     private static final AtomicLong BARRIERS = new AtomicLong();
 
     static {
@@ -96,8 +97,7 @@ final class Membarrier {
         }
     }
 
-    private Membarrier() {
-    }
+    private Membarrier() {}
 
     static long syscallNumber(String osName, String arch) {
         if (!osName.toLowerCase(Locale.ROOT).startsWith("linux")) {

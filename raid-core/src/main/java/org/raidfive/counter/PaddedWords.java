@@ -37,10 +37,10 @@ final class PaddedWords {
     static final int SPAN_SHIFT = 4;
     /** Upper bound on cells: 256 x 128 B = 32 KiB per counter, whatever the CPU count. */
     static final int MAX_SLOTS = 256;
+
     private static final long PHI = 0x9E3779B97F4A7C15L;
 
-    private PaddedWords() {
-    }
+    private PaddedWords() {}
 
     /** Slots for this machine: next power of two at or above 4 x CPUs, at least 8, at most {@link #MAX_SLOTS}. */
     static int defaultSlots() {

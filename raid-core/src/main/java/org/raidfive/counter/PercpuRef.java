@@ -313,6 +313,7 @@ public final class PercpuRef {
     private static final long ATOMIC = 1L;
     /** MODE of a striped ref with owned cells: the one read that picks the path also says which cells. */
     private static final long STRIPED_OWNED = 2L;
+
     private static final long BIAS = 1L << 62;
     private static final long TOMBSTONE = 1L << 62;
     /** Cells at or above this are tombstones; COUNT at or above it still carries BIAS. */
@@ -321,9 +322,11 @@ public final class PercpuRef {
     private static final long DEAD = 1L << 60;
     /** An unbiased COUNT at or above this carries DEAD. */
     private static final long DEAD_LIMIT = 1L << 59;
+
     private static final long MAX_DELTA = 1L << 32;
     /** Owned cells, offsets in the cell's own span: the sum of its gets, of its puts, and the busy flag. */
     private static final int UP = 0;
+
     private static final int DOWN = 1;
     private static final int BUSY = 2;
 
@@ -367,6 +370,7 @@ public final class PercpuRef {
     private volatile int releaseState;
     /** The thread running the release callback, which may itself revive the ref. */
     private volatile Thread releasingThread;
+
     private static final int LIVE = 0;
     private static final int RELEASING = 1;
     private static final int DONE = 2;
@@ -382,8 +386,16 @@ public final class PercpuRef {
      * How a reference starts: {@code percpu_ref_init}'s flags and ours, named (the two kinds of
      * reference are made by {@link #counted} and {@link #inflight}).
      */
-    private record Init(Consumer<PercpuRef> release, boolean initialRef, boolean allowReinit, boolean atomicOnly,
-            boolean startAtomic, boolean forceAtomic, boolean startDead, int slots, boolean owned) {
+    private record Init(
+            Consumer<PercpuRef> release,
+            boolean initialRef,
+            boolean allowReinit,
+            boolean atomicOnly,
+            boolean startAtomic,
+            boolean forceAtomic,
+            boolean startDead,
+            int slots,
+            boolean owned) {
         /** A counted reference with one initial reference and a release callback ({@code percpu_ref_init}). */
         static Init counted(Consumer<PercpuRef> release, int slots, boolean owned, Flag... flags) {
             boolean atomic = false;
@@ -391,8 +403,14 @@ public final class PercpuRef {
             boolean reinit = false;
             for (Flag f : flags) {
                 switch (f) {
-                    case INIT_ATOMIC -> { atomic = true; reinit = true; }
-                    case INIT_DEAD -> { startDead = true; reinit = true; }
+                    case INIT_ATOMIC -> {
+                        atomic = true;
+                        reinit = true;
+                    }
+                    case INIT_DEAD -> {
+                        startDead = true;
+                        reinit = true;
+                    }
                     case ALLOW_REINIT -> reinit = true;
                     default -> throw new AssertionError(f);
                 }
@@ -403,7 +421,8 @@ public final class PercpuRef {
         /** An in-flight counter from zero, no release; {@code ATOMIC} never stripes. */
         static Init inflight(CounterMode mode, int slots, boolean owned) {
             boolean atomicOnly = mode == CounterMode.ATOMIC;
-            return new Init(null, false, true, atomicOnly, atomicOnly, atomicOnly, false, atomicOnly ? 0 : slots, owned);
+            return new Init(
+                    null, false, true, atomicOnly, atomicOnly, atomicOnly, false, atomicOnly ? 0 : slots, owned);
         }
     }
 
@@ -623,8 +642,7 @@ public final class PercpuRef {
     /** For tests: {@link #put()} whose owned-cell section runs {@code midSection} after reading the mode. */
     void putPausing(Runnable midSection) {
         final long[] w = words;
-        if (!countedInCell(w, -1L, midSection)
-                && (((long) WORD.getAndAdd(w, COUNT, -1L) - 1L) & ~DEAD) == 0L) {
+        if (!countedInCell(w, -1L, midSection) && (((long) WORD.getAndAdd(w, COUNT, -1L) - 1L) & ~DEAD) == 0L) {
             onZero();
         }
     }
@@ -781,7 +799,7 @@ public final class PercpuRef {
 
     /** Revives under the switch lock; waits for a running release callback outside it (it may call back in). */
     private void revive(boolean fromZeroOnly) {
-        for (;;) {
+        for (; ; ) {
             synchronized (switchLock) {
                 if (reviveLocked(fromZeroOnly)) {
                     return;
@@ -801,12 +819,14 @@ public final class PercpuRef {
      */
     private boolean reviveLocked(boolean fromZeroOnly) {
         final long[] w = words;
-        for (;;) {
+        for (; ; ) {
             long c = (long) WORD.getVolatile(w, COUNT);
             boolean zero = c < LIVE_LIMIT && (c & ~DEAD) == 0L;
             if (fromZeroOnly ? !zero : !isDeadWord(c)) {
-                throw new IllegalStateException((fromZeroOnly ? "reinit() needs count zero in atomic mode: "
-                        : "resurrect() needs a dying ref: ") + this);
+                throw new IllegalStateException((fromZeroOnly
+                                ? "reinit() needs count zero in atomic mode: "
+                                : "resurrect() needs a dying ref: ")
+                        + this);
             }
             if (zero && release != null && releaseState != DONE && releasingThread != Thread.currentThread()) {
                 // The put that reached zero has not finished its release yet (it runs in that thread,
@@ -923,7 +943,10 @@ public final class PercpuRef {
      */
     private void unfoldLocked(long extra) {
         final long[] w = words;
-        boolean stay = atomicOnly || forceAtomic || releaseState != LIVE || (long) WORD.getVolatile(w, MODE) != ATOMIC
+        boolean stay = atomicOnly
+                || forceAtomic
+                || releaseState != LIVE
+                || (long) WORD.getVolatile(w, MODE) != ATOMIC
                 || isDeadWord((long) WORD.getVolatile(w, COUNT) + extra);
         if (stay) {
             if (extra != 0) {
@@ -1069,7 +1092,8 @@ public final class PercpuRef {
 
     @Override
     public String toString() {
-        return "PercpuRef[" + (initialRef ? "ref" : "inflight") + (atomicOnly ? ", atomic-only" : owned ? ", owned" : "")
+        return "PercpuRef[" + (initialRef ? "ref" : "inflight")
+                + (atomicOnly ? ", atomic-only" : owned ? ", owned" : "")
                 + ", " + (isAtomic() ? "atomic" : "striped") + (isDying() ? ", dying" : "")
                 + (releaseState != LIVE ? ", released" : "") + ", count~" + count() + "]";
     }

@@ -47,8 +47,7 @@ final class ThreadSlots {
     /** A thread away from its home slot: {slot, uses left before retrying when slot is -1}. */
     private static final ThreadLocal<int[]> AWAY = ThreadLocal.withInitial(() -> new int[] {-1, 0});
 
-    private ThreadSlots() {
-    }
+    private ThreadSlots() {}
 
     static int capacity(int cpus) {
         int wanted = Math.max(512, 8 * cpus);
@@ -98,6 +97,7 @@ final class ThreadSlots {
         }
         return -1;
     }
+
     private static int take(int j, Thread me) {
         // The used bit first (volatile): a thread's sections come after it in program order, so a
         // switcher that could miss one of its striped adds (see PercpuRef) cannot miss the bit.

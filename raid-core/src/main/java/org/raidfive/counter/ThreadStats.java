@@ -24,12 +24,14 @@ public final class ThreadStats {
     public static final int MAX_WIDTH = 16;
     /** The cells sit between 16 longs of padding on each side (128 bytes: the adjacent-line prefetcher's pair). */
     private static final int PAD = 16;
+
     private static final VarHandle CELL = MethodHandles.arrayElementVarHandle(long[].class);
 
     private final int width;
     private final ThreadLocal<long[]> mine = ThreadLocal.withInitial(this::register);
     /** Registered threads and their cells; under this object's lock. */
     private final List<Thread> owners = new ArrayList<>();
+
     private final List<long[]> cells = new ArrayList<>();
     /** What threads that ended had counted; under this object's lock. */
     private final long[] retired;

@@ -11,13 +11,14 @@ public final class AlignedBuffers {
     /** The alignment of every buffer made here, and O_DIRECT's on the machines we run on. */
     public static final int ALIGNMENT = 4096;
 
-    private AlignedBuffers() {
-    }
+    private AlignedBuffers() {}
 
     /** A new direct buffer of exactly {@code bytes} (capacity and limit), starting at a 4 KiB address. */
     public static ByteBuffer allocate(int bytes) {
         int rounded = (bytes + ALIGNMENT - 1) & -ALIGNMENT;
-        return ByteBuffer.allocateDirect(rounded + ALIGNMENT).alignedSlice(ALIGNMENT).slice(0, bytes)
+        return ByteBuffer.allocateDirect(rounded + ALIGNMENT)
+                .alignedSlice(ALIGNMENT)
+                .slice(0, bytes)
                 .order(ByteOrder.LITTLE_ENDIAN);
     }
 }

@@ -1,6 +1,5 @@
 package org.raidfive.disk;
 
-import java.io.IOException;
 import java.nio.ByteBuffer;
 
 /**

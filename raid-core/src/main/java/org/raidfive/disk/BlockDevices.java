@@ -42,15 +42,16 @@ final class BlockDevices {
         int close(int fd) throws LastErrorException;
     }
 
-    private BlockDevices() {
-    }
+    private BlockDevices() {}
 
     private static LibC bind() {
         try {
             return Native.load("c", LibC.class);
         } catch (LinkageError | RuntimeException e) {
-            LOG.warn("block devices: cannot bind open(2) through JNA ({}): members that are block devices are "
-                    + "claimed by a file lock only, which another device node of the same device does not see", e.toString());
+            LOG.warn(
+                    "block devices: cannot bind open(2) through JNA ({}): members that are block devices are "
+                            + "claimed by a file lock only, which another device node of the same device does not see",
+                    e.toString());
             return null;
         }
     }
@@ -91,12 +92,17 @@ final class BlockDevices {
         } catch (LastErrorException e) {
             if (e.getErrorCode() == EBUSY) {
                 Holder holder = holder(rdev);
-                throw new MemberInUseException(name, name + " (block device " + majorMinor(rdev) + ") is in use: "
-                        + (holder == null ? "another exclusive holder has it (md, a mounted file system, mkfs or "
-                        + "another raid)" : holder.text()), holder == null ? -1 : holder.pid());
+                throw new MemberInUseException(
+                        name,
+                        name + " (block device " + majorMinor(rdev) + ") is in use: "
+                                + (holder == null
+                                        ? "another exclusive holder has it (md, a mounted file system, mkfs or "
+                                                + "another raid)"
+                                        : holder.text()),
+                        holder == null ? -1 : holder.pid());
             }
-            throw new IOException(name + ": cannot claim the block device exclusively (errno " + e.getErrorCode()
-                    + ")", e);
+            throw new IOException(
+                    name + ": cannot claim the block device exclusively (errno " + e.getErrorCode() + ")", e);
         }
         return new DiskClaim() {
             private boolean released;
@@ -116,8 +122,7 @@ final class BlockDevices {
     }
 
     /** Who holds a device: a pid and what it is, or where it is mounted. */
-    record Holder(long pid, String text) {
-    }
+    record Holder(long pid, String text) {}
 
     /** The first process of another pid with the device open, else a mount of it; null if neither shows. */
     static Holder holder(long rdev) {

@@ -14,8 +14,7 @@ import java.util.Map;
 public final class Claims {
     private static final Map<Object, Holders> TABLE = new HashMap<>();
 
-    private Claims() {
-    }
+    private Claims() {}
 
     /** Who holds one piece of storage: one exclusive holder, or any number of shared ones. */
     private static final class Holders {
@@ -33,7 +32,8 @@ public final class Claims {
      * @param name the member's name, for the message
      * @throws MemberInUseException if another holder has it
      */
-    public static DiskClaim inProcess(Object key, String name, ClaimMode mode, String holder) throws MemberInUseException {
+    public static DiskClaim inProcess(Object key, String name, ClaimMode mode, String holder)
+            throws MemberInUseException {
         synchronized (TABLE) {
             Holders h = TABLE.computeIfAbsent(key, k -> new Holders());
             if (h.exclusive != null || (mode == ClaimMode.EXCLUSIVE && h.shared > 0)) {
@@ -41,7 +41,9 @@ public final class Claims {
                 if (h.exclusive == null && h.shared == 0) {
                     TABLE.remove(key);
                 }
-                throw new MemberInUseException(name, name + " is in use by " + by + " in this process",
+                throw new MemberInUseException(
+                        name,
+                        name + " is in use by " + by + " in this process",
                         ProcessHandle.current().pid());
             }
             if (mode == ClaimMode.EXCLUSIVE) {

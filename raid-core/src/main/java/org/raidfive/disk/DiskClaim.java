@@ -7,7 +7,7 @@ package org.raidfive.disk;
  */
 public interface DiskClaim extends AutoCloseable {
     /** A claim that excludes nothing: for storage that cannot be locked from here. */
-    DiskClaim NONE = () -> { };
+    DiskClaim NONE = () -> {};
 
     /** Gives the member up. Idempotent; never throws. */
     @Override

@@ -4,8 +4,7 @@ import java.io.EOFException;
 
 /** Range checks shared by the disk implementations, with messages that name the numbers. */
 final class DiskRanges {
-    private DiskRanges() {
-    }
+    private DiskRanges() {}
 
     static void check(String name, long size, long position, int length) throws EOFException {
         if (position < 0 || length < 0 || position > size - length) {

@@ -43,6 +43,7 @@ import java.util.List;
 public final class FileDisk implements AsyncDisk {
     /** Offsets, lengths and buffer addresses of O_DIRECT I/O are multiples of this. */
     public static final int DIRECT_ALIGNMENT = 4096;
+
     private static final int S_IFMT = 0170000;
     private static final int S_IFBLK = 0060000;
     private static final int S_IFCHR = 0020000;
@@ -59,8 +60,7 @@ public final class FileDisk implements AsyncDisk {
     private final ThreadLocal<ByteBuffer> bounce;
     private volatile boolean closed;
 
-    private FileDisk(Path path, OpenFiles.Opened opened, long size, boolean direct, boolean readOnly,
-                     boolean regular) {
+    private FileDisk(Path path, OpenFiles.Opened opened, long size, boolean direct, boolean readOnly, boolean regular) {
         this.readOnly = readOnly;
         this.path = path;
         this.entry = opened.entry();
@@ -158,10 +158,11 @@ public final class FileDisk implements AsyncDisk {
         if (type == S_IFBLK) {
             return false;
         }
-        String what = type == S_IFIFO ? "a FIFO (named pipe)" : type == S_IFSOCK ? "a socket"
-                : type == S_IFCHR ? "a character device" : "not a regular file";
-        throw new FileSystemException(path.toString(), null, "is " + what + ", not a file or block device: "
-                + "it cannot be a member");
+        String what = type == S_IFIFO
+                ? "a FIFO (named pipe)"
+                : type == S_IFSOCK ? "a socket" : type == S_IFCHR ? "a character device" : "not a regular file";
+        throw new FileSystemException(
+                path.toString(), null, "is " + what + ", not a file or block device: " + "it cannot be a member");
     }
 
     private static String mode(boolean direct, boolean readOnly) {
@@ -211,7 +212,9 @@ public final class FileDisk implements AsyncDisk {
             return null;
         }
         LockHolders.Holder other = LockHolders.find(path);
-        return other == null ? null : other.pid() == ProcessHandle.current().pid() ? null : "another process (" + other + ")";
+        return other == null
+                ? null
+                : other.pid() == ProcessHandle.current().pid() ? null : "another process (" + other + ")";
     }
 
     /**
@@ -296,8 +299,7 @@ public final class FileDisk implements AsyncDisk {
     }
 
     /** Moves exactly {@code length} bytes, looping over short transfers; restores position and limit. */
-    private void transfer(long position, ByteBuffer buffer, int offset, int length, boolean write)
-            throws IOException {
+    private void transfer(long position, ByteBuffer buffer, int offset, int length, boolean write) throws IOException {
         int savedPosition = buffer.position();
         int savedLimit = buffer.limit();
         try {

@@ -34,7 +34,9 @@ public final class IoThreads {
 
     /** What a queued call does on its member. */
     enum Op {
-        READ, WRITE, FLUSH
+        READ,
+        WRITE,
+        FLUSH
     }
 
     /** One blocking call, reused. */
@@ -74,6 +76,7 @@ public final class IoThreads {
             this.thread = thread;
         }
     }
+
     private final AtomicInteger ids = new AtomicInteger();
 
     private IoThreads(String name) {
@@ -81,8 +84,15 @@ public final class IoThreads {
     }
 
     /** Queues a blocking call; its callback runs on an I/O thread. */
-    void submit(MemberDisk disk, Op op, long position, ByteBuffer buffer, int offset, int length,
-                IoCallback callback, int tag) {
+    void submit(
+            MemberDisk disk,
+            Op op,
+            long position,
+            ByteBuffer buffer,
+            int offset,
+            int length,
+            IoCallback callback,
+            int tag) {
         Task t = free.relaxedPoll();
         if (t == null) {
             t = new Task(); // first use, or more in flight than ever before: the pool grows once

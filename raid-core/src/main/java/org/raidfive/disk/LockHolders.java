@@ -15,8 +15,7 @@ import java.util.List;
 final class LockHolders {
     private static final int MAX_COMMAND = 120;
 
-    private LockHolders() {
-    }
+    private LockHolders() {}
 
     /** A lock holder: its pid and command line. */
     record Holder(long pid, String command) {

@@ -35,8 +35,7 @@ import java.util.Map;
 final class OpenFiles {
     private static final Map<Object, Entry> TABLE = new HashMap<>();
 
-    private OpenFiles() {
-    }
+    private OpenFiles() {}
 
     /** One file of this process: its channels by mode, users, claims and OS lock. */
     static final class Entry {
@@ -46,6 +45,7 @@ final class OpenFiles {
         private final long rdev;
         /** The kernel's exclusive claim of a block device while an exclusive holder has it. */
         private DiskClaim kernelClaim;
+
         private final Map<String, FileChannel> channels = new HashMap<>();
         private int users;
         private String exclusiveHolder;
@@ -68,7 +68,9 @@ final class OpenFiles {
             synchronized (TABLE) {
                 if (exclusiveHolder != null || (mode == ClaimMode.EXCLUSIVE && sharedHolders > 0)) {
                     String by = exclusiveHolder != null ? exclusiveHolder : sharedHolder;
-                    throw new MemberInUseException(name, name + " is in use by " + by + " in this process",
+                    throw new MemberInUseException(
+                            name,
+                            name + " is in use by " + by + " in this process",
                             ProcessHandle.current().pid());
                 }
                 if (mode == ClaimMode.EXCLUSIVE && !writable) {
@@ -80,13 +82,17 @@ final class OpenFiles {
                         lock = channel.tryLock(0, Long.MAX_VALUE, mode == ClaimMode.SHARED);
                     } catch (OverlappingFileLockException e) {
                         // Another part of this JVM holds a lock on this file outside raidfive.
-                        throw new MemberInUseException(name, name + " is locked by other code in this process",
+                        throw new MemberInUseException(
+                                name,
+                                name + " is locked by other code in this process",
                                 ProcessHandle.current().pid());
                     }
                     if (lock == null) {
                         LockHolders.Holder other = LockHolders.find(path);
-                        throw new MemberInUseException(name, name + " is in use by another process"
-                                + (other == null ? "" : " (" + other + ")"), other == null ? -1 : other.pid());
+                        throw new MemberInUseException(
+                                name,
+                                name + " is in use by another process" + (other == null ? "" : " (" + other + ")"),
+                                other == null ? -1 : other.pid());
                     }
                     osLock = lock;
                 }
@@ -171,8 +177,7 @@ final class OpenFiles {
     }
 
     /** A channel of the file at {@code path} in the given mode, and the entry it belongs to. */
-    record Opened(Entry entry, FileChannel channel) {
-    }
+    record Opened(Entry entry, FileChannel channel) {}
 
     /**
      * Opens {@code path} (or reuses this process's channel of the same file in the same mode) and

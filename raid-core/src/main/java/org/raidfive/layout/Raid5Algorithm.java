@@ -50,8 +50,8 @@ public enum Raid5Algorithm {
 
     /**
      * The layout with md's number {@code number}.
-    *
-    * @throws IllegalArgumentException for a number md does not have for RAID-5
+     *
+     * @throws IllegalArgumentException for a number md does not have for RAID-5
      */
     public static Raid5Algorithm fromMdNumber(int number) {
         for (Raid5Algorithm a : values()) {
@@ -59,8 +59,8 @@ public enum Raid5Algorithm {
                 return a;
             }
         }
-        throw new IllegalArgumentException("unknown md RAID-5 layout number " + number
-                + " (raidfive knows 0-5: " + names() + ")");
+        throw new IllegalArgumentException(
+                "unknown md RAID-5 layout number " + number + " (raidfive knows 0-5: " + names() + ")");
     }
 
     /** Parses an mdadm layout name or its short form (case-insensitive). */

@@ -33,8 +33,8 @@ public final class Raid5Layout {
             throw new IllegalArgumentException("layout algorithm must be given");
         }
         if (disks < MIN_DISKS || disks > MAX_DISKS) {
-            throw new IllegalArgumentException("RAID-5 needs " + MIN_DISKS + " to " + MAX_DISKS
-                    + " members, got " + disks);
+            throw new IllegalArgumentException(
+                    "RAID-5 needs " + MIN_DISKS + " to " + MAX_DISKS + " members, got " + disks);
         }
         checkChunk(chunkSize);
         if (memberDataBytes < 0) {
@@ -51,8 +51,8 @@ public final class Raid5Layout {
     /** Throws with a message naming the value and the rule unless {@code chunkSize} is a valid chunk. */
     public static void checkChunk(long chunkSize) {
         if (chunkSize < MIN_CHUNK || chunkSize > MAX_CHUNK || Long.bitCount(chunkSize) != 1) {
-            throw new IllegalArgumentException("chunk size " + chunkSize
-                    + " bytes is invalid: it must be a power of two from 4 KiB to 1 GiB");
+            throw new IllegalArgumentException(
+                    "chunk size " + chunkSize + " bytes is invalid: it must be a power of two from 4 KiB to 1 GiB");
         }
     }
 
@@ -187,7 +187,7 @@ public final class Raid5Layout {
 
     @Override
     public String toString() {
-        return "raid5 " + algorithm + ", " + disks + " members, chunk " + chunkSize + " bytes, "
-                + stripes + " stripes, " + arrayBytes() + " bytes";
+        return "raid5 " + algorithm + ", " + disks + " members, chunk " + chunkSize + " bytes, " + stripes
+                + " stripes, " + arrayBytes() + " bytes";
     }
 }

@@ -27,6 +27,7 @@ public final class BadBlockLog {
 
     /** Sorted, disjoint, non-adjacent ranges [starts[i], ends[i]) of device sectors. */
     private final long[] starts;
+
     private final long[] ends;
 
     private BadBlockLog(final long[] starts, final long[] ends) {
@@ -144,7 +145,7 @@ public final class BadBlockLog {
      * @throws CorruptSuperblockException if an entry has a zero count or overflows
      */
     public static BadBlockLog decode(final ByteBuffer area, final int shift, final String member)
-        throws CorruptSuperblockException {
+            throws CorruptSuperblockException {
         final ByteBuffer b = area.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         BadBlockLog log = EMPTY;
         while (b.remaining() >= 8) {
@@ -154,14 +155,17 @@ public final class BadBlockLog {
             }
             final long units = entry >>> 10;
             if (shift >= 54 || (units << shift) >>> shift != units || (units << shift) < 0) {
-                throw new CorruptSuperblockException(member, String.format(
-                    "bad block log entry 0x%016x with bblog_shift %d names a sector past 2^63", entry, shift));
+                throw new CorruptSuperblockException(
+                        member,
+                        String.format(
+                                "bad block log entry 0x%016x with bblog_shift %d names a sector past 2^63",
+                                entry, shift));
             }
             final long count = (entry & 0x3ff) << shift;
             final long sector = units << shift;
             if (count == 0) {
-                throw new CorruptSuperblockException(member, String.format(
-                    "bad block log entry 0x%016x has a length of 0", entry));
+                throw new CorruptSuperblockException(
+                        member, String.format("bad block log entry 0x%016x has a length of 0", entry));
             }
             log = log.add(sector, count);
         }
@@ -212,8 +216,9 @@ public final class BadBlockLog {
 
     @Override
     public boolean equals(final Object o) {
-        return o instanceof BadBlockLog && Arrays.equals(starts, ((BadBlockLog)o).starts)
-            && Arrays.equals(ends, ((BadBlockLog)o).ends);
+        return o instanceof BadBlockLog
+                && Arrays.equals(starts, ((BadBlockLog) o).starts)
+                && Arrays.equals(ends, ((BadBlockLog) o).ends);
     }
 
     @Override

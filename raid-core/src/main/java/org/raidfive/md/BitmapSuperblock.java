@@ -55,7 +55,7 @@ public final class BitmapSuperblock {
      * @throws SuperblockException for a bitmap md would refuse, or one raidfive cannot keep (clustered)
      */
     public static BitmapSuperblock decode(final ByteBuffer src, final byte[] arrayUuid, final String member)
-        throws SuperblockException {
+            throws SuperblockException {
         final ByteBuffer b = src.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         final int at = b.position();
         final BitmapSuperblock s = new BitmapSuperblock();
@@ -72,33 +72,48 @@ public final class BitmapSuperblock {
         s.sectorsReserved = b.getInt(at + 64);
         s.nodes = b.getInt(at + 68);
         if (s.magic != MAGIC) {
-            throw new SuperblockException(member, String.format(
-                "the superblock says it has an internal write-intent bitmap, but the bitmap area holds no bitmap "
-                    + "(magic 0x%08x, not 0x%08x)", s.magic, MAGIC));
+            throw new SuperblockException(
+                    member,
+                    String.format(
+                            "the superblock says it has an internal write-intent bitmap, but the bitmap area holds no bitmap "
+                                    + "(magic 0x%08x, not 0x%08x)",
+                            s.magic, MAGIC));
         }
         if (s.version == VERSION_CLUSTERED || s.nodes > 1) {
-            throw new SuperblockException(member, "its write-intent bitmap is a clustered one (version " + s.version
-                + ", " + s.nodes + " nodes), which raidfive does not implement");
+            throw new SuperblockException(
+                    member,
+                    "its write-intent bitmap is a clustered one (version " + s.version + ", " + s.nodes
+                            + " nodes), which raidfive does not implement");
         }
         if (s.version < VERSION_LO || s.version > VERSION_HI) {
-            throw new SuperblockException(member, "its write-intent bitmap has version " + s.version
-                + ", which md does not read (" + VERSION_LO + ".." + VERSION_HI + ")");
+            throw new SuperblockException(
+                    member,
+                    "its write-intent bitmap has version " + s.version + ", which md does not read (" + VERSION_LO
+                            + ".." + VERSION_HI + ")");
         }
         if (s.chunkBytes() < 512 || Long.bitCount(s.chunkBytes()) != 1) {
-            throw new SuperblockException(member, "its write-intent bitmap's chunksize " + s.chunkBytes()
-                + " is not a power of two of at least 512 bytes, which md requires");
+            throw new SuperblockException(
+                    member,
+                    "its write-intent bitmap's chunksize " + s.chunkBytes()
+                            + " is not a power of two of at least 512 bytes, which md requires");
         }
         if (s.daemonSleep == 0) {
-            throw new SuperblockException(member, "its write-intent bitmap's daemon_sleep is 0; md requires at least "
-                + "1 second (daemon sleep period out of range)");
+            throw new SuperblockException(
+                    member,
+                    "its write-intent bitmap's daemon_sleep is 0; md requires at least "
+                            + "1 second (daemon sleep period out of range)");
         }
         if (Integer.compareUnsigned(s.writeBehind, MAX_WRITE_BEHIND) > 0) {
-            throw new SuperblockException(member, "its write-intent bitmap's write_behind "
-                + Integer.toUnsignedString(s.writeBehind) + " exceeds md's limit of " + MAX_WRITE_BEHIND);
+            throw new SuperblockException(
+                    member,
+                    "its write-intent bitmap's write_behind " + Integer.toUnsignedString(s.writeBehind)
+                            + " exceeds md's limit of " + MAX_WRITE_BEHIND);
         }
         if (!Arrays.equals(s.uuid, arrayUuid)) {
-            throw new SuperblockException(member, "its write-intent bitmap belongs to another array (UUID "
-                + MdUuid.format(s.uuid) + ", not " + MdUuid.format(arrayUuid) + ")");
+            throw new SuperblockException(
+                    member,
+                    "its write-intent bitmap belongs to another array (UUID " + MdUuid.format(s.uuid) + ", not "
+                            + MdUuid.format(arrayUuid) + ")");
         }
         return s;
     }
@@ -207,7 +222,7 @@ public final class BitmapSuperblock {
     public static long bitsFor(final long syncSectors, final long chunkBytes) {
         final long chunkSectors = chunkBytes / 512;
         return Long.divideUnsigned(syncSectors, chunkSectors)
-            + (Long.remainderUnsigned(syncSectors, chunkSectors) != 0 ? 1 : 0);
+                + (Long.remainderUnsigned(syncSectors, chunkSectors) != 0 ? 1 : 0);
     }
 
     /** Bytes of bits after the superblock. */

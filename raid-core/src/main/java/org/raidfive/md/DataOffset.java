@@ -36,8 +36,7 @@ public final class DataOffset {
     /** Size of the bad block log mdadm reserves: 4 KiB. */
     public static final int BAD_BLOCK_LOG_SECTORS = 8;
 
-    private DataOffset() {
-    }
+    private DataOffset() {}
 
     /**
      * data_offset, in sectors, that mdadm 4.2 chooses for a new v1.2 raid5 whose
@@ -75,8 +74,9 @@ public final class DataOffset {
         final long free = memberSectors - dataOffset;
         final long usable = free < 0 ? 0 : free / chunkSectors * chunkSectors;
         if (usable == 0) {
-            throw new IllegalArgumentException("member of " + memberSectors + " sectors is too small: data would start at sector "
-                + dataOffset + ", leaving no whole " + chunkSectors + "-sector chunk");
+            throw new IllegalArgumentException(
+                    "member of " + memberSectors + " sectors is too small: data would start at sector " + dataOffset
+                            + ", leaving no whole " + chunkSectors + "-sector chunk");
         }
         return usable;
     }
@@ -117,13 +117,13 @@ public final class DataOffset {
      * at least 8 sectors after that, which is true for every data offset above.
      */
     public static int badBlockLogOffset(final long sizeSectors) {
-        return (int)(8 + bitmapSpace(sizeSectors));
+        return (int) (8 + bitmapSpace(sizeSectors));
     }
 
     private static void checkChunk(final int chunkSectors) {
         if (chunkSectors < 8 || Integer.bitCount(chunkSectors) != 1) {
             throw new IllegalArgumentException(
-                "chunk size " + chunkSectors + " sectors must be a power of two of at least 8 (4 KiB)");
+                    "chunk size " + chunkSectors + " sectors must be a power of two of at least 8 (4 KiB)");
         }
     }
 }

@@ -22,33 +22,32 @@ import static org.raidfive.md.Superblock.*;
  * before the data, clear of the superblock and one another) is {@link MemberAreas}'s rule.
  */
 public final class MdFeatures {
-    private MdFeatures() {
-    }
+    private MdFeatures() {}
 
     /** Why an array with this member cannot be run by raidfive, or null when it can. */
     public static String refusal(final Superblock sb, final String member) {
         final int f = sb.featureMap();
         if ((f & (MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_RESHAPE_BACKWARDS | MD_FEATURE_NEW_OFFSET)) != 0) {
             return member + " is in the middle of a reshape (feature_map 0x" + Integer.toHexString(f)
-                + ", reshape_position " + Long.toUnsignedString(sb.reshapePosition()) + ", delta_disks "
-                + sb.deltaDisks() + ", new layout " + sb.newLayout() + ", new chunk " + sb.newChunk() * 512L / 1024
-                + "K): raidfive cannot run an array mid-reshape; let Linux md finish it (mdadm --assemble resumes "
-                + "it, or mdadm --grow --continue)";
+                    + ", reshape_position " + Long.toUnsignedString(sb.reshapePosition()) + ", delta_disks "
+                    + sb.deltaDisks() + ", new layout " + sb.newLayout() + ", new chunk " + sb.newChunk() * 512L / 1024
+                    + "K): raidfive cannot run an array mid-reshape; let Linux md finish it (mdadm --assemble resumes "
+                    + "it, or mdadm --grow --continue)";
         }
         if ((f & MD_FEATURE_JOURNAL) != 0 || sb.role() == ROLE_JOURNAL) {
             return member + (sb.role() == ROLE_JOURNAL ? " is the write-journal device of" : " belongs to")
-                + " an array with a write journal (raid5-cache, feature 0x200), which raidfive does not implement; "
-                + "run it with Linux md, or remove the journal there first (mdadm --grow --consistency-policy=resync)";
+                    + " an array with a write journal (raid5-cache, feature 0x200), which raidfive does not implement; "
+                    + "run it with Linux md, or remove the journal there first (mdadm --grow --consistency-policy=resync)";
         }
         for (int i = 0; i < sb.maxDev(); i++) {
             if (sb.devRole(i) == ROLE_JOURNAL) {
                 return member + " belongs to an array with a write-journal device (dev_roles[" + i + "] is journal), "
-                    + "which raidfive does not implement; run it with Linux md";
+                        + "which raidfive does not implement; run it with Linux md";
             }
         }
         if ((f & MD_FEATURE_CLUSTERED) != 0) {
             return member + " belongs to a clustered md array (feature 0x100), which raidfive does not implement; "
-                + "run it with Linux md and its cluster stack";
+                    + "run it with Linux md and its cluster stack";
         }
         if ((f & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)) != 0) {
             final String ppl = pplRefusal(sb, member);

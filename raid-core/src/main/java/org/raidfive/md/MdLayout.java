@@ -71,7 +71,7 @@ public enum MdLayout {
     public static MdLayout ofNumber(final int number) {
         if (!isValid(number)) {
             throw new IllegalArgumentException(
-                "unknown raid5 layout number " + number + " (valid: 0.." + (BY_NUMBER.length - 1) + ")");
+                    "unknown raid5 layout number " + number + " (valid: 0.." + (BY_NUMBER.length - 1) + ")");
         }
         return BY_NUMBER[number];
     }
@@ -91,8 +91,7 @@ public enum MdLayout {
                 return layout;
             }
         }
-        throw new IllegalArgumentException(
-            "unknown raid5 layout '" + name + "'; valid layouts: " + validNames());
+        throw new IllegalArgumentException("unknown raid5 layout '" + name + "'; valid layouts: " + validNames());
     }
 
     /** Every accepted name, e.g. {@code "left-asymmetric (la), ..., parity-last, default"}. */

@@ -11,8 +11,7 @@ public final class MdTime {
     /** Low 40 bits of an md time hold the seconds. */
     public static final long SECONDS_MASK = (1L << 40) - 1;
 
-    private MdTime() {
-    }
+    private MdTime() {}
 
     /** md's encoding of {@code epochSeconds} and {@code micros}. */
     public static long of(final long epochSeconds, final int micros) {
@@ -22,7 +21,7 @@ public final class MdTime {
         if (micros < 0 || micros >= 1_000_000) {
             throw new IllegalArgumentException("microseconds " + micros + " out of range (0..999999)");
         }
-        return epochSeconds | ((long)micros << 40);
+        return epochSeconds | ((long) micros << 40);
     }
 
     /** md's encoding of {@code instant} (microsecond precision, truncated). */
@@ -42,7 +41,7 @@ public final class MdTime {
 
     /** The microseconds part (top 24 bits). */
     public static int micros(final long mdTime) {
-        return (int)(mdTime >>> 40);
+        return (int) (mdTime >>> 40);
     }
 
     /** The instant an md time stands for. */

@@ -16,8 +16,7 @@ public final class MdUuid {
     private static final char[] HEX = "0123456789abcdef".toCharArray();
     private static final SecureRandom SECURE = new SecureRandom();
 
-    private MdUuid() {
-    }
+    private MdUuid() {}
 
     /** 16 fresh random bytes, as mdadm's {@code random_uuid} reads from /dev/urandom. */
     public static byte[] random() {
@@ -65,17 +64,16 @@ public final class MdUuid {
             final int value = Character.digit(c, 16);
             if (value < 0) {
                 throw new IllegalArgumentException(
-                    "invalid UUID '" + text + "': '" + c + "' at index " + i + " is not a hex digit");
+                        "invalid UUID '" + text + "': '" + c + "' at index " + i + " is not a hex digit");
             }
             if (digits == 2 * LENGTH) {
                 throw new IllegalArgumentException("invalid UUID '" + text + "': more than 32 hex digits");
             }
-            uuid[digits >> 1] |= (byte)((digits & 1) == 0 ? value << 4 : value);
+            uuid[digits >> 1] |= (byte) ((digits & 1) == 0 ? value << 4 : value);
             digits++;
         }
         if (digits != 2 * LENGTH) {
-            throw new IllegalArgumentException(
-                "invalid UUID '" + text + "': " + digits + " hex digits, expected 32");
+            throw new IllegalArgumentException("invalid UUID '" + text + "': " + digits + " hex digits, expected 32");
         }
         return uuid;
     }
@@ -83,7 +81,7 @@ public final class MdUuid {
     static void checkLength(final byte[] uuid) {
         if (uuid == null || uuid.length != LENGTH) {
             throw new IllegalArgumentException(
-                "a UUID is 16 bytes, got " + (uuid == null ? "null" : uuid.length + " bytes"));
+                    "a UUID is 16 bytes, got " + (uuid == null ? "null" : uuid.length + " bytes"));
         }
     }
 }

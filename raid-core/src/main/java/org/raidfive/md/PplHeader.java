@@ -31,6 +31,7 @@ public final class PplHeader {
     public static final int RESERVED = 512;
     /** Bytes per ppl_header_entry. */
     public static final int ENTRY_SIZE = 24;
+
     private static final int ENTRIES_AT = RESERVED + 24;
     /** {@code PPL_HDR_MAX_ENTRIES}. */
     public static final int MAX_ENTRIES = (SIZE - RESERVED - 4 * 4 - 8) / ENTRY_SIZE;
@@ -41,14 +42,13 @@ public final class PplHeader {
     /** Where mdadm puts the area: sectors after the superblock. */
     public static final int AREA_OFFSET = 8;
 
-    private PplHeader() {
-    }
+    private PplHeader() {}
 
     /** md's signature for an array: CRC-32C of its UUID. */
     public static int signature(final byte[] arrayUuid) {
         final CRC32C crc = new CRC32C();
         crc.update(arrayUuid, 0, arrayUuid.length);
-        return (int)crc.getValue();
+        return (int) crc.getValue();
     }
 
     /** CRC-32C of {@code len} bytes of {@code b} from {@code off}, as md checks an entry's partial parity. */
@@ -67,7 +67,7 @@ public final class PplHeader {
         b.limit(off + len).position(off);
         crc.update(b);
         b.limit(limit).position(position);
-        return (int)crc.getValue();
+        return (int) crc.getValue();
     }
 
     /**
@@ -87,8 +87,14 @@ public final class PplHeader {
     }
 
     /** Writes entry {@code i} of the header in {@code h}. */
-    public static void entry(final ByteBuffer h, final int i, final long dataSector, final int ppSize,
-        final int dataSize, final int parityDisk, final int checksum) {
+    public static void entry(
+            final ByteBuffer h,
+            final int i,
+            final long dataSector,
+            final int ppSize,
+            final int dataSize,
+            final int parityDisk,
+            final int checksum) {
         final ByteBuffer b = littleEndian(h);
         final int at = ENTRIES_AT + i * ENTRY_SIZE;
         b.putLong(at, dataSector);

@@ -1,12 +1,12 @@
 package org.raidfive.md;
 
+import static org.raidfive.md.SuperblockFormat.SET_NAME_LENGTH;
+import static org.raidfive.md.SuperblockFormat.span;
+
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Objects;
-
-import static org.raidfive.md.SuperblockFormat.SET_NAME_LENGTH;
-import static org.raidfive.md.SuperblockFormat.span;
 
 /**
  * One member's md v1.2 superblock: every field of Linux's
@@ -218,7 +218,7 @@ public final class Superblock {
      * @throws CorruptSuperblockException bad checksum, non-zero reserved bytes, or contradictory fields.
      */
     public static Superblock decode(final ByteBuffer src, final String memberName, final long readAtSector)
-        throws SuperblockException {
+            throws SuperblockException {
         return SuperblockCodec.decode(src, memberName, readAtSector);
     }
 
@@ -236,7 +236,8 @@ public final class Superblock {
     /** Bytes {@link #encode} writes: {@code 256 + 2 * max_dev} (after growing max_dev to cover dev_number). */
     public int encodedLength() {
         final int maxDev = Integer.compareUnsigned(devNumber, MAX_DEV_LIMIT) < 0
-            ? Math.max(devRoles.length, devNumber + 1) : devRoles.length;
+                ? Math.max(devRoles.length, devNumber + 1)
+                : devRoles.length;
         return span(maxDev);
     }
 
@@ -318,12 +319,12 @@ public final class Superblock {
         final byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
         if (bytes.length > SET_NAME_LENGTH) {
             throw new IllegalArgumentException(
-                "array name '" + name + "' is " + bytes.length + " bytes, md allows " + SET_NAME_LENGTH);
+                    "array name '" + name + "' is " + bytes.length + " bytes, md allows " + SET_NAME_LENGTH);
         }
         if (name.indexOf('\0') >= 0) {
             throw new IllegalArgumentException("array name must not contain NUL");
         }
-        Arrays.fill(setName, (byte)0);
+        Arrays.fill(setName, (byte) 0);
         System.arraycopy(bytes, 0, setName, 0, bytes.length);
         return this;
     }
@@ -427,7 +428,7 @@ public final class Superblock {
 
     /** With {@link #MD_FEATURE_PPL}: signed sectors from the superblock to the PPL (low half of bitmap_offset). */
     public int pplOffset() {
-        return (short)bitmapOffset;
+        return (short) bitmapOffset;
     }
 
     /** With {@link #MD_FEATURE_PPL}: PPL size in sectors (high half of bitmap_offset). */
@@ -437,10 +438,12 @@ public final class Superblock {
 
     /** Sets md's {@code ppl} union (it shares bitmap_offset's four bytes): le16 offset, le16 size. */
     public Superblock ppl(final int offsetSectors, final int sizeSectors) {
-        if (offsetSectors < Short.MIN_VALUE || offsetSectors > Short.MAX_VALUE || sizeSectors < 0
-            || sizeSectors > 0xffff) {
+        if (offsetSectors < Short.MIN_VALUE
+                || offsetSectors > Short.MAX_VALUE
+                || sizeSectors < 0
+                || sizeSectors > 0xffff) {
             throw new IllegalArgumentException("PPL offset " + offsetSectors + " or size " + sizeSectors
-                + " sectors does not fit md's 16-bit fields");
+                    + " sectors does not fit md's 16-bit fields");
         }
         this.bitmapOffset = (sizeSectors << 16) | (offsetSectors & 0xffff);
         return this;
@@ -745,7 +748,7 @@ public final class Superblock {
     private static void checkDevNumber(final int devNumber) {
         if (devNumber < 0 || devNumber >= MAX_DEV_LIMIT) {
             throw new IllegalArgumentException(
-                "dev_number " + devNumber + " out of range (0.." + (MAX_DEV_LIMIT - 1) + ")");
+                    "dev_number " + devNumber + " out of range (0.." + (MAX_DEV_LIMIT - 1) + ")");
         }
     }
 
@@ -766,25 +769,58 @@ public final class Superblock {
         if (!(other instanceof Superblock)) {
             return false;
         }
-        final Superblock o = (Superblock)other;
-        return featureMap == o.featureMap && Arrays.equals(setUuid, o.setUuid) && Arrays.equals(setName, o.setName)
-            && ctime == o.ctime && level == o.level && layout == o.layout && size == o.size
-            && chunkSectors == o.chunkSectors && raidDisks == o.raidDisks && bitmapOffset == o.bitmapOffset
-            && newLevel == o.newLevel && reshapePosition == o.reshapePosition && deltaDisks == o.deltaDisks
-            && newLayout == o.newLayout && newChunk == o.newChunk && newOffset == o.newOffset
-            && dataOffset == o.dataOffset && dataSize == o.dataSize && superOffset == o.superOffset
-            && recoveryOffset == o.recoveryOffset && devNumber == o.devNumber
-            && cntCorrectedRead == o.cntCorrectedRead && Arrays.equals(deviceUuid, o.deviceUuid)
-            && devflags == o.devflags && bblogShift == o.bblogShift && bblogSize == o.bblogSize
-            && bblogOffset == o.bblogOffset && utime == o.utime && events == o.events
-            && resyncOffset == o.resyncOffset && Arrays.equals(devRoles, o.devRoles);
+        final Superblock o = (Superblock) other;
+        return featureMap == o.featureMap
+                && Arrays.equals(setUuid, o.setUuid)
+                && Arrays.equals(setName, o.setName)
+                && ctime == o.ctime
+                && level == o.level
+                && layout == o.layout
+                && size == o.size
+                && chunkSectors == o.chunkSectors
+                && raidDisks == o.raidDisks
+                && bitmapOffset == o.bitmapOffset
+                && newLevel == o.newLevel
+                && reshapePosition == o.reshapePosition
+                && deltaDisks == o.deltaDisks
+                && newLayout == o.newLayout
+                && newChunk == o.newChunk
+                && newOffset == o.newOffset
+                && dataOffset == o.dataOffset
+                && dataSize == o.dataSize
+                && superOffset == o.superOffset
+                && recoveryOffset == o.recoveryOffset
+                && devNumber == o.devNumber
+                && cntCorrectedRead == o.cntCorrectedRead
+                && Arrays.equals(deviceUuid, o.deviceUuid)
+                && devflags == o.devflags
+                && bblogShift == o.bblogShift
+                && bblogSize == o.bblogSize
+                && bblogOffset == o.bblogOffset
+                && utime == o.utime
+                && events == o.events
+                && resyncOffset == o.resyncOffset
+                && Arrays.equals(devRoles, o.devRoles);
     }
 
     /** Not part of equality: {@code sb_csum}, which follows from the other fields. */
     @Override
     public int hashCode() {
-        int h = Objects.hash(featureMap, ctime, level, layout, size, chunkSectors, raidDisks, dataOffset, dataSize,
-            devNumber, events, resyncOffset, utime, recoveryOffset);
+        int h = Objects.hash(
+                featureMap,
+                ctime,
+                level,
+                layout,
+                size,
+                chunkSectors,
+                raidDisks,
+                dataOffset,
+                dataSize,
+                devNumber,
+                events,
+                resyncOffset,
+                utime,
+                recoveryOffset);
         h = 31 * h + Arrays.hashCode(setUuid);
         h = 31 * h + Arrays.hashCode(deviceUuid);
         return 31 * h + Arrays.hashCode(devRoles);

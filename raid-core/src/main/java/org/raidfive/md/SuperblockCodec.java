@@ -1,9 +1,9 @@
 package org.raidfive.md;
 
-import java.nio.ByteBuffer;
-
 import static org.raidfive.md.Superblock.*;
 import static org.raidfive.md.SuperblockFormat.*;
+
+import java.nio.ByteBuffer;
 
 /**
  * Bytes to {@link Superblock} and back ({@link Superblock#encode}, {@link Superblock#decode}).
@@ -14,8 +14,7 @@ import static org.raidfive.md.SuperblockFormat.*;
 final class SuperblockCodec {
     private static final byte[] ZERO_PAD3 = new byte[PAD3_LENGTH];
 
-    private SuperblockCodec() {
-    }
+    private SuperblockCodec() {}
 
     static void encode(final Superblock sb, final ByteBuffer dst) {
         if (Integer.compareUnsigned(sb.devNumber, MAX_DEV_LIMIT) < 0 && sb.devNumber >= sb.devRoles.length) {
@@ -58,9 +57,9 @@ final class SuperblockCodec {
         b.putInt(o + DEV_NUMBER, sb.devNumber);
         b.putInt(o + CNT_CORRECTED_READ, sb.cntCorrectedRead);
         b.put(o + DEVICE_UUID, sb.deviceUuid);
-        b.put(o + DEVFLAGS, (byte)sb.devflags);
-        b.put(o + BBLOG_SHIFT, (byte)sb.bblogShift);
-        b.putShort(o + BBLOG_SIZE, (short)sb.bblogSize);
+        b.put(o + DEVFLAGS, (byte) sb.devflags);
+        b.put(o + BBLOG_SHIFT, (byte) sb.bblogShift);
+        b.putShort(o + BBLOG_SIZE, (short) sb.bblogSize);
         b.putInt(o + BBLOG_OFFSET, sb.bblogOffset);
         b.putLong(o + UTIME, sb.utime);
         b.putLong(o + EVENTS, sb.events);
@@ -69,7 +68,7 @@ final class SuperblockCodec {
         b.putInt(o + MAX_DEV, sb.devRoles.length);
         b.put(o + PAD3, ZERO_PAD3);
         for (int i = 0; i < sb.devRoles.length; i++) {
-            b.putShort(o + DEV_ROLES + 2 * i, (short)sb.devRoles[i]);
+            b.putShort(o + DEV_ROLES + 2 * i, (short) sb.devRoles[i]);
         }
         sb.sbCsum = SuperblockFormat.checksum(b, o, sb.devRoles.length);
         b.putInt(o + SB_CSUM, sb.sbCsum);
@@ -77,39 +76,46 @@ final class SuperblockCodec {
     }
 
     static Superblock decode(final ByteBuffer src, final String memberName, final long readAtSector)
-        throws SuperblockException {
+            throws SuperblockException {
         final ByteBuffer b = littleEndian(src);
         final int o = src.position();
         final int available = src.remaining();
         if (available < HEADER_BYTES) {
-            throw new SuperblockException(memberName,
-                "not an md member: only " + available + " bytes where a superblock needs at least " + HEADER_BYTES);
+            throw new SuperblockException(
+                    memberName,
+                    "not an md member: only " + available + " bytes where a superblock needs at least " + HEADER_BYTES);
         }
         final int magic = b.getInt(o + MAGIC);
         if (magic != MD_SB_MAGIC) {
-            throw new SuperblockException(memberName,
-                String.format("not an md member (magic 0x%08x, expected 0x%08x)", magic, MD_SB_MAGIC));
+            throw new SuperblockException(
+                    memberName, String.format("not an md member (magic 0x%08x, expected 0x%08x)", magic, MD_SB_MAGIC));
         }
         final int major = b.getInt(o + MAJOR_VERSION);
         if (major != MAJOR_VERSION_1) {
-            throw new SuperblockException(memberName,
-                "unsupported superblock major version " + Integer.toUnsignedString(major) + " (only 1 is supported)");
+            throw new SuperblockException(
+                    memberName,
+                    "unsupported superblock major version " + Integer.toUnsignedString(major)
+                            + " (only 1 is supported)");
         }
         final int maxDev = b.getInt(o + MAX_DEV);
         if (Integer.compareUnsigned(maxDev, MAX_DEV_LIMIT) > 0) {
-            throw new CorruptSuperblockException(memberName,
-                "max_dev " + Integer.toUnsignedString(maxDev) + " out of range (0.." + MAX_DEV_LIMIT + ")");
+            throw new CorruptSuperblockException(
+                    memberName,
+                    "max_dev " + Integer.toUnsignedString(maxDev) + " out of range (0.." + MAX_DEV_LIMIT + ")");
         }
         final int span = span(maxDev);
         if (available < span) {
-            throw new CorruptSuperblockException(memberName,
-                "truncated superblock: max_dev " + maxDev + " needs " + span + " bytes, only " + available + " read");
+            throw new CorruptSuperblockException(
+                    memberName,
+                    "truncated superblock: max_dev " + maxDev + " needs " + span + " bytes, only " + available
+                            + " read");
         }
         final int found = b.getInt(o + SB_CSUM);
         final int expected = SuperblockFormat.checksum(b, o, maxDev);
         if (found != expected) {
-            throw new CorruptSuperblockException(memberName,
-                String.format("bad superblock checksum: expected 0x%08x, found 0x%08x", expected, found));
+            throw new CorruptSuperblockException(
+                    memberName,
+                    String.format("bad superblock checksum: expected 0x%08x, found 0x%08x", expected, found));
         }
         checkPadding(b, o, memberName);
 
@@ -163,24 +169,24 @@ final class SuperblockCodec {
         final int maxDev = b.getInt(o + MAX_DEV);
         if (Integer.compareUnsigned(maxDev, MAX_DEV_LIMIT) > 0 || sb.remaining() < span(maxDev)) {
             throw new IllegalArgumentException("max_dev " + Integer.toUnsignedString(maxDev)
-                + " out of range or past the " + sb.remaining() + " bytes given");
+                    + " out of range or past the " + sb.remaining() + " bytes given");
         }
         return SuperblockFormat.checksum(b, o, maxDev);
     }
 
     /** pad0 and pad3 must be zero: the kernel refuses otherwise ("might be a new feature"). */
     private static void checkPadding(final ByteBuffer b, final int o, final String memberName)
-        throws CorruptSuperblockException {
+            throws CorruptSuperblockException {
         final int pad0 = b.getInt(o + PAD0);
         if (pad0 != 0) {
-            throw new CorruptSuperblockException(memberName,
-                String.format("reserved field pad0 is 0x%08x, must be zero", pad0));
+            throw new CorruptSuperblockException(
+                    memberName, String.format("reserved field pad0 is 0x%08x, must be zero", pad0));
         }
         for (int i = 0; i < PAD3_LENGTH; i++) {
             final int v = b.get(o + PAD3 + i) & 0xff;
             if (v != 0) {
-                throw new CorruptSuperblockException(memberName,
-                    String.format("reserved field pad3[%d] is 0x%02x, must be zero", i, v));
+                throw new CorruptSuperblockException(
+                        memberName, String.format("reserved field pad3[%d] is 0x%02x, must be zero", i, v));
             }
         }
     }

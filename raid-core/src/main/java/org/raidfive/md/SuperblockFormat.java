@@ -55,11 +55,11 @@ final class SuperblockFormat {
 
     /** Size of the fixed part; {@code dev_roles[]} follows. */
     static final int HEADER_LENGTH = 256;
+
     static final int DEV_ROLES = HEADER_LENGTH;
     static final int SET_NAME_LENGTH = 32;
 
-    private SuperblockFormat() {
-    }
+    private SuperblockFormat() {}
 
     /** Bytes covered by the checksum (and written): {@code 256 + 2 * max_dev}. */
     static int span(final int maxDev) {
@@ -86,7 +86,7 @@ final class SuperblockFormat {
         if (size == 2) {
             sum += Short.toUnsignedInt(sb.getShort(i));
         }
-        return (int)((sum & 0xffff_ffffL) + (sum >>> 32));
+        return (int) ((sum & 0xffff_ffffL) + (sum >>> 32));
     }
 
     /** A little-endian view of {@code buffer} sharing its content (position and limit copied). */

@@ -67,7 +67,9 @@ final class BufferPool {
     void release(ByteBuffer buffer) {
         int capacity = buffer.capacity();
         int shift = Integer.numberOfTrailingZeros(capacity);
-        if (Integer.bitCount(capacity) == 1 && shift >= MIN_SHIFT && shift <= maxShift
+        if (Integer.bitCount(capacity) == 1
+                && shift >= MIN_SHIFT
+                && shift <= maxShift
                 && classes[shift - MIN_SHIFT].relaxedOffer(buffer)) {
             return;
         }

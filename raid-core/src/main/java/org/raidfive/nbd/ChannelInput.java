@@ -21,6 +21,7 @@ final class ChannelInput {
     private ReadableByteChannel channel;
     /** Unread bytes are {@code [position, limit)}. */
     private final ByteBuffer buffer;
+
     private Runnable beforeBlockingRead;
     /**
      * Bytes read from the channel so far. Only the connection's reader writes it; the server's
@@ -97,8 +98,8 @@ final class ChannelInput {
                 if (buffer.remaining() == 0 && start == 0) {
                     return false;
                 }
-                throw new EOFException("connection closed in the middle of a message ("
-                        + buffer.remaining() + " of " + n + " bytes received)");
+                throw new EOFException("connection closed in the middle of a message (" + buffer.remaining() + " of "
+                        + n + " bytes received)");
             }
         }
         return true;
@@ -177,8 +178,8 @@ final class ChannelInput {
                 dst.limit(end).position(at);
                 while (dst.hasRemaining()) {
                     if (read(dst) < 0) {
-                        throw new EOFException("connection closed with " + dst.remaining()
-                                + " bytes of a " + length + "-byte payload still to come");
+                        throw new EOFException("connection closed with " + dst.remaining() + " bytes of a " + length
+                                + "-byte payload still to come");
                     }
                 }
             } finally {

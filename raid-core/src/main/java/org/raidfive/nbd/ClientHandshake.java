@@ -17,6 +17,7 @@ import javax.net.ssl.SSLException;
 final class ClientHandshake {
     /** Bound on an option reply's data before we would allocate it. */
     private static final int MAX_REPLY_BYTES = 64 * 1024;
+
     private static final int DEFAULT_MAX_BLOCK = 32 << 20;
 
     private final ChannelInput in;
@@ -26,10 +27,10 @@ final class ClientHandshake {
     private final String where;
     /** A TLS engine when the URI asked for TLS (nbds): STARTTLS first, no fall-back. */
     private final SSLEngine tlsEngine;
+
     private TlsChannel tls;
 
-    ClientHandshake(ChannelInput in, SocketChannel socket, String exportName, String where,
-                    SSLEngine tlsEngine) {
+    ClientHandshake(ChannelInput in, SocketChannel socket, String exportName, String where, SSLEngine tlsEngine) {
         this.in = in;
         this.socket = socket;
         this.out = socket;
@@ -82,7 +83,8 @@ final class ClientHandshake {
         int serverFlags = Short.toUnsignedInt(in.readShort());
         boolean fixed = (serverFlags & NbdProtocol.FLAG_FIXED_NEWSTYLE) != 0;
         boolean noZeroes = (serverFlags & NbdProtocol.FLAG_NO_ZEROES) != 0;
-        int clientFlags = (fixed ? NbdProtocol.FLAG_C_FIXED_NEWSTYLE : 0) | (noZeroes ? NbdProtocol.FLAG_C_NO_ZEROES : 0);
+        int clientFlags =
+                (fixed ? NbdProtocol.FLAG_C_FIXED_NEWSTYLE : 0) | (noZeroes ? NbdProtocol.FLAG_C_NO_ZEROES : 0);
         writeFully(ByteBuffer.allocate(4).putInt(clientFlags).flip());
         if (tlsEngine != null) {
             if (!fixed) {
@@ -103,7 +105,11 @@ final class ClientHandshake {
     private ExportInfo go() throws IOException {
         byte[] name = exportName.getBytes(StandardCharsets.UTF_8);
         ByteBuffer data = ByteBuffer.allocate(4 + name.length + 2 + 2);
-        data.putInt(name.length).put(name).putShort((short) 1).putShort((short) NbdProtocol.INFO_BLOCK_SIZE).flip();
+        data.putInt(name.length)
+                .put(name)
+                .putShort((short) 1)
+                .putShort((short) NbdProtocol.INFO_BLOCK_SIZE)
+                .flip();
         sendOption(NbdProtocol.OPT_GO, data);
         long size = -1;
         int flags = 0;
@@ -155,8 +161,8 @@ final class ClientHandshake {
             }
             String message = reply.hasRemaining() ? ": " + StandardCharsets.UTF_8.decode(reply) : "";
             if ((type & NbdProtocol.REP_FLAG_ERROR) != 0) {
-                throw new IOException(where + " refused export '" + exportName + "': "
-                        + NbdProtocol.replyName(type) + message);
+                throw new IOException(
+                        where + " refused export '" + exportName + "': " + NbdProtocol.replyName(type) + message);
             }
             throw new IOException(where + ": unexpected reply " + NbdProtocol.replyName(type) + " to NBD_OPT_GO");
         }
@@ -173,8 +179,9 @@ final class ClientHandshake {
                 in.skip(124);
             }
         } catch (EOFException e) {
-            throw new IOException(where + " closed the connection after NBD_OPT_EXPORT_NAME '" + exportName
-                    + "' (unknown export?)", e);
+            throw new IOException(
+                    where + " closed the connection after NBD_OPT_EXPORT_NAME '" + exportName + "' (unknown export?)",
+                    e);
         }
         if (size < 0) {
             throw new IOException(where + ": export size " + Long.toUnsignedString(size) + " is too large");
@@ -184,7 +191,11 @@ final class ClientHandshake {
 
     private void sendOption(int option, ByteBuffer data) throws IOException {
         ByteBuffer header = ByteBuffer.allocate(16 + data.remaining());
-        header.putLong(NbdProtocol.IHAVEOPT).putInt(option).putInt(data.remaining()).put(data).flip();
+        header.putLong(NbdProtocol.IHAVEOPT)
+                .putInt(option)
+                .putInt(data.remaining())
+                .put(data)
+                .flip();
         writeFully(header);
     }
 

@@ -11,8 +11,13 @@ package org.raidfive.nbd;
  * @param preferredBlockSize size for efficient I/O
  * @param maximumBlockSize   largest READ/WRITE payload the server accepts
  */
-public record ExportInfo(String name, long size, int transmissionFlags, int minimumBlockSize,
-                         int preferredBlockSize, long maximumBlockSize) {
+public record ExportInfo(
+        String name,
+        long size,
+        int transmissionFlags,
+        int minimumBlockSize,
+        int preferredBlockSize,
+        long maximumBlockSize) {
 
     /** True when the server refuses writes (NBD_FLAG_READ_ONLY). */
     public boolean readOnly() {

@@ -18,8 +18,7 @@ import java.util.List;
 final class LocalPeer {
     private static final List<Path> TABLES = List.of(Path.of("/proc/net/tcp"), Path.of("/proc/net/tcp6"));
 
-    private LocalPeer() {
-    }
+    private LocalPeer() {}
 
     /** The uid owning the client end of the connection {@code peer -> local}, or -1 when not found. */
     static long uid(InetSocketAddress peer, InetSocketAddress local) {
@@ -73,8 +72,8 @@ final class LocalPeer {
         for (int word = 0; word < bytes.length / 4; word++) {
             long v = Long.parseLong(hex.substring(word * 8, word * 8 + 8), 16);
             for (int b = 0; b < 4; b++) {
-                bytes[word * 4 + b] = (byte) (ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN
-                        ? v >>> (8 * b) : v >>> (8 * (3 - b)));
+                bytes[word * 4 + b] = (byte)
+                        (ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN ? v >>> (8 * b) : v >>> (8 * (3 - b)));
             }
         }
         try {

@@ -56,6 +56,7 @@ public final class NbdClient implements AutoCloseable {
     private final SocketChannel channel;
     /** Where requests go: the socket, or the TLS channel over it. */
     private final GatheringByteChannel out;
+
     private final NbdClientConfig config;
     private final ExportInfo export;
     private final int maxRequestBytes;
@@ -69,8 +70,13 @@ public final class NbdClient implements AutoCloseable {
     private volatile IOException failure;
     private volatile boolean closing;
 
-    private NbdClient(String where, SocketChannel channel, GatheringByteChannel out,
-                      NbdClientConfig config, ChannelInput in, ExportInfo export) {
+    private NbdClient(
+            String where,
+            SocketChannel channel,
+            GatheringByteChannel out,
+            NbdClientConfig config,
+            ChannelInput in,
+            ExportInfo export) {
         this.where = where;
         this.channel = channel;
         this.out = out;
@@ -111,28 +117,35 @@ public final class NbdClient implements AutoCloseable {
         // The handshake reads block; a one-shot timer closes the socket if it overruns. It raises
         // the flag before closing, so whoever sees the closed socket also sees why.
         AtomicBoolean timedOut = new AtomicBoolean();
-        ScheduledFuture<?> guard = WATCHDOG.schedule(() -> {
-            timedOut.set(true);
-            closeQuietly(channel);
-        }, config.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> guard = WATCHDOG.schedule(
+                () -> {
+                    timedOut.set(true);
+                    closeQuietly(channel);
+                },
+                config.connectTimeout().toMillis(),
+                TimeUnit.MILLISECONDS);
         try {
             ChannelInput input = new ChannelInput(channel, 64 * 1024);
-            ClientHandshake handshake = new ClientHandshake(input, channel, uri.exportName(), where,
-                    uri.tls() ? tlsEngine(uri) : null);
+            ClientHandshake handshake =
+                    new ClientHandshake(input, channel, uri.exportName(), where, uri.tls() ? tlsEngine(uri) : null);
             ExportInfo info = handshake.run();
             guard.cancel(false);
             if (timedOut.get()) {
                 throw new NbdTimeoutException(where + ": handshake did not finish within " + config.connectTimeout());
             }
-            LOG.debug("{}: connected, size {} flags 0x{}", where, info.size(), Integer.toHexString(info.transmissionFlags()));
-            return new NbdClient(where, channel, handshake.tls() != null ? handshake.tls() : channel, config, input,
-                    info);
+            LOG.debug(
+                    "{}: connected, size {} flags 0x{}",
+                    where,
+                    info.size(),
+                    Integer.toHexString(info.transmissionFlags()));
+            return new NbdClient(
+                    where, channel, handshake.tls() != null ? handshake.tls() : channel, config, input, info);
         } catch (IOException | RuntimeException e) {
             guard.cancel(false);
             closeQuietly(channel);
             if (timedOut.get() && !(e instanceof NbdTimeoutException)) {
-                NbdTimeoutException timeout = new NbdTimeoutException(where + ": handshake did not finish within "
-                        + config.connectTimeout());
+                NbdTimeoutException timeout =
+                        new NbdTimeoutException(where + ": handshake did not finish within " + config.connectTimeout());
                 timeout.initCause(e);
                 throw timeout;
             }
@@ -322,8 +335,7 @@ public final class NbdClient implements AutoCloseable {
      * callback runs on the client's reader thread when the reply has arrived, or with the failure.
      * Waits only for a free request slot.
      */
-    public void readAsync(long offset, ByteBuffer dst, int dstOffset, int length, IoCallback callback,
-                          int tag) {
+    public void readAsync(long offset, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
         try {
             checkBuffer(dst, dstOffset, length);
             checkRange("read", offset, length);
@@ -335,8 +347,7 @@ public final class NbdClient implements AutoCloseable {
     }
 
     /** Completion-based write; see {@link #readAsync}. */
-    public void writeAsync(long offset, ByteBuffer src, int srcOffset, int length, IoCallback callback,
-                           int tag) {
+    public void writeAsync(long offset, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag) {
         try {
             checkBuffer(src, srcOffset, length);
             checkWritable("write");
@@ -348,8 +359,15 @@ public final class NbdClient implements AutoCloseable {
         submitAsync(NbdProtocol.CMD_WRITE, 0, offset, length, src, srcOffset, callback, tag);
     }
 
-    private void submitAsync(int type, int flags, long offset, int length, ByteBuffer buffer, int bufferOffset,
-                             IoCallback callback, int tag) {
+    private void submitAsync(
+            int type,
+            int flags,
+            long offset,
+            int length,
+            ByteBuffer buffer,
+            int bufferOffset,
+            IoCallback callback,
+            int tag) {
         long timeout = config.requestTimeout().toNanos();
         long deadline = System.nanoTime() + timeout;
         PendingRequest slot;
@@ -358,8 +376,8 @@ public final class NbdClient implements AutoCloseable {
             slot = freeSlots.poll(timeout, TimeUnit.NANOSECONDS);
             if (slot == null) {
                 checkOpen();
-                throw new NbdTimeoutException(where + ": all " + slots.length + " request slots stayed busy for "
-                        + config.requestTimeout());
+                throw new NbdTimeoutException(
+                        where + ": all " + slots.length + " request slots stayed busy for " + config.requestTimeout());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -389,11 +407,15 @@ public final class NbdClient implements AutoCloseable {
         int tag = slot.tag;
         IOException error = null;
         if (slot.failure != null) {
-            error = new IOException(where + ": " + commandName(slot.type) + " at offset " + slot.offset + " length "
-                    + slot.length + " failed: " + slot.failure.getMessage(), slot.failure);
+            error = new IOException(
+                    where + ": " + commandName(slot.type) + " at offset " + slot.offset + " length " + slot.length
+                            + " failed: " + slot.failure.getMessage(),
+                    slot.failure);
         } else if (slot.error != 0) {
-            error = new NbdErrorException(where + ": " + commandName(slot.type) + " at offset " + slot.offset
-                    + " length " + Integer.toUnsignedString(slot.length), slot.error);
+            error = new NbdErrorException(
+                    where + ": " + commandName(slot.type) + " at offset " + slot.offset + " length "
+                            + Integer.toUnsignedString(slot.length),
+                    slot.error);
         }
         slot.reset();
         freeSlots.offer(slot);
@@ -415,11 +437,12 @@ public final class NbdClient implements AutoCloseable {
         }
         if (slot == null) {
             checkOpen();
-            throw new NbdTimeoutException(where + ": all " + slots.length + " request slots stayed busy for "
-                    + config.requestTimeout());
+            throw new NbdTimeoutException(
+                    where + ": all " + slots.length + " request slots stayed busy for " + config.requestTimeout());
         }
         try {
-            slot.prepare(type, flags, offset, length, type == NbdProtocol.CMD_READ ? buffer : null, bufferOffset, deadline);
+            slot.prepare(
+                    type, flags, offset, length, type == NbdProtocol.CMD_READ ? buffer : null, bufferOffset, deadline);
             slot.publishWaiting();
             // Pairs with fail(): it sets failure then sweeps WAITING slots; we publish WAITING then
             // read failure. One of the two sees the other, so no slot is left waiting forever.
@@ -439,12 +462,16 @@ public final class NbdClient implements AutoCloseable {
                 if (cause instanceof InterruptedIOException) {
                     throw new InterruptedIOException(cause.getMessage());
                 }
-                throw new IOException(where + ": " + commandName(type) + " at offset " + offset + " length " + length
-                        + " failed: " + cause.getMessage(), cause);
+                throw new IOException(
+                        where + ": " + commandName(type) + " at offset " + offset + " length " + length + " failed: "
+                                + cause.getMessage(),
+                        cause);
             }
             if (slot.error != 0) {
-                throw new NbdErrorException(where + ": " + commandName(type) + " at offset " + offset
-                        + " length " + Integer.toUnsignedString(length), slot.error);
+                throw new NbdErrorException(
+                        where + ": " + commandName(type) + " at offset " + offset + " length "
+                                + Integer.toUnsignedString(length),
+                        slot.error);
             }
         } finally {
             int state = slot.state();
@@ -498,7 +525,10 @@ public final class NbdClient implements AutoCloseable {
                 }
             }
         } catch (IOException e) {
-            fail(failure != null ? failure : new IOException(where + ": sending a request failed: " + e.getMessage(), e));
+            fail(
+                    failure != null
+                            ? failure
+                            : new IOException(where + ": sending a request failed: " + e.getMessage(), e));
         } finally {
             sendLock.unlock();
         }
@@ -512,8 +542,8 @@ public final class NbdClient implements AutoCloseable {
             long remaining = slot.deadlineNanos - System.nanoTime();
             if (remaining <= 0 && !timedOut) {
                 timedOut = true;
-                fail(new NbdTimeoutException(where + ": " + commandName(slot.type) + " got no reply within "
-                        + config.requestTimeout()));
+                fail(new NbdTimeoutException(
+                        where + ": " + commandName(slot.type) + " got no reply within " + config.requestTimeout()));
             }
             if (timedOut) {
                 // The socket is closed, so the reader stops promptly; if it is gone, claim it ourselves.
@@ -551,7 +581,8 @@ public final class NbdClient implements AutoCloseable {
                 int index = (int) (cookie & 0xFFFF);
                 PendingRequest slot = index < slots.length ? slots[index] : null;
                 if (slot == null || slot.state() != PendingRequest.WAITING || slot.cookie != cookie || !slot.claim()) {
-                    throw new IOException(where + ": protocol error, reply for unknown cookie 0x" + Long.toHexString(cookie));
+                    throw new IOException(
+                            where + ": protocol error, reply for unknown cookie 0x" + Long.toHexString(cookie));
                 }
                 current = slot;
                 if (error == 0 && slot.type == NbdProtocol.CMD_READ && slot.length > 0) {
@@ -588,8 +619,8 @@ public final class NbdClient implements AutoCloseable {
         for (PendingRequest slot : slots) {
             int state = slot.state();
             if ((state == PendingRequest.WAITING || state == PendingRequest.CLAIMED) && now - slot.deadlineNanos > 0) {
-                fail(new NbdTimeoutException(where + ": " + commandName(slot.type) + " got no reply within "
-                        + config.requestTimeout()));
+                fail(new NbdTimeoutException(
+                        where + ": " + commandName(slot.type) + " got no reply within " + config.requestTimeout()));
                 return;
             }
         }
@@ -637,8 +668,13 @@ public final class NbdClient implements AutoCloseable {
         if (failure == null && idle == slots.length && sendLock.tryLock()) {
             try {
                 ByteBuffer disc = ByteBuffer.allocate(NbdProtocol.REQUEST_HEADER_BYTES);
-                disc.putInt(NbdProtocol.REQUEST_MAGIC).putShort((short) 0).putShort((short) NbdProtocol.CMD_DISC)
-                        .putLong(0).putLong(0).putInt(0).flip();
+                disc.putInt(NbdProtocol.REQUEST_MAGIC)
+                        .putShort((short) 0)
+                        .putShort((short) NbdProtocol.CMD_DISC)
+                        .putLong(0)
+                        .putLong(0)
+                        .putInt(0)
+                        .flip();
                 while (disc.hasRemaining()) {
                     out.write(disc);
                 }
@@ -668,12 +704,18 @@ public final class NbdClient implements AutoCloseable {
 
     private static String commandName(int type) {
         switch (type) {
-            case NbdProtocol.CMD_READ: return "NBD_CMD_READ";
-            case NbdProtocol.CMD_WRITE: return "NBD_CMD_WRITE";
-            case NbdProtocol.CMD_FLUSH: return "NBD_CMD_FLUSH";
-            case NbdProtocol.CMD_TRIM: return "NBD_CMD_TRIM";
-            case NbdProtocol.CMD_WRITE_ZEROES: return "NBD_CMD_WRITE_ZEROES";
-            default: return "command " + type;
+            case NbdProtocol.CMD_READ:
+                return "NBD_CMD_READ";
+            case NbdProtocol.CMD_WRITE:
+                return "NBD_CMD_WRITE";
+            case NbdProtocol.CMD_FLUSH:
+                return "NBD_CMD_FLUSH";
+            case NbdProtocol.CMD_TRIM:
+                return "NBD_CMD_TRIM";
+            case NbdProtocol.CMD_WRITE_ZEROES:
+                return "NBD_CMD_WRITE_ZEROES";
+            default:
+                return "command " + type;
         }
     }
 

@@ -70,8 +70,7 @@ public final class NbdClientConfig {
         private int maxInFlight = 64;
         private int maxRequestBytes = 32 << 20;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** How long connecting and the handshake may take. */
         public Builder connectTimeout(Duration timeout) {
@@ -99,8 +98,11 @@ public final class NbdClientConfig {
 
         /** The configuration. */
         public NbdClientConfig build() {
-            if (connectTimeout.isNegative() || connectTimeout.isZero() || connectTimeout.toMillis() > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException("connectTimeout must be positive and under 24 days, got " + connectTimeout);
+            if (connectTimeout.isNegative()
+                    || connectTimeout.isZero()
+                    || connectTimeout.toMillis() > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException(
+                        "connectTimeout must be positive and under 24 days, got " + connectTimeout);
             }
             if (requestTimeout.isNegative() || requestTimeout.isZero()) {
                 throw new IllegalArgumentException("requestTimeout must be positive, got " + requestTimeout);

@@ -6,9 +6,9 @@ import java.nio.ByteBuffer;
 import java.util.Objects;
 import org.raidfive.disk.AsyncDisk;
 import org.raidfive.disk.ClaimMode;
-import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.Claims;
 import org.raidfive.disk.DiskClaim;
+import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.MemberDisk;
 
 /**

@@ -5,15 +5,14 @@ package org.raidfive.nbd;
  * {@code doc/proto.md} of the NetworkBlockDevice/nbd repository. Every field is big-endian.
  */
 final class NbdProtocol {
-    private NbdProtocol() {
-    }
+    private NbdProtocol() {}
 
     static final int DEFAULT_PORT = 10809;
 
     // Handshake magics.
-    static final long NBDMAGIC = 0x4e42444d41474943L;       // "NBDMAGIC"
-    static final long IHAVEOPT = 0x49484156454F5054L;       // "IHAVEOPT"
-    static final long OLDSTYLE_MAGIC = 0x00420281861253L;   // cliserv_magic
+    static final long NBDMAGIC = 0x4e42444d41474943L; // "NBDMAGIC"
+    static final long IHAVEOPT = 0x49484156454F5054L; // "IHAVEOPT"
+    static final long OLDSTYLE_MAGIC = 0x00420281861253L; // cliserv_magic
     static final long OPTION_REPLY_MAGIC = 0x3e889045565a9L;
 
     // Handshake flags (server, 16 bits) and client flags (32 bits).
@@ -105,50 +104,84 @@ final class NbdProtocol {
 
     static String errorName(int error) {
         switch (error) {
-            case 0: return "OK";
-            case EPERM: return "EPERM";
-            case EIO: return "EIO";
-            case ENOMEM: return "ENOMEM";
-            case EINVAL: return "EINVAL";
-            case ENOSPC: return "ENOSPC";
-            case EOVERFLOW: return "EOVERFLOW";
-            case ENOTSUP: return "ENOTSUP";
-            case ESHUTDOWN: return "ESHUTDOWN";
-            default: return "error " + error;
+            case 0:
+                return "OK";
+            case EPERM:
+                return "EPERM";
+            case EIO:
+                return "EIO";
+            case ENOMEM:
+                return "ENOMEM";
+            case EINVAL:
+                return "EINVAL";
+            case ENOSPC:
+                return "ENOSPC";
+            case EOVERFLOW:
+                return "EOVERFLOW";
+            case ENOTSUP:
+                return "ENOTSUP";
+            case ESHUTDOWN:
+                return "ESHUTDOWN";
+            default:
+                return "error " + error;
         }
     }
 
     static String optionName(int option) {
         switch (option) {
-            case OPT_EXPORT_NAME: return "NBD_OPT_EXPORT_NAME";
-            case OPT_ABORT: return "NBD_OPT_ABORT";
-            case OPT_LIST: return "NBD_OPT_LIST";
-            case OPT_STARTTLS: return "NBD_OPT_STARTTLS";
-            case OPT_INFO: return "NBD_OPT_INFO";
-            case OPT_GO: return "NBD_OPT_GO";
-            case OPT_STRUCTURED_REPLY: return "NBD_OPT_STRUCTURED_REPLY";
-            case OPT_LIST_META_CONTEXT: return "NBD_OPT_LIST_META_CONTEXT";
-            case OPT_SET_META_CONTEXT: return "NBD_OPT_SET_META_CONTEXT";
-            case OPT_EXTENDED_HEADERS: return "NBD_OPT_EXTENDED_HEADERS";
-            default: return "option " + Integer.toUnsignedString(option);
+            case OPT_EXPORT_NAME:
+                return "NBD_OPT_EXPORT_NAME";
+            case OPT_ABORT:
+                return "NBD_OPT_ABORT";
+            case OPT_LIST:
+                return "NBD_OPT_LIST";
+            case OPT_STARTTLS:
+                return "NBD_OPT_STARTTLS";
+            case OPT_INFO:
+                return "NBD_OPT_INFO";
+            case OPT_GO:
+                return "NBD_OPT_GO";
+            case OPT_STRUCTURED_REPLY:
+                return "NBD_OPT_STRUCTURED_REPLY";
+            case OPT_LIST_META_CONTEXT:
+                return "NBD_OPT_LIST_META_CONTEXT";
+            case OPT_SET_META_CONTEXT:
+                return "NBD_OPT_SET_META_CONTEXT";
+            case OPT_EXTENDED_HEADERS:
+                return "NBD_OPT_EXTENDED_HEADERS";
+            default:
+                return "option " + Integer.toUnsignedString(option);
         }
     }
 
     static String replyName(int reply) {
         switch (reply) {
-            case REP_ACK: return "NBD_REP_ACK";
-            case REP_SERVER: return "NBD_REP_SERVER";
-            case REP_INFO: return "NBD_REP_INFO";
-            case REP_ERR_UNSUP: return "NBD_REP_ERR_UNSUP";
-            case REP_ERR_POLICY: return "NBD_REP_ERR_POLICY";
-            case REP_ERR_INVALID: return "NBD_REP_ERR_INVALID";
-            case REP_ERR_PLATFORM: return "NBD_REP_ERR_PLATFORM";
-            case REP_ERR_TLS_REQD: return "NBD_REP_ERR_TLS_REQD";
-            case REP_ERR_UNKNOWN: return "NBD_REP_ERR_UNKNOWN";
-            case REP_ERR_SHUTDOWN: return "NBD_REP_ERR_SHUTDOWN";
-            case REP_ERR_BLOCK_SIZE_REQD: return "NBD_REP_ERR_BLOCK_SIZE_REQD";
-            case REP_ERR_TOO_BIG: return "NBD_REP_ERR_TOO_BIG";
-            default: return "reply " + Integer.toUnsignedString(reply);
+            case REP_ACK:
+                return "NBD_REP_ACK";
+            case REP_SERVER:
+                return "NBD_REP_SERVER";
+            case REP_INFO:
+                return "NBD_REP_INFO";
+            case REP_ERR_UNSUP:
+                return "NBD_REP_ERR_UNSUP";
+            case REP_ERR_POLICY:
+                return "NBD_REP_ERR_POLICY";
+            case REP_ERR_INVALID:
+                return "NBD_REP_ERR_INVALID";
+            case REP_ERR_PLATFORM:
+                return "NBD_REP_ERR_PLATFORM";
+            case REP_ERR_TLS_REQD:
+                return "NBD_REP_ERR_TLS_REQD";
+            case REP_ERR_UNKNOWN:
+                return "NBD_REP_ERR_UNKNOWN";
+            case REP_ERR_SHUTDOWN:
+                return "NBD_REP_ERR_SHUTDOWN";
+            case REP_ERR_BLOCK_SIZE_REQD:
+                return "NBD_REP_ERR_BLOCK_SIZE_REQD";
+            case REP_ERR_TOO_BIG:
+                return "NBD_REP_ERR_TOO_BIG";
+            default:
+                return "reply " + Integer.toUnsignedString(reply);
         }
     }
 }

@@ -137,7 +137,11 @@ public final class NbdServer implements AutoCloseable {
         started = true;
         if (config.requestExecution() == RequestExecution.WORKER_POOL) {
             AtomicInteger workerIds = new AtomicInteger();
-            workers = new ThreadPoolExecutor(config.workerThreads(), config.workerThreads(), 0, TimeUnit.SECONDS,
+            workers = new ThreadPoolExecutor(
+                    config.workerThreads(),
+                    config.workerThreads(),
+                    0,
+                    TimeUnit.SECONDS,
                     new ArrayBlockingQueue<>(4 * config.maxInFlightPerConnection() * config.workerThreads()),
                     r -> daemon(r, "nbd" + id + "-worker-" + workerIds.incrementAndGet()),
                     (task, executor) -> task.run()); // saturated or shut down: the submitting reader runs it
@@ -158,8 +162,8 @@ public final class NbdServer implements AutoCloseable {
 
     private static Object fileKey(Path path) {
         try {
-            return Files.readAttributes(path, BasicFileAttributes.class,
-                    LinkOption.NOFOLLOW_LINKS).fileKey();
+            return Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS)
+                    .fileKey();
         } catch (IOException e) {
             return null;
         }
@@ -215,8 +219,11 @@ public final class NbdServer implements AutoCloseable {
             type = -1;
         }
         if (type != 0140000) {
-            String what = Files.isSymbolicLink(path) ? "a symbolic link" : Files.isDirectory(path) ? "a directory"
-                    : Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS) ? "a regular file" : "not a socket";
+            String what = Files.isSymbolicLink(path)
+                    ? "a symbolic link"
+                    : Files.isDirectory(path)
+                            ? "a directory"
+                            : Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS) ? "a regular file" : "not a socket";
             throw new IOException("--socket " + path + " is " + what + ": refusing to replace it (give a new path, "
                     + "or remove a stale socket file by hand)");
         }
@@ -354,7 +361,10 @@ public final class NbdServer implements AutoCloseable {
             return inet.getAddress().getHostAddress();
         }
         try {
-            return "user " + channel.getOption(ExtendedSocketOptions.SO_PEERCRED).user().getName();
+            return "user "
+                    + channel.getOption(ExtendedSocketOptions.SO_PEERCRED)
+                            .user()
+                            .getName();
         } catch (IOException | UnsupportedOperationException e) {
             return "unix"; // no credentials: all Unix clients share one quota
         }
@@ -390,10 +400,16 @@ public final class NbdServer implements AutoCloseable {
         // At a quota of --max-connections itself, the server is full first: the checks below say so.
         if (mine >= config.maxConnectionsPerAddress() && config.maxConnectionsPerAddress() < config.maxConnections()) {
             ServerConnection victim = unused(now, perSource, source, source, true);
-            if (victim == null || !evict(victim, now, mine + " connections from " + source
-                    + " were open (--max-connections-per-address " + config.maxConnectionsPerAddress() + ")")) {
-                refused(peer, mine + " connections from " + source + " are open, none unused, the most one source "
-                        + "may hold (--max-connections-per-address " + config.maxConnectionsPerAddress() + ")");
+            if (victim == null
+                    || !evict(
+                            victim,
+                            now,
+                            mine + " connections from " + source + " were open (--max-connections-per-address "
+                                    + config.maxConnectionsPerAddress() + ")")) {
+                refused(
+                        peer,
+                        mine + " connections from " + source + " are open, none unused, the most one source "
+                                + "may hold (--max-connections-per-address " + config.maxConnectionsPerAddress() + ")");
                 return false;
             }
             return true; // one out, one in: the totals below are unchanged
@@ -401,13 +417,19 @@ public final class NbdServer implements AutoCloseable {
         boolean full = connections.size() >= config.maxConnections();
         if (handshaking >= config.maxHandshaking() || full) {
             ServerConnection victim = unused(now, perSource, source, null, false);
-            if (victim != null && evict(victim, now, handshaking + " connections in the handshake, "
-                    + connections.size() + " of at most " + config.maxConnections() + " open")) {
+            if (victim != null
+                    && evict(
+                            victim,
+                            now,
+                            handshaking + " connections in the handshake, " + connections.size() + " of at most "
+                                    + config.maxConnections() + " open")) {
                 return true;
             }
             if (handshaking >= config.maxHandshaking()) {
-                refused(peer, handshaking + " connections are in the handshake and each has sent something (the "
-                        + "handshake timeout ends them)");
+                refused(
+                        peer,
+                        handshaking + " connections are in the handshake and each has sent something (the "
+                                + "handshake timeout ends them)");
                 return false;
             }
         }
@@ -416,9 +438,11 @@ public final class NbdServer implements AutoCloseable {
             if (victim != null && evict(victim, now, "all " + config.maxConnections() + " connections were taken")) {
                 return true;
             }
-            refused(peer, connections.size() + " connections are open, none idle for "
-                    + IDLE_EVICT_NANOS / 1_000_000_000L + " s, the most allowed (--max-connections "
-                    + config.maxConnections() + ")");
+            refused(
+                    peer,
+                    connections.size() + " connections are open, none idle for "
+                            + IDLE_EVICT_NANOS / 1_000_000_000L + " s, the most allowed (--max-connections "
+                            + config.maxConnections() + ")");
             return false;
         }
         return true;
@@ -432,8 +456,8 @@ public final class NbdServer implements AutoCloseable {
      * payload. Only from {@code only} when it is given; else from the source holding the most
      * connections. The one unused longest goes first.
      */
-    private ServerConnection unused(long now, Map<String, Integer> perSource, String newcomer, String only,
-            boolean pastHandshake) {
+    private ServerConnection unused(
+            long now, Map<String, Integer> perSource, String newcomer, String only, boolean pastHandshake) {
         ServerConnection best = null;
         int bestCount = 0;
         long bestSince = 0;
@@ -518,6 +542,7 @@ public final class NbdServer implements AutoCloseable {
     private volatile long refusals;
     /** Only the timer thread touches these two. */
     private long lastPayloadTimeoutLog = System.nanoTime() - 2_000_000_000L;
+
     private long payloadTimeouts;
 
     /** Enforces the handshake, idle and reply timeouts; runs every 200 ms on the server's timer. */
@@ -527,11 +552,13 @@ public final class NbdServer implements AutoCloseable {
             if (!c.transmitting()) {
                 long limit = config.handshakeTimeout().toNanos();
                 if (limit > 0 && now - c.openedNanos > limit) {
-                    c.abort("no handshake within " + config.handshakeTimeout().toSeconds() + " s (--handshake-timeout)");
+                    c.abort("no handshake within " + config.handshakeTimeout().toSeconds()
+                            + " s (--handshake-timeout)");
                 }
                 continue;
             }
-            long payloadDeadline = c.payloadDeadlineNanos(config.payloadTimeout().toNanos());
+            long payloadDeadline =
+                    c.payloadDeadlineNanos(config.payloadTimeout().toNanos());
             if (config.payloadTimeout().toNanos() > 0 && payloadDeadline != 0 && now - payloadDeadline > 0) {
                 String why = "a " + c.payloadBytes() + "-byte write payload did not arrive within "
                         + (payloadDeadline - c.payloadSinceNanos()) / 1_000_000_000L + " s (--payload-timeout "
@@ -552,7 +579,8 @@ public final class NbdServer implements AutoCloseable {
             long stalled = c.replies().stalledSince();
             long replyLimit = config.replyTimeout().toNanos();
             if (replyLimit > 0 && stalled != 0 && now - stalled > replyLimit) {
-                c.abort("the client has not taken its replies for " + config.replyTimeout().toSeconds() + " s");
+                c.abort("the client has not taken its replies for "
+                        + config.replyTimeout().toSeconds() + " s");
             }
         }
     }
@@ -639,7 +667,9 @@ public final class NbdServer implements AutoCloseable {
             if (listener != null) {
                 closeQuietly(listener);
                 joinQuietly(acceptor, 5_000);
-                if (config.unixSocket() != null && socketKey != null && socketKey.equals(fileKey(config.unixSocket()))) {
+                if (config.unixSocket() != null
+                        && socketKey != null
+                        && socketKey.equals(fileKey(config.unixSocket()))) {
                     Files.deleteIfExists(config.unixSocket()); // ours still: nobody replaced it meanwhile
                 }
             }

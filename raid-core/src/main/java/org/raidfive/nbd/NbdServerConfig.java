@@ -101,8 +101,8 @@ public final class NbdServerConfig {
         this.replyTimeout = b.replyTimeout;
         this.payloadTimeout = b.payloadTimeout;
         this.maxHandshaking = b.maxHandshaking;
-        this.maxConnectionsPerAddress = b.maxConnectionsPerAddress > 0 ? b.maxConnectionsPerAddress
-                : Math.max(1, b.maxConnections / 2);
+        this.maxConnectionsPerAddress =
+                b.maxConnectionsPerAddress > 0 ? b.maxConnectionsPerAddress : Math.max(1, b.maxConnections / 2);
         this.inFlightBudgetBytes = b.inFlightBudgetBytes;
         this.connectionReserveBytes = b.connectionReserveBytes;
         this.maxInFlightBytesPerConnection = b.maxInFlightBytesPerConnection;
@@ -354,8 +354,7 @@ public final class NbdServerConfig {
         private List<AddressRange> allow = new ArrayList<>();
         private boolean listExports = true;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** How long a client may take over the handshake before it is dropped. */
         public Builder handshakeTimeout(Duration timeout) {
@@ -530,8 +529,8 @@ public final class NbdServerConfig {
 
         /**
          * The configuration.
-        *
-        * @throws IllegalArgumentException if a value is out of range or the combination does not hold
+         *
+         * @throws IllegalArgumentException if a value is out of range or the combination does not hold
          */
         public NbdServerConfig build() {
             int nameBytes = exportName.getBytes(StandardCharsets.UTF_8).length;
@@ -540,8 +539,8 @@ public final class NbdServerConfig {
                         + " UTF-8 bytes without NUL, got " + nameBytes + " bytes: '" + exportName + "'");
             }
             if (description.getBytes(StandardCharsets.UTF_8).length > NbdProtocol.MAX_STRING_BYTES) {
-                throw new IllegalArgumentException("description must be at most " + NbdProtocol.MAX_STRING_BYTES
-                        + " UTF-8 bytes");
+                throw new IllegalArgumentException(
+                        "description must be at most " + NbdProtocol.MAX_STRING_BYTES + " UTF-8 bytes");
             }
             if (unixSocket != null && tcpSet) {
                 throw new IllegalArgumentException("choose either a Unix socket (" + unixSocket
@@ -564,14 +563,15 @@ public final class NbdServerConfig {
                 throw new IllegalArgumentException("maxConnections must be at least 1, got " + maxConnections);
             }
             if (maxInFlightPerConnection < 1 || maxInFlightPerConnection > 4096) {
-                throw new IllegalArgumentException("maxInFlightPerConnection must be 1 to 4096, got "
-                        + maxInFlightPerConnection);
+                throw new IllegalArgumentException(
+                        "maxInFlightPerConnection must be 1 to 4096, got " + maxInFlightPerConnection);
             }
             if (minimumBlockSize < 1 || minimumBlockSize > 65536 || Integer.bitCount(minimumBlockSize) != 1) {
-                throw new IllegalArgumentException("minimumBlockSize must be a power of two from 1 to 65536, got "
-                        + minimumBlockSize);
+                throw new IllegalArgumentException(
+                        "minimumBlockSize must be a power of two from 1 to 65536, got " + minimumBlockSize);
             }
-            if (maxRequestBytes < Math.max(PREFERRED_BLOCK_SIZE, minimumBlockSize) || maxRequestBytes > (1 << 30)
+            if (maxRequestBytes < Math.max(PREFERRED_BLOCK_SIZE, minimumBlockSize)
+                    || maxRequestBytes > (1 << 30)
                     || maxRequestBytes % minimumBlockSize != 0) {
                 throw new IllegalArgumentException("maxRequestBytes must be a multiple of the minimum block size ("
                         + minimumBlockSize + ") from " + Math.max(PREFERRED_BLOCK_SIZE, minimumBlockSize)
@@ -580,8 +580,12 @@ public final class NbdServerConfig {
             if (drainTimeout.isNegative()) {
                 throw new IllegalArgumentException("drainTimeout must not be negative, got " + drainTimeout);
             }
-            for (Object[] t : new Object[][] {{"handshakeTimeout", handshakeTimeout}, {"idleTimeout", idleTimeout},
-                {"replyTimeout", replyTimeout}, {"payloadTimeout", payloadTimeout}}) {
+            for (Object[] t : new Object[][] {
+                {"handshakeTimeout", handshakeTimeout},
+                {"idleTimeout", idleTimeout},
+                {"replyTimeout", replyTimeout},
+                {"payloadTimeout", payloadTimeout}
+            }) {
                 Duration d = (Duration) t[1];
                 if (d.isNegative()) {
                     throw new IllegalArgumentException(t[0] + " must not be negative (zero: none), got "
@@ -604,9 +608,10 @@ public final class NbdServerConfig {
                         + ") must hold at least one request of maxRequestBytes (" + maxRequestBytes + ")");
             }
             if (connectionReserveBytes + inFlightBudgetBytes < maxRequestBytes) {
-                throw new IllegalArgumentException("the reserve plus the shared budget (" + (connectionReserveBytes
-                        + inFlightBudgetBytes) + " bytes) must hold one request of maxRequestBytes (" + maxRequestBytes
-                        + ")");
+                throw new IllegalArgumentException(
+                        "the reserve plus the shared budget (" + (connectionReserveBytes + inFlightBudgetBytes)
+                                + " bytes) must hold one request of maxRequestBytes (" + maxRequestBytes
+                                + ")");
             }
             if (tls != TlsMode.OFF && sslContext == null) {
                 throw new IllegalArgumentException("TLS " + tls + " needs a certificate and key (an SSLContext)");

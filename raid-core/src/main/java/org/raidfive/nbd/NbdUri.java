@@ -50,8 +50,14 @@ public final class NbdUri {
         this(transport, host, port, socket, exportName, false, null);
     }
 
-    private NbdUri(Transport transport, String host, int port, Path socket, String exportName, boolean tls,
-                   Path tlsCertificates) {
+    private NbdUri(
+            Transport transport,
+            String host,
+            int port,
+            Path socket,
+            String exportName,
+            boolean tls,
+            Path tlsCertificates) {
         this.transport = transport;
         this.host = host;
         this.port = port;
@@ -283,7 +289,8 @@ public final class NbdUri {
     private static String checkName(String text, String name) {
         Objects.requireNonNull(name, "exportName");
         if (name.indexOf('\0') >= 0) {
-            throw text == null ? new IllegalArgumentException("export name must not contain NUL")
+            throw text == null
+                    ? new IllegalArgumentException("export name must not contain NUL")
                     : bad(text, "export name must not contain NUL");
         }
         if (name.getBytes(StandardCharsets.UTF_8).length > NbdProtocol.MAX_STRING_BYTES) {
@@ -326,10 +333,12 @@ public final class NbdUri {
             }
         }
         try {
-            return StandardCharsets.UTF_8.newDecoder()
+            return StandardCharsets.UTF_8
+                    .newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes.toByteArray())).toString();
+                    .decode(ByteBuffer.wrap(bytes.toByteArray()))
+                    .toString();
         } catch (CharacterCodingException e) {
             throw bad(text, "percent-escapes in '" + part + "' are not valid UTF-8");
         }
@@ -340,12 +349,19 @@ public final class NbdUri {
         StringBuilder out = new StringBuilder(s.length());
         for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
             int c = b & 0xff;
-            boolean plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                    || c == '-' || c == '.' || c == '_' || c == '~' || (keepSlash && c == '/');
+            boolean plain = (c >= 'a' && c <= 'z')
+                    || (c >= 'A' && c <= 'Z')
+                    || (c >= '0' && c <= '9')
+                    || c == '-'
+                    || c == '.'
+                    || c == '_'
+                    || c == '~'
+                    || (keepSlash && c == '/');
             if (plain) {
                 out.append((char) c);
             } else {
-                out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                out.append('%')
+                        .append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
                         .append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
             }
         }

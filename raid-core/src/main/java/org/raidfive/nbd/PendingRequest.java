@@ -40,6 +40,7 @@ final class PendingRequest {
     final ByteBuffer header = ByteBuffer.allocateDirect(NbdProtocol.REQUEST_HEADER_BYTES);
     /** Scratch for the gathering write of header and payload, used under the client's send lock. */
     final ByteBuffer[] gather = new ByteBuffer[2];
+
     private int generation;
 
     private volatile int state;
@@ -55,6 +56,7 @@ final class PendingRequest {
     IOException failure;
     /** Completion-based request: who is told, and with what tag; null for a caller that waits. */
     IoCallback callback;
+
     int tag;
     long offset;
     /** Run instead of waking a waiter when {@link #callback} is set (the client's finisher). */
@@ -83,8 +85,13 @@ final class PendingRequest {
         this.failure = null;
         this.offset = offset;
         header.clear();
-        header.putInt(NbdProtocol.REQUEST_MAGIC).putShort((short) flags).putShort((short) type)
-                .putLong(cookie).putLong(offset).putInt(length).flip();
+        header.putInt(NbdProtocol.REQUEST_MAGIC)
+                .putShort((short) flags)
+                .putShort((short) type)
+                .putLong(cookie)
+                .putLong(offset)
+                .putInt(length)
+                .flip();
         return cookie;
     }
 

@@ -48,18 +48,23 @@ final class ReplyWriter {
     private final MpscArrayQueue<ServerRequest> queue;
     /** Touched only by the thread holding {@code writing}. */
     private final ByteBuffer[] gather;
+
     private final ServerRequest[] batch;
+
     @SuppressWarnings("unused") // through WRITING
     private volatile int writing;
+
     private volatile boolean broken;
     private final boolean deferred;
     /** The connection's writer thread, in writer-thread mode; null otherwise. */
     private volatile Thread writerThread;
     /** The writer thread is parked (or about to park) and must be woken for new replies. */
     private volatile boolean writerParked;
+
     private volatile boolean stopped;
     /** When the write in progress started (System.nanoTime), 0 when no write is in progress. */
     private volatile long writingSince;
+
     private volatile GatheringByteChannel channel;
 
     ReplyWriter(ServerConnection connection, GatheringByteChannel channel, int maxInFlight, boolean deferred) {

@@ -56,12 +56,14 @@ final class ServerConnection implements Runnable {
     private final String peer;
     /** Whom this connection counts against for --max-connections-per-address: an address, or a user. */
     final String source;
+
     private final ChannelInput in;
     private final int maxInFlight;
     private final ArrayBlockingQueue<ServerRequest> free;
     private final ReplyWriter replies;
     /** {@link RequestExecution#CONNECTION_THREAD}: run requests here, flush replies before blocking. */
     private final boolean inline;
+
     private final AtomicLong unexpectedErrors = new AtomicLong();
     private volatile Throwable firstUnexpected;
     private long requests;
@@ -77,11 +79,13 @@ final class ServerConnection implements Runnable {
      * may be on its way, and never told GO once it is evicted.
      */
     private final AtomicInteger handshakeState = new AtomicInteger();
+
     private static final int HANDSHAKE = 0;
     private static final int CHOSEN = 1;
     private static final int EVICTED = 2;
     /** When the write payload now being read began (System.nanoTime), 0 when none is. */
     private volatile long payloadSinceNanos;
+
     private volatile long payloadBytes;
     /** {@link ChannelInput#received()} when that payload began. */
     private volatile long payloadReceivedAtStart;
@@ -89,6 +93,7 @@ final class ServerConnection implements Runnable {
     private volatile long lastRequestNanos = openedNanos;
     /** Payload bytes of this connection's requests in flight (read and write data, replies not yet sent). */
     private final AtomicLong inFlightBytes = new AtomicLong();
+
     private volatile String closeReason;
     private final AtomicBoolean warnedMemory = new AtomicBoolean();
 
@@ -132,7 +137,10 @@ final class ServerConnection implements Runnable {
                 if (handshake.tls() != null) {
                     replies.channel(handshake.tls());
                 }
-                LOG.debug("{}: transmission phase, size {} flags 0x{}", peer, export.size,
+                LOG.debug(
+                        "{}: transmission phase, size {} flags 0x{}",
+                        peer,
+                        export.size,
                         Integer.toHexString(export.transmissionFlags));
                 end = transmission(in);
             } else {
@@ -156,8 +164,11 @@ final class ServerConnection implements Runnable {
             server.connectionClosed(this);
             LOG.debug("{}: closed after {} requests ({})", peer, requests, end);
             if (unexpectedErrors.get() > 0) {
-                LOG.warn("{}: {} requests failed with unexpected exceptions (EIO sent); first:", peer,
-                        unexpectedErrors.get(), firstUnexpected);
+                LOG.warn(
+                        "{}: {} requests failed with unexpected exceptions (EIO sent); first:",
+                        peer,
+                        unexpectedErrors.get(),
+                        firstUnexpected);
             }
         }
     }
@@ -355,8 +366,11 @@ final class ServerConnection implements Runnable {
     /** Direct memory ran out (ENOMEM sent): said once per connection, without a stack trace. */
     void noteOutOfMemory(IOException e) {
         if (warnedMemory.compareAndSet(false, true)) {
-            LOG.warn("{}: {}; answering ENOMEM (lower --max-request or the in-flight budget, or raise "
-                    + "-XX:MaxDirectMemorySize)", peer, e.getMessage());
+            LOG.warn(
+                    "{}: {}; answering ENOMEM (lower --max-request or the in-flight budget, or raise "
+                            + "-XX:MaxDirectMemorySize)",
+                    peer,
+                    e.getMessage());
         }
     }
 
@@ -494,8 +508,11 @@ final class ServerConnection implements Runnable {
                     continue;
                 }
                 if (request == null) {
-                    LOG.warn("{}: {} requests still in flight after the drain timeout of {}; closing anyway",
-                            peer, maxInFlight - held, export.config.drainTimeout());
+                    LOG.warn(
+                            "{}: {} requests still in flight after the drain timeout of {}; closing anyway",
+                            peer,
+                            maxInFlight - held,
+                            export.config.drainTimeout());
                     break;
                 }
                 taken[held++] = request;

@@ -21,6 +21,7 @@ final class ServerExport {
     final ExecutorService workers;
     /** Never written. Each user takes a {@link ByteBuffer#duplicate()} (disks may move position/limit). */
     final ByteBuffer zeros;
+
     private volatile boolean closing;
 
     ServerExport(MemberDisk disk, NbdServerConfig config, ExecutorService workers) {
@@ -39,7 +40,9 @@ final class ServerExport {
      * connection issued it, before the reply is sent.
      */
     private static int transmissionFlags(NbdServerConfig config) {
-        int flags = NbdProtocol.FLAG_HAS_FLAGS | NbdProtocol.FLAG_SEND_FLUSH | NbdProtocol.FLAG_SEND_FUA
+        int flags = NbdProtocol.FLAG_HAS_FLAGS
+                | NbdProtocol.FLAG_SEND_FLUSH
+                | NbdProtocol.FLAG_SEND_FUA
                 | NbdProtocol.FLAG_CAN_MULTI_CONN;
         if (config.readOnly()) {
             flags |= NbdProtocol.FLAG_READ_ONLY;

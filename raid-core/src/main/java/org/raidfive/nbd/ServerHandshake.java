@@ -44,12 +44,12 @@ final class ServerHandshake {
      * connection was evicted meanwhile) ends the handshake without that reply.
      */
     private final BooleanSupplier chosen;
+
     private boolean noZeroes;
     /** The TLS channel after NBD_OPT_STARTTLS, else null. */
     private TlsChannel tls;
 
-    ServerHandshake(ChannelInput in, SocketChannel socket, ServerExport export, String peer,
-            BooleanSupplier chosen) {
+    ServerHandshake(ChannelInput in, SocketChannel socket, ServerExport export, String peer, BooleanSupplier chosen) {
         this.in = in;
         this.chosen = chosen;
         this.socket = socket;
@@ -66,8 +66,10 @@ final class ServerHandshake {
     /** Returns true when the transmission phase starts, false when the session ends here. */
     boolean run() throws IOException {
         ByteBuffer greeting = ByteBuffer.allocate(18);
-        greeting.putLong(NbdProtocol.NBDMAGIC).putLong(NbdProtocol.IHAVEOPT)
-                .putShort((short) (NbdProtocol.FLAG_FIXED_NEWSTYLE | NbdProtocol.FLAG_NO_ZEROES)).flip();
+        greeting.putLong(NbdProtocol.NBDMAGIC)
+                .putLong(NbdProtocol.IHAVEOPT)
+                .putShort((short) (NbdProtocol.FLAG_FIXED_NEWSTYLE | NbdProtocol.FLAG_NO_ZEROES))
+                .flip();
         writeFully(greeting);
         if (!in.await(4)) {
             return false;
@@ -104,7 +106,9 @@ final class ServerHandshake {
                 return false; // EXPORT_NAME cannot be answered with an error
             }
             in.skip(length);
-            reply(option, isKnown(option) ? NbdProtocol.REP_ERR_TOO_BIG : NbdProtocol.REP_ERR_UNSUP,
+            reply(
+                    option,
+                    isKnown(option) ? NbdProtocol.REP_ERR_TOO_BIG : NbdProtocol.REP_ERR_UNSUP,
                     NbdProtocol.optionName(option) + " data of " + length + " bytes is too large");
             return null;
         }
@@ -118,7 +122,9 @@ final class ServerHandshake {
             return null;
         }
         TlsMode mode = export.config.tls();
-        if (mode == TlsMode.REQUIRE && tls == null && option != NbdProtocol.OPT_STARTTLS
+        if (mode == TlsMode.REQUIRE
+                && tls == null
+                && option != NbdProtocol.OPT_STARTTLS
                 && option != NbdProtocol.OPT_ABORT) {
             if (option == NbdProtocol.OPT_EXPORT_NAME) {
                 LOG.debug("{}: NBD_OPT_EXPORT_NAME before STARTTLS on a TLS-only server, disconnecting", peer);
@@ -157,8 +163,12 @@ final class ServerHandshake {
     }
 
     private static boolean isKnown(int option) {
-        return option == NbdProtocol.OPT_EXPORT_NAME || option == NbdProtocol.OPT_ABORT || option == NbdProtocol.OPT_STARTTLS
-                || option == NbdProtocol.OPT_LIST || option == NbdProtocol.OPT_INFO || option == NbdProtocol.OPT_GO;
+        return option == NbdProtocol.OPT_EXPORT_NAME
+                || option == NbdProtocol.OPT_ABORT
+                || option == NbdProtocol.OPT_STARTTLS
+                || option == NbdProtocol.OPT_LIST
+                || option == NbdProtocol.OPT_INFO
+                || option == NbdProtocol.OPT_GO;
     }
 
     private Boolean exportName(String name) throws IOException {
@@ -180,8 +190,10 @@ final class ServerHandshake {
     private boolean startTls(int len) throws IOException {
         if (len != 0 || tls != null) {
             in.skip(len);
-            reply(NbdProtocol.OPT_STARTTLS, NbdProtocol.REP_ERR_INVALID, tls != null ? "TLS is already on"
-                    : "NBD_OPT_STARTTLS takes no data");
+            reply(
+                    NbdProtocol.OPT_STARTTLS,
+                    NbdProtocol.REP_ERR_INVALID,
+                    tls != null ? "TLS is already on" : "NBD_OPT_STARTTLS takes no data");
             return true;
         }
         ack(NbdProtocol.OPT_STARTTLS);
@@ -198,7 +210,11 @@ final class ServerHandshake {
         }
         in.switchTo(tls);
         out = tls;
-        LOG.debug("{}: TLS on ({}, {})", peer, tls.session().getProtocol(), tls.session().getCipherSuite());
+        LOG.debug(
+                "{}: TLS on ({}, {})",
+                peer,
+                tls.session().getProtocol(),
+                tls.session().getCipherSuite());
         return true;
     }
 
@@ -231,8 +247,10 @@ final class ServerHandshake {
         ByteBuffer data = ByteBuffer.wrap(in.readBytes(len));
         long nameLength = Integer.toUnsignedLong(data.getInt());
         if (nameLength > len - 6) {
-            reply(option, NbdProtocol.REP_ERR_INVALID, "export name length " + nameLength
-                    + " does not fit in option data of " + len + " bytes");
+            reply(
+                    option,
+                    NbdProtocol.REP_ERR_INVALID,
+                    "export name length " + nameLength + " does not fit in option data of " + len + " bytes");
             return false;
         }
         byte[] nameBytes = new byte[(int) nameLength];
@@ -240,22 +258,30 @@ final class ServerHandshake {
         String name = new String(nameBytes, StandardCharsets.UTF_8);
         int requests = Short.toUnsignedInt(data.getShort());
         if (data.remaining() != 2 * requests) {
-            reply(option, NbdProtocol.REP_ERR_INVALID, requests + " information requests need "
-                    + 2 * requests + " bytes, option has " + data.remaining());
+            reply(
+                    option,
+                    NbdProtocol.REP_ERR_INVALID,
+                    requests + " information requests need " + 2 * requests + " bytes, option has " + data.remaining());
             return false;
         }
         if (!export.matches(name)) {
             // With listing off (--no-list) the refusal names nothing the client did not send.
-            reply(option, NbdProtocol.REP_ERR_UNKNOWN, export.config.listExports() ? "unknown export '" + name
-                    + "'; this server exports '" + export.config.exportName() + "'" : "unknown export");
+            reply(
+                    option,
+                    NbdProtocol.REP_ERR_UNKNOWN,
+                    export.config.listExports()
+                            ? "unknown export '" + name + "'; this server exports '" + export.config.exportName() + "'"
+                            : "unknown export");
             return false;
         }
         if (option == NbdProtocol.OPT_GO && !chosen.getAsBoolean()) {
             throw new ClosedChannelException(); // evicted before its GO reply
         }
         ByteBuffer info = ByteBuffer.allocate(12);
-        info.putShort((short) NbdProtocol.INFO_EXPORT).putLong(export.size)
-                .putShort((short) export.transmissionFlags).flip();
+        info.putShort((short) NbdProtocol.INFO_EXPORT)
+                .putLong(export.size)
+                .putShort((short) export.transmissionFlags)
+                .flip();
         reply(option, NbdProtocol.REP_INFO, info);
         for (int i = 0; i < requests; i++) {
             int type = Short.toUnsignedInt(data.getShort());
@@ -306,7 +332,10 @@ final class ServerHandshake {
     private void reply(int option, int type, ByteBuffer data) throws IOException {
         int length = data == null ? 0 : data.remaining();
         ByteBuffer header = ByteBuffer.allocate(20 + length);
-        header.putLong(NbdProtocol.OPTION_REPLY_MAGIC).putInt(option).putInt(type).putInt(length);
+        header.putLong(NbdProtocol.OPTION_REPLY_MAGIC)
+                .putInt(option)
+                .putInt(type)
+                .putInt(length);
         if (data != null) {
             header.put(data);
         }

@@ -17,6 +17,7 @@ final class ServerRequest implements Runnable {
     private final ServerExport export;
     /** Reply header: magic, error, cookie (16 bytes, direct). */
     final ByteBuffer replyHeader;
+
     private final ByteBuffer zeros;
 
     int type;
@@ -29,6 +30,7 @@ final class ServerRequest implements Runnable {
     ByteBuffer payload;
     /** Payload bytes this request holds of its connection's budget, and of those, of the server's. */
     long budgetBytes;
+
     long sharedBytes;
 
     ServerRequest(ServerConnection connection, ServerExport export, ByteBuffer replyHeader) {
@@ -129,9 +131,7 @@ final class ServerRequest implements Runnable {
     /** Fills {@link #replyHeader} and positions the buffers for a gathering write; returns how many. */
     int prepareReply(ByteBuffer[] gather, int at) {
         replyHeader.clear();
-        replyHeader.putInt(0, NbdProtocol.SIMPLE_REPLY_MAGIC)
-                .putInt(4, error)
-                .putLong(8, cookie);
+        replyHeader.putInt(0, NbdProtocol.SIMPLE_REPLY_MAGIC).putInt(4, error).putLong(8, cookie);
         gather[at] = replyHeader;
         if (type == NbdProtocol.CMD_READ && error == 0 && length > 0) {
             payload.limit(length).position(0);

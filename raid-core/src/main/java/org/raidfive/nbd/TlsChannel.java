@@ -30,6 +30,7 @@ final class TlsChannel implements ByteChannel, GatheringByteChannel {
     private ByteBuffer netIn;
     /** Decrypted bytes not yet handed out: [position, limit). */
     private ByteBuffer appIn;
+
     private ByteBuffer netOut;
     private boolean inboundClosed;
 
@@ -149,9 +150,9 @@ final class TlsChannel implements ByteChannel, GatheringByteChannel {
                             wrapLocked(new ByteBuffer[] {ByteBuffer.allocate(0)}, 0, 1);
                         }
                     }
-                    if (r.bytesProduced() > 0 || engine.getHandshakeStatus()
-                            != SSLEngineResult.HandshakeStatus.NOT_HANDSHAKING
-                            && engine.getHandshakeStatus() != SSLEngineResult.HandshakeStatus.FINISHED) {
+                    if (r.bytesProduced() > 0
+                            || engine.getHandshakeStatus() != SSLEngineResult.HandshakeStatus.NOT_HANDSHAKING
+                                    && engine.getHandshakeStatus() != SSLEngineResult.HandshakeStatus.FINISHED) {
                         return r.bytesProduced();
                     }
                     if (r.bytesConsumed() > 0) {

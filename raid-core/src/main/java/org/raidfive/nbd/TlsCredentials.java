@@ -39,11 +39,10 @@ import javax.net.ssl.TrustManagerFactory;
  * Problems are an {@link IOException} naming the file and what is wrong.
  */
 public final class TlsCredentials {
-    private static final Pattern PEM = Pattern.compile(
-            "-----BEGIN ([A-Z ]+)-----\\s*([A-Za-z0-9+/=\\s]+?)-----END \\1-----");
+    private static final Pattern PEM =
+            Pattern.compile("-----BEGIN ([A-Z ]+)-----\\s*([A-Za-z0-9+/=\\s]+?)-----END \\1-----");
 
-    private TlsCredentials() {
-    }
+    private TlsCredentials() {}
 
     /**
      * A server's context: from a directory ({@code server-cert.pem}, {@code server-key.pem}, and
@@ -66,8 +65,8 @@ public final class TlsCredentials {
                 try (InputStream in = Files.newInputStream(source)) {
                     keys.load(in, password);
                 } catch (IOException e) {
-                    throw new IOException(source + ": not a PKCS#12 file, or the password is wrong ("
-                            + e.getMessage() + ")", e);
+                    throw new IOException(
+                            source + ": not a PKCS#12 file, or the password is wrong (" + e.getMessage() + ")", e);
                 }
             }
             return context(keys, password, trust);
@@ -93,8 +92,7 @@ public final class TlsCredentials {
         }
     }
 
-    private static SSLContext context(KeyStore keys, char[] password, KeyStore trust)
-            throws GeneralSecurityException {
+    private static SSLContext context(KeyStore keys, char[] password, KeyStore trust) throws GeneralSecurityException {
         KeyManager[] km = null;
         if (keys != null) {
             KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
@@ -224,8 +222,23 @@ public final class TlsCredentials {
 
     /** PKCS#1 RSAPrivateKey in a PKCS#8 PrivateKeyInfo: SEQUENCE { 0, {rsaEncryption, NULL}, OCTET STRING }. */
     static byte[] rsaPkcs1ToPkcs8(byte[] pkcs1) {
-        byte[] algorithm = {0x30, 0x0d, 0x06, 0x09, 0x2a, (byte) 0x86, 0x48, (byte) 0x86, (byte) 0xf7, 0x0d, 0x01,
-            0x01, 0x01, 0x05, 0x00};
+        byte[] algorithm = {
+            0x30,
+            0x0d,
+            0x06,
+            0x09,
+            0x2a,
+            (byte) 0x86,
+            0x48,
+            (byte) 0x86,
+            (byte) 0xf7,
+            0x0d,
+            0x01,
+            0x01,
+            0x01,
+            0x05,
+            0x00
+        };
         ByteArrayOutputStream body = new ByteArrayOutputStream();
         body.write(new byte[] {0x02, 0x01, 0x00}, 0, 3);
         body.write(algorithm, 0, algorithm.length);

@@ -28,13 +28,11 @@ import java.nio.ByteOrder;
  * {@code sun.misc.Unsafe} take the portable {@link VarHandle} path.
  */
 public final class Xor {
-    private static final VarHandle LONGS =
-            MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+    private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
     /** Rows per pass of {@link #parity}: the destination and up to four sources stay in L1/L2. */
     private static final int PARITY_BLOCK = 16 * 1024;
 
-    private Xor() {
-    }
+    private Xor() {}
 
     /** {@code dst[dOff..dOff+len) ^= src[sOff..sOff+len)}. */
     public static void xorInto(ByteBuffer dst, int dOff, ByteBuffer src, int sOff, int len) {
@@ -113,8 +111,7 @@ public final class Xor {
         }
     }
 
-    private static void portableXor(ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff,
-                                    int len) {
+    private static void portableXor(ByteBuffer dst, int dOff, ByteBuffer a, int aOff, ByteBuffer b, int bOff, int len) {
         int i = 0;
         int words = len & ~31;
         for (; i < words; i += 32) {
@@ -172,8 +169,8 @@ public final class Xor {
 
     private static void checkRange(ByteBuffer b, int off, int len) {
         if (off < 0 || len < 0 || off > b.limit() - len) {
-            throw new IndexOutOfBoundsException("xor range [" + off + ", " + off + " + " + len
-                    + ") outside buffer of limit " + b.limit());
+            throw new IndexOutOfBoundsException(
+                    "xor range [" + off + ", " + off + " + " + len + ") outside buffer of limit " + b.limit());
         }
     }
 
@@ -207,8 +204,7 @@ public final class Xor {
             ENABLED = u != null;
         }
 
-        private Raw() {
-        }
+        private Raw() {}
 
         /** Direct buffers, and heap buffers that expose their array (not read-only ones). */
         static boolean addressable(ByteBuffer b) {
@@ -237,35 +233,69 @@ public final class Xor {
         }
 
         /** {@code n} bytes of parity at {@code dst[dOff..)} from every source at {@code srcOffs[s] + done}. */
-        static void parityBlock(ByteBuffer dst, int dOff, ByteBuffer[] srcs, int[] srcOffs, int done, int count,
-                                int n) {
+        static void parityBlock(
+                ByteBuffer dst, int dOff, ByteBuffer[] srcs, int[] srcOffs, int done, int count, int n) {
             Object d = base(dst);
             long dO = offset(dst, dOff);
             int k;
             if (count == 2) {
-                x2(d, dO, base(srcs[0]), offset(srcs[0], srcOffs[0] + done),
-                        base(srcs[1]), offset(srcs[1], srcOffs[1] + done), n);
+                x2(
+                        d,
+                        dO,
+                        base(srcs[0]),
+                        offset(srcs[0], srcOffs[0] + done),
+                        base(srcs[1]),
+                        offset(srcs[1], srcOffs[1] + done),
+                        n);
                 k = 2;
             } else if (count == 3) {
-                x3(d, dO, base(srcs[0]), offset(srcs[0], srcOffs[0] + done),
-                        base(srcs[1]), offset(srcs[1], srcOffs[1] + done),
-                        base(srcs[2]), offset(srcs[2], srcOffs[2] + done), n);
+                x3(
+                        d,
+                        dO,
+                        base(srcs[0]),
+                        offset(srcs[0], srcOffs[0] + done),
+                        base(srcs[1]),
+                        offset(srcs[1], srcOffs[1] + done),
+                        base(srcs[2]),
+                        offset(srcs[2], srcOffs[2] + done),
+                        n);
                 k = 3;
             } else {
-                x4(d, dO, base(srcs[0]), offset(srcs[0], srcOffs[0] + done),
-                        base(srcs[1]), offset(srcs[1], srcOffs[1] + done),
-                        base(srcs[2]), offset(srcs[2], srcOffs[2] + done),
-                        base(srcs[3]), offset(srcs[3], srcOffs[3] + done), n);
+                x4(
+                        d,
+                        dO,
+                        base(srcs[0]),
+                        offset(srcs[0], srcOffs[0] + done),
+                        base(srcs[1]),
+                        offset(srcs[1], srcOffs[1] + done),
+                        base(srcs[2]),
+                        offset(srcs[2], srcOffs[2] + done),
+                        base(srcs[3]),
+                        offset(srcs[3], srcOffs[3] + done),
+                        n);
                 k = 4;
             }
             for (; k + 3 <= count; k += 3) {
-                into3(d, dO, base(srcs[k]), offset(srcs[k], srcOffs[k] + done),
-                        base(srcs[k + 1]), offset(srcs[k + 1], srcOffs[k + 1] + done),
-                        base(srcs[k + 2]), offset(srcs[k + 2], srcOffs[k + 2] + done), n);
+                into3(
+                        d,
+                        dO,
+                        base(srcs[k]),
+                        offset(srcs[k], srcOffs[k] + done),
+                        base(srcs[k + 1]),
+                        offset(srcs[k + 1], srcOffs[k + 1] + done),
+                        base(srcs[k + 2]),
+                        offset(srcs[k + 2], srcOffs[k + 2] + done),
+                        n);
             }
             if (k + 2 == count) {
-                into2(d, dO, base(srcs[k]), offset(srcs[k], srcOffs[k] + done),
-                        base(srcs[k + 1]), offset(srcs[k + 1], srcOffs[k + 1] + done), n);
+                into2(
+                        d,
+                        dO,
+                        base(srcs[k]),
+                        offset(srcs[k], srcOffs[k] + done),
+                        base(srcs[k + 1]),
+                        offset(srcs[k + 1], srcOffs[k + 1] + done),
+                        n);
             } else if (k + 1 == count) {
                 into1(d, dO, base(srcs[k]), offset(srcs[k], srcOffs[k] + done), n);
             }
@@ -295,16 +325,28 @@ public final class Xor {
             }
         }
 
-        static void x4(Object d, long dO, Object a, long aO, Object b, long bO, Object c, long cO, Object e,
-                       long eO, int len) {
+        static void x4(
+                Object d,
+                long dO,
+                Object a,
+                long aO,
+                Object b,
+                long bO,
+                Object c,
+                long cO,
+                Object e,
+                long eO,
+                int len) {
             int words = len & ~7;
             for (int i = 0; i < words; i += 8) {
-                U.putLong(d, dO + i, U.getLong(a, aO + i) ^ U.getLong(b, bO + i) ^ U.getLong(c, cO + i)
-                        ^ U.getLong(e, eO + i));
+                U.putLong(
+                        d,
+                        dO + i,
+                        U.getLong(a, aO + i) ^ U.getLong(b, bO + i) ^ U.getLong(c, cO + i) ^ U.getLong(e, eO + i));
             }
             for (int i = words; i < len; i++) {
-                U.putByte(d, dO + i, (byte) (U.getByte(a, aO + i) ^ U.getByte(b, bO + i) ^ U.getByte(c, cO + i)
-                        ^ U.getByte(e, eO + i)));
+                U.putByte(d, dO + i, (byte)
+                        (U.getByte(a, aO + i) ^ U.getByte(b, bO + i) ^ U.getByte(c, cO + i) ^ U.getByte(e, eO + i)));
             }
         }
 
@@ -331,12 +373,14 @@ public final class Xor {
         static void into3(Object d, long dO, Object a, long aO, Object b, long bO, Object c, long cO, int len) {
             int words = len & ~7;
             for (int i = 0; i < words; i += 8) {
-                U.putLong(d, dO + i, U.getLong(d, dO + i) ^ U.getLong(a, aO + i) ^ U.getLong(b, bO + i)
-                        ^ U.getLong(c, cO + i));
+                U.putLong(
+                        d,
+                        dO + i,
+                        U.getLong(d, dO + i) ^ U.getLong(a, aO + i) ^ U.getLong(b, bO + i) ^ U.getLong(c, cO + i));
             }
             for (int i = words; i < len; i++) {
-                U.putByte(d, dO + i, (byte) (U.getByte(d, dO + i) ^ U.getByte(a, aO + i) ^ U.getByte(b, bO + i)
-                        ^ U.getByte(c, cO + i)));
+                U.putByte(d, dO + i, (byte)
+                        (U.getByte(d, dO + i) ^ U.getByte(a, aO + i) ^ U.getByte(b, bO + i) ^ U.getByte(c, cO + i)));
             }
         }
     }

@@ -55,6 +55,7 @@ import org.agrona.concurrent.status.CountersReader;
 public final class CountersFile implements AutoCloseable {
     /** "RAIDCNT1", little-endian. */
     static final long MAGIC = 0x31544e4344494152L;
+
     static final int VERSION = 2;
     static final int HEADER_LENGTH = 4096;
     static final int MAX_COUNTERS = 1024;
@@ -68,6 +69,7 @@ public final class CountersFile implements AutoCloseable {
     private static final int PROCESS_START_OFFSET = 48;
     /** The inode of the Unix socket the writer serves on, 0 if none: how {@code raid stop --socket} finds it. */
     private static final int SOCKET_INODE_OFFSET = 56;
+
     private static final int NAME_OFFSET = 64;
     private static final int UUID_OFFSET = 192;
     private static final int MAX_TEXT = 120;
@@ -145,13 +147,17 @@ public final class CountersFile implements AutoCloseable {
         RunDirectory.check(path.toAbsolutePath().getParent());
         // A name no one can guess, made with O_CREAT|O_EXCL (CREATE_NEW) without following a link:
         // whatever another user put in the directory is never opened, written or truncated.
-        Path tmp = path.resolveSibling(path.getFileName() + ".tmp" + ProcessHandle.current().pid() + "."
-                + Long.toHexString(new SecureRandom().nextLong()));
+        Path tmp = path.resolveSibling(path.getFileName() + ".tmp"
+                + ProcessHandle.current().pid() + "." + Long.toHexString(new SecureRandom().nextLong()));
         MappedByteBuffer mapped;
-        try (FileChannel ch = FileChannel.open(tmp, Set.of(StandardOpenOption.CREATE_NEW,
-                StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
-                PosixFilePermissions.asFileAttribute(
-                        PosixFilePermissions.fromString("rw-r--r--")))) {
+        try (FileChannel ch = FileChannel.open(
+                tmp,
+                Set.of(
+                        StandardOpenOption.CREATE_NEW,
+                        StandardOpenOption.READ,
+                        StandardOpenOption.WRITE,
+                        LinkOption.NOFOLLOW_LINKS),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--")))) {
             // Every page written before it is mapped: on a full tmpfs this write fails here, with
             // ENOSPC, instead of a SIGBUS later in whichever thread first touches the page.
             ByteBuffer zeros = ByteBuffer.allocate(64 * 1024);
@@ -182,12 +188,16 @@ public final class CountersFile implements AutoCloseable {
         CountersFile file;
         try {
             file = new CountersFile(path, mapped, true);
-        } catch (IllegalAccessError | ExceptionInInitializerError | NoClassDefFoundError
-                 | InaccessibleObjectException e) {
+        } catch (IllegalAccessError
+                | ExceptionInInitializerError
+                | NoClassDefFoundError
+                | InaccessibleObjectException e) {
             Files.deleteIfExists(tmp);
-            throw new IllegalStateException("live counters need this JVM to run with --add-opens "
-                    + "java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED "
-                    + "(Agrona's memory access); the array runs without them: " + e, e);
+            throw new IllegalStateException(
+                    "live counters need this JVM to run with --add-opens "
+                            + "java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED "
+                            + "(Agrona's memory access); the array runs without them: " + e,
+                    e);
         }
         try {
             Files.move(tmp, path, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -213,8 +223,11 @@ public final class CountersFile implements AutoCloseable {
         try {
             return new CountersFile(path, mapped, false);
         } catch (IllegalAccessError | ExceptionInInitializerError | NoClassDefFoundError e) {
-            throw new IllegalStateException("reading live counters needs --add-opens "
-                    + "java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED: " + e, e);
+            throw new IllegalStateException(
+                    "reading live counters needs --add-opens "
+                            + "java.base/jdk.internal.misc=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED: "
+                            + e,
+                    e);
         }
     }
 
@@ -231,8 +244,7 @@ public final class CountersFile implements AutoCloseable {
     }
 
     /** One counter's value now. */
-    public record Counter(int id, String scope, Stat stat, long value) {
-    }
+    public record Counter(int id, String scope, Stat stat, long value) {}
 
     /** Every allocated counter, in allocation order (the array's first, then each member's). */
     public List<Counter> read() {
@@ -294,8 +306,10 @@ public final class CountersFile implements AutoCloseable {
      * did (a pid reused since, or a file naming pid 1, is stale).
      */
     public boolean writerAlive() {
-        return ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
-                .map(h -> Math.abs(processStart(h) - processStartMillis) < 1000).orElse(false);
+        return ProcessHandle.of(pid)
+                .filter(ProcessHandle::isAlive)
+                .map(h -> Math.abs(processStart(h) - processStartMillis) < 1000)
+                .orElse(false);
     }
 
     /** The writer records the inode of the Unix socket it serves on (0: none). */
@@ -361,11 +375,16 @@ public final class CountersFile implements AutoCloseable {
         }
         try (Stream<Path> s = Files.list(dir)) {
             s.filter(p -> {
-                String n = p.getFileName().toString();
-                int dot = n.lastIndexOf('.', n.length() - ".counters".length() - 1);
-                return n.endsWith(".counters") && dot > 0 && (uuid == null || n.substring(0, dot).equals(uuid))
-                        && n.substring(dot + 1, n.length() - ".counters".length()).matches("[0-9]+");
-            }).sorted().forEach(out::add);
+                        String n = p.getFileName().toString();
+                        int dot = n.lastIndexOf('.', n.length() - ".counters".length() - 1);
+                        return n.endsWith(".counters")
+                                && dot > 0
+                                && (uuid == null || n.substring(0, dot).equals(uuid))
+                                && n.substring(dot + 1, n.length() - ".counters".length())
+                                        .matches("[0-9]+");
+                    })
+                    .sorted()
+                    .forEach(out::add);
         }
         return out;
     }

@@ -18,8 +18,7 @@ import java.util.Set;
  * then write through.
  */
 final class RunDirectory {
-    private RunDirectory() {
-    }
+    private RunDirectory() {}
 
     /** Makes {@code dir} if absent; refuses it, with the reason, if another user could change what is in it. */
     static void check(Path dir) throws IOException {
@@ -29,7 +28,8 @@ final class RunDirectory {
                 Files.createDirectories(parent);
             }
             try {
-                Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
+                Files.createDirectory(
+                        dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
             } catch (FileAlreadyExistsException raced) {
                 // made by someone else meanwhile: checked below like any other
             }
@@ -48,9 +48,10 @@ final class RunDirectory {
         }
         Set<PosixFilePermission> p = a.permissions();
         if (p.contains(PosixFilePermission.GROUP_WRITE) || p.contains(PosixFilePermission.OTHERS_WRITE)) {
-            throw new IOException(dir + " is writable by " + (p.contains(PosixFilePermission.OTHERS_WRITE) ? "others"
-                    : "its group") + " (mode " + PosixFilePermissions.toString(p) + "): refusing it as the run "
-                    + "directory (chmod go-w it, or name another with RAID_RUN_DIR)");
+            throw new IOException(
+                    dir + " is writable by " + (p.contains(PosixFilePermission.OTHERS_WRITE) ? "others" : "its group")
+                            + " (mode " + PosixFilePermissions.toString(p) + "): refusing it as the run "
+                            + "directory (chmod go-w it, or name another with RAID_RUN_DIR)");
         }
     }
 

@@ -30,8 +30,11 @@ class ArrayConcurrencyTest {
         System.out.println("ArrayConcurrencyTest " + layout + " seed " + seed);
         int chunk = 16 * 1024;
         List<MemberDisk> members = ArrayDataTest.memoryMembers(5, (1 << 20) + 64L * chunk);
-        ArraySpec spec = ArraySpec.builder().algorithm(Raid5Algorithm.parse(layout)).chunkSize(chunk)
-                .assumeClean(true).build();
+        ArraySpec spec = ArraySpec.builder()
+                .algorithm(Raid5Algorithm.parse(layout))
+                .chunkSize(chunk)
+                .assumeClean(true)
+                .build();
         try (Raid5Array array = Raid5Array.create(spec, members)) {
             int size = (int) array.size();
             int sectors = size / 512;
@@ -54,8 +57,10 @@ class ArrayConcurrencyTest {
                                 byte[] got = new byte[512];
                                 buf.get(0, got);
                                 synchronized (image) {
-                                    assertArrayEquals(java.util.Arrays.copyOfRange(image, (int) off, (int) off + 512),
-                                            got, "thread " + id + " reads back its own sector " + sector);
+                                    assertArrayEquals(
+                                            java.util.Arrays.copyOfRange(image, (int) off, (int) off + 512),
+                                            got,
+                                            "thread " + id + " reads back its own sector " + sector);
                                 }
                             } else {
                                 random.nextBytes(data);
@@ -76,7 +81,9 @@ class ArrayConcurrencyTest {
                 pool.shutdownNow();
             }
             ArrayOracle.assertArrayHolds(array, image);
-            ArrayOracle.assertParityConsistent(members, array.status().members().get(0).dataOffset(),
+            ArrayOracle.assertParityConsistent(
+                    members,
+                    array.status().members().get(0).dataOffset(),
                     array.layout().memberBytesUsed());
         }
     }

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -41,8 +40,13 @@ class ArrayCountersTest {
             members.add(new DataAreaTally(new MemoryDisk(MEMBER, "t" + i), Long.MAX_VALUE));
         }
         Path file = dir.resolve("array.counters");
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true)
-                .name("counted").build(), members)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK)
+                        .assumeClean(true)
+                        .name("counted")
+                        .build(),
+                members)) {
             for (DataAreaTally m : members) {
                 m.dataOffset(array.core.table.slots[0].dataOffsetBytes);
             }
@@ -96,7 +100,8 @@ class ArrayCountersTest {
 
     @Test
     void countingIsOffUntilPublishedAndAfterwards(@TempDir Path dir) throws Exception {
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(),
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(),
                 new ArrayList<>(ArrayDataTest.memoryMembers(4, MEMBER)))) {
             assertEquals(null, array.core.stats, "an unwatched array counts nothing");
             ArrayCounters counters = array.publishCounters(dir.resolve("c"));
@@ -118,15 +123,22 @@ class ArrayCountersTest {
     void withoutTheFlagsArraysRunAndPublishingSaysWhatItNeeds(@TempDir Path dir) throws Exception {
         String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         Path file = dir.resolve("x.counters");
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", cp, "org.raidfive.stats.CountersWithoutFlagsMain", file.toString())
-                .redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-cp",
+                        cp,
+                        "org.raidfive.stats.CountersWithoutFlagsMain",
+                        file.toString())
+                .redirectErrorStream(true)
+                .start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS));
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, p.exitValue(), out);
         assertTrue(out.contains("io without flags: ok") && out.contains("io after: ok"), out);
-        assertTrue(out.contains("refused: live counters need this JVM to run with --add-opens "
-                + "java.base/jdk.internal.misc=ALL-UNNAMED"), out);
+        assertTrue(
+                out.contains("refused: live counters need this JVM to run with --add-opens "
+                        + "java.base/jdk.internal.misc=ALL-UNNAMED"),
+                out);
         assertFalse(Files.exists(file), "a refused publish leaves no file");
         try (var left = Files.list(dir)) {
             assertEquals(0, left.count(), "nor a temporary one");
@@ -136,10 +148,18 @@ class ArrayCountersTest {
     /** Reads the counters file in a fresh JVM: "scope stat" to value. */
     static Map<String, Long> dump(Path file) throws Exception {
         String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
-                "-cp", cp, "org.raidfive.stats.CountersDumpMain", file.toString())
-                .redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "--add-opens",
+                        "java.base/jdk.internal.misc=ALL-UNNAMED",
+                        "--add-opens",
+                        "java.base/java.nio=ALL-UNNAMED",
+                        "-cp",
+                        cp,
+                        "org.raidfive.stats.CountersDumpMain",
+                        file.toString())
+                .redirectErrorStream(true)
+                .start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS));
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, p.exitValue(), out);

@@ -32,16 +32,21 @@ class ArrayDataTest {
     }
 
     @Property(tries = 72)
-    void randomIoMatchesReferenceAndParityIsConsistent(@ForAll @IntRange(min = 0, max = 5) int algorithm,
-                                                       @ForAll @IntRange(min = 3, max = 6) int disks,
-                                                       @ForAll @IntRange(min = 0, max = 2) int chunkChoice,
-                                                       @ForAll @LongRange long seed) throws IOException {
+    void randomIoMatchesReferenceAndParityIsConsistent(
+            @ForAll @IntRange(min = 0, max = 5) int algorithm,
+            @ForAll @IntRange(min = 3, max = 6) int disks,
+            @ForAll @IntRange(min = 0, max = 2) int chunkChoice,
+            @ForAll @LongRange long seed)
+            throws IOException {
         int chunk = new int[] {4096, 16384, 65536}[chunkChoice];
         int stripes = 12;
         long memberSize = (1 << 20) + (long) stripes * chunk;
         List<MemberDisk> members = memoryMembers(disks, memberSize);
-        ArraySpec spec = ArraySpec.builder().algorithm(Raid5Algorithm.fromMdNumber(algorithm)).chunkSize(chunk)
-                .assumeClean(true).build();
+        ArraySpec spec = ArraySpec.builder()
+                .algorithm(Raid5Algorithm.fromMdNumber(algorithm))
+                .chunkSize(chunk)
+                .assumeClean(true)
+                .build();
         Random random = new Random(seed);
         try (Raid5Array array = Raid5Array.create(spec, members)) {
             int size = (int) array.size();
@@ -55,8 +60,8 @@ class ArrayDataTest {
                 int len = sectors * 512;
                 int off = 512 * random.nextInt((size - len) / 512 + 1);
                 int bufferOffset = random.nextInt(3) * 512;
-                ByteBuffer buf = random.nextBoolean() ? ByteBuffer.allocate(len + 1024)
-                        : ByteBuffer.allocateDirect(len + 1024);
+                ByteBuffer buf =
+                        random.nextBoolean() ? ByteBuffer.allocate(len + 1024) : ByteBuffer.allocateDirect(len + 1024);
                 if (random.nextInt(3) > 0) {
                     byte[] data = new byte[len];
                     random.nextBytes(data);
@@ -73,7 +78,8 @@ class ArrayDataTest {
             }
             ArrayOracle.assertArrayHolds(array, image);
             long dataOffset = array.status().members().get(0).dataOffset();
-            ArrayOracle.assertParityConsistent(members, dataOffset, array.layout().memberBytesUsed());
+            ArrayOracle.assertParityConsistent(
+                    members, dataOffset, array.layout().memberBytesUsed());
             ArrayOracle.assertDataPlacement(members, algorithm, chunk, dataOffset, image);
         }
     }

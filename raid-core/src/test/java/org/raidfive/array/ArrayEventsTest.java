@@ -69,8 +69,13 @@ class ArrayEventsTest {
             members.add(new FaultyDisk(new MemoryDisk(MEMBER, "m" + i)));
         }
         Recorder recorder = new Recorder();
-        Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).name("events")
-                .listener(recorder).build(), members); // not assumed clean: the initial resync is told too
+        Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK)
+                        .name("events")
+                        .listener(recorder)
+                        .build(),
+                members); // not assumed clean: the initial resync is told too
         try {
             SyncOutcome resync = array.awaitSync(Duration.ofSeconds(60));
             assertEquals(SyncOutcome.Result.DONE, resync.result(), "initial resync: " + resync);
@@ -107,9 +112,21 @@ class ArrayEventsTest {
         assertTrue(failed.detail().contains("disappeared"), "the cause is told: " + failed.detail());
         assertEquals("Fail", failed.mdadmEvent());
 
-        List<Kind> expectedOrder = List.of(Kind.PASS_STARTED, Kind.PASS_FINISHED, Kind.DIRTY, Kind.MEMBER_FAILED,
-                Kind.DEGRADED, Kind.SPARE_ADDED, Kind.MEMBER_REMOVED, Kind.PASS_STARTED, Kind.PASS_PROGRESS,
-                Kind.PASS_PROGRESS, Kind.PASS_PROGRESS, Kind.PASS_PROGRESS, Kind.PASS_FINISHED, Kind.SPARE_ACTIVE);
+        List<Kind> expectedOrder = List.of(
+                Kind.PASS_STARTED,
+                Kind.PASS_FINISHED,
+                Kind.DIRTY,
+                Kind.MEMBER_FAILED,
+                Kind.DEGRADED,
+                Kind.SPARE_ADDED,
+                Kind.MEMBER_REMOVED,
+                Kind.PASS_STARTED,
+                Kind.PASS_PROGRESS,
+                Kind.PASS_PROGRESS,
+                Kind.PASS_PROGRESS,
+                Kind.PASS_PROGRESS,
+                Kind.PASS_FINISHED,
+                Kind.SPARE_ACTIVE);
         int at = 0;
         for (ArrayEvent e : events) {
             if (at < expectedOrder.size() && e.kind() == expectedOrder.get(at)) {
@@ -117,16 +134,22 @@ class ArrayEventsTest {
             }
         }
         assertEquals(expectedOrder.size(), at, "events out of order or missing: " + events);
-        ArrayEvent recovery = events.stream().filter(e -> e.kind() == Kind.PASS_STARTED && "recover".equals(e.detail()))
-                .findFirst().orElseThrow(() -> new AssertionError("no recovery start: " + events));
+        ArrayEvent recovery = events.stream()
+                .filter(e -> e.kind() == Kind.PASS_STARTED && "recover".equals(e.detail()))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no recovery start: " + events));
         assertEquals("spare", recovery.member());
         assertEquals("RebuildStarted", recovery.mdadmEvent());
-        ArrayEvent done = events.stream().filter(e -> e.kind() == Kind.PASS_FINISHED && e.detail().startsWith("recover"))
-                .findFirst().orElseThrow();
+        ArrayEvent done = events.stream()
+                .filter(e -> e.kind() == Kind.PASS_FINISHED && e.detail().startsWith("recover"))
+                .findFirst()
+                .orElseThrow();
         assertEquals(SyncOutcome.Result.DONE, done.outcome());
         assertEquals("RebuildFinished", done.mdadmEvent());
-        List<String> progress = events.stream().filter(e -> e.kind() == Kind.PASS_PROGRESS)
-                .map(ArrayEvent::mdadmEvent).toList();
+        List<String> progress = events.stream()
+                .filter(e -> e.kind() == Kind.PASS_PROGRESS)
+                .map(ArrayEvent::mdadmEvent)
+                .toList();
         List<String> steps = List.of("Rebuild20", "Rebuild40", "Rebuild60", "Rebuild80");
         assertEquals(steps, progress.subList(0, 4), "md's RebuildNN steps of the resync, each once: " + progress);
         assertEquals(steps, progress.subList(4, 8), "and of the recovery: " + progress);
@@ -137,8 +160,8 @@ class ArrayEventsTest {
     @Test
     void aThrowingOrBlockedListenerHarmsNeitherOtherListenersNorIo() throws Exception {
         List<MemberDisk> members = new ArrayList<>(ArrayDataTest.memoryMembers(4, MEMBER));
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(),
-                members)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(), members)) {
             AtomicInteger thrown = new AtomicInteger();
             CountDownLatch release = new CountDownLatch(1);
             CountDownLatch blockedOnce = new CountDownLatch(1);
@@ -166,7 +189,8 @@ class ArrayEventsTest {
                 array.read((long) i * CHUNK, buf, 0, CHUNK);
             }
             assertTrue(array.isDegraded());
-            assertFalse(recorder.list().stream().anyMatch(e -> e.kind() == Kind.MEMBER_FAILED),
+            assertFalse(
+                    recorder.list().stream().anyMatch(e -> e.kind() == Kind.MEMBER_FAILED),
                     "delivered past a blocked listener");
             release.countDown();
             ArrayEvent failed = recorder.await(e -> e.kind() == Kind.MEMBER_FAILED, "member failed");
@@ -179,14 +203,15 @@ class ArrayEventsTest {
     @Test
     void awaitSyncSaysHowAPassEnded() throws Exception {
         List<MemberDisk> members = new ArrayList<>(ArrayDataTest.memoryMembers(4, MEMBER));
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(),
-                members)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(), members)) {
             assertEquals(SyncOutcome.Result.NONE, array.awaitSync(Duration.ZERO).result());
             LoadGenerator.fillRandom(array, 3);
             byte[] junk = new byte[4096];
             java.util.Arrays.fill(junk, (byte) 0x5a);
             long dataOffset = array.core.table.slots[0].dataOffsetBytes;
-            members.get(3).write(dataOffset + 5 * CHUNK, ByteBuffer.wrap(junk), 0, junk.length); // parity or data: a mismatch
+            members.get(3)
+                    .write(dataOffset + 5 * CHUNK, ByteBuffer.wrap(junk), 0, junk.length); // parity or data: a mismatch
             array.startCheck(false);
             SyncOutcome check = array.awaitSync(Duration.ofSeconds(60));
             assertEquals(SyncOutcome.Result.DONE, check.result());
@@ -200,7 +225,9 @@ class ArrayEventsTest {
     }
 
     private static ArrayEvent first(List<ArrayEvent> events, Kind kind) {
-        return events.stream().filter(e -> e.kind() == kind).findFirst()
+        return events.stream()
+                .filter(e -> e.kind() == kind)
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no " + kind + " in " + events));
     }
 }

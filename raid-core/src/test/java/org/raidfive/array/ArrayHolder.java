@@ -12,8 +12,7 @@ import org.raidfive.disk.MemberDisk;
  * killed or until stdin closes.
  */
 public final class ArrayHolder {
-    private ArrayHolder() {
-    }
+    private ArrayHolder() {}
 
     public static void main(String[] args) throws Exception {
         boolean readOnly = args[0].equals("ro");

@@ -49,7 +49,11 @@ class ArrayLifecycleTest {
     }
 
     private static ArraySpec spec() {
-        return ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).name("test:lifecycle").build();
+        return ArraySpec.builder()
+                .chunkSize(CHUNK)
+                .assumeClean(true)
+                .name("test:lifecycle")
+                .build();
     }
 
     private static byte[] fill(Raid5Array array, long seed) throws IOException {
@@ -93,7 +97,8 @@ class ArrayLifecycleTest {
         List<MemberDisk> present = files("g", 3);
         List<MemberDisk> slots = new ArrayList<>(present);
         slots.add(1, null);
-        ArraySpec notClean = ArraySpec.builder().chunkSize(CHUNK).name("test:missing").build();
+        ArraySpec notClean =
+                ArraySpec.builder().chunkSize(CHUNK).name("test:missing").build();
         byte[] image;
         try (Raid5Array array = Raid5Array.create(notClean, slots)) {
             assertTrue(array.isDegraded());
@@ -117,7 +122,9 @@ class ArrayLifecycleTest {
             ArrayOracle.assertArrayHolds(array, image);
             List<MemberDisk> all = new ArrayList<>(again);
             all.add(spare);
-            ArrayOracle.assertParityConsistent(all, array.core.table.slots[0].dataOffsetBytes,
+            ArrayOracle.assertParityConsistent(
+                    all,
+                    array.core.table.slots[0].dataOffsetBytes,
                     array.status().memberDataBytes());
         }
         List<MemberDisk> two = new ArrayList<>(files("h", 2));
@@ -194,7 +201,8 @@ class ArrayLifecycleTest {
             assertTrue(reassembled.awaitSync(Duration.ofSeconds(60)).ended());
             assertEquals(SyncAction.RESYNC, reassembled.syncProgress().action());
             assertTrue(reassembled.syncProgress().complete());
-            ArrayOracle.assertParityConsistent(again, dataOffset, reassembled.layout().memberBytesUsed());
+            ArrayOracle.assertParityConsistent(
+                    again, dataOffset, reassembled.layout().memberBytesUsed());
             ArrayOracle.assertArrayHolds(reassembled, image);
         }
         try (Raid5Array clean = Raid5Array.assemble(reopen("r", 4))) {
@@ -213,7 +221,8 @@ class ArrayLifecycleTest {
             d.write(0, ByteBuffer.wrap(junk), 0, junk.length);
             disks.add(d);
         }
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).build(), disks)) {
+        try (Raid5Array array =
+                Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).build(), disks)) {
             assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
             long dataOffset = array.status().members().get(0).dataOffset();
             ArrayOracle.assertParityConsistent(disks, dataOffset, array.layout().memberBytesUsed());
@@ -260,12 +269,14 @@ class ArrayLifecycleTest {
         }
         List<MemberDisk> corrupt = reopen("a", 3);
         e = assertThrows(ArrayConfigException.class, () -> Raid5Array.assemble(corrupt));
-        assertTrue(e.getMessage().contains("a1.img") && e.getMessage().toLowerCase().contains("checksum"),
+        assertTrue(
+                e.getMessage().contains("a1.img")
+                        && e.getMessage().toLowerCase().contains("checksum"),
                 e.getMessage());
         closeAll(corrupt);
         // a truncated member
-        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(dir.resolve("b1.img"),
-                java.nio.file.StandardOpenOption.WRITE)) {
+        try (java.nio.channels.FileChannel ch =
+                java.nio.channels.FileChannel.open(dir.resolve("b1.img"), java.nio.file.StandardOpenOption.WRITE)) {
             ch.truncate(MEMBER / 2);
         }
         // a truncated member is left out as mdadm leaves out a device too small for its data: degraded
@@ -294,19 +305,25 @@ class ArrayLifecycleTest {
             AssemblyReport report = array.assemblyReport();
             assertEquals(1, report.leftOut().size(), report.lines().toString());
             assertEquals(all.get(1), report.leftOut().get(0).disk());
-            assertTrue(report.leftOut().get(0).reason().startsWith("failed earlier"), report.lines().toString());
+            assertTrue(
+                    report.leftOut().get(0).reason().startsWith("failed earlier"),
+                    report.lines().toString());
             assertTrue(array.isDegraded(), "runs without the non-fresh member");
             ArrayOracle.assertArrayHolds(array, image);
         }
         closeAll(all);
-        assertArrayEquals(staleBefore, java.nio.file.Files.readAllBytes(dir.resolve("s1.img")),
+        assertArrayEquals(
+                staleBefore,
+                java.nio.file.Files.readAllBytes(dir.resolve("s1.img")),
                 "the member left out was not written");
         List<MemberDisk> again = reopen("s", 4);
         try (Raid5Array array = Raid5Array.assemble(again, AssembleOptions.DEFAULT.withTakeStaleAsSpare(true))) {
             assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
             assertFalse(array.isDegraded(), "the stale member was rebuilt");
             ArrayOracle.assertArrayHolds(array, image);
-            ArrayOracle.assertParityConsistent(again, array.status().members().get(0).dataOffset(),
+            ArrayOracle.assertParityConsistent(
+                    again,
+                    array.status().members().get(0).dataOffset(),
                     array.layout().memberBytesUsed());
         }
     }
@@ -323,11 +340,16 @@ class ArrayLifecycleTest {
             byte[][] before = snapshot(disks);
             long size = array.size();
             ByteBuffer buf = ByteBuffer.allocate(8192);
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> array.write(100, buf, 0, 512));
+            IllegalArgumentException e =
+                    assertThrows(IllegalArgumentException.class, () -> array.write(100, buf, 0, 512));
             assertTrue(e.getMessage().contains("100") && e.getMessage().contains("512"), e.getMessage());
-            java.io.EOFException eof = assertThrows(java.io.EOFException.class, () -> array.write(size - 512, buf, 0, 1024));
-            assertTrue(eof.getMessage().contains(Long.toString(size - 512)) && eof.getMessage().contains("1024")
-                    && eof.getMessage().contains(Long.toString(size)), eof.getMessage());
+            java.io.EOFException eof =
+                    assertThrows(java.io.EOFException.class, () -> array.write(size - 512, buf, 0, 1024));
+            assertTrue(
+                    eof.getMessage().contains(Long.toString(size - 512))
+                            && eof.getMessage().contains("1024")
+                            && eof.getMessage().contains(Long.toString(size)),
+                    eof.getMessage());
             assertThrows(java.io.EOFException.class, () -> array.read(size, buf, 0, 512));
             assertThrows(java.io.EOFException.class, () -> array.read(-512, buf, 0, 512));
             assertThrows(IllegalArgumentException.class, () -> array.read(0, buf, 0, 1000));
@@ -364,7 +386,8 @@ class ArrayLifecycleTest {
             Superblock s0 = SuperblockIo.read(disks.get(0));
             Superblock s1 = SuperblockIo.read(disks.get(1));
             assertArrayEquals(s0.setUuid(), s1.setUuid());
-            assertNotEquals(org.raidfive.md.MdUuid.format(s0.deviceUuid()), org.raidfive.md.MdUuid.format(s1.deviceUuid()));
+            assertNotEquals(
+                    org.raidfive.md.MdUuid.format(s0.deviceUuid()), org.raidfive.md.MdUuid.format(s1.deviceUuid()));
             assertEquals(0, s0.devNumber());
             assertEquals(1, s1.devNumber());
             assertEquals(1, s0.devRole(1));

@@ -9,9 +9,14 @@ import org.junit.jupiter.api.Test;
 class ArrayNameTest {
     @Test
     void namesAreMdadmsPortableOnes() {
-        assertEquals("host:vol-0.a_b", ArraySpec.builder().name("host:vol-0.a_b").build().name());
+        assertEquals(
+                "host:vol-0.a_b",
+                ArraySpec.builder().name("host:vol-0.a_b").build().name());
         for (String bad : new String[] {"vol0\nDEVICE /etc/*", "two words", "a/b", "tab\there", "vol\u00e9"}) {
-            assertThrows(IllegalArgumentException.class, () -> ArraySpec.builder().name(bad).build(), bad);
+            assertThrows(
+                    IllegalArgumentException.class,
+                    () -> ArraySpec.builder().name(bad).build(),
+                    bad);
         }
     }
 }

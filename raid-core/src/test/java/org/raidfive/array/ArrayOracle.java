@@ -14,8 +14,7 @@ import org.raidfive.disk.MemberDisk;
  * transcription of Linux {@code raid5_compute_sector}.
  */
 public final class ArrayOracle {
-    private ArrayOracle() {
-    }
+    private ArrayOracle() {}
 
     /** Linux raid5_compute_sector for RAID-5: {parity slot, data slot} of array chunk {@code chunk}. */
     public static int[] linuxSlots(int algorithm, int raidDisks, long chunk) {
@@ -76,8 +75,8 @@ public final class ArrayOracle {
             }
             for (int i = 0; i < n; i++) {
                 if (acc.get(i) != 0) {
-                    throw new AssertionError("parity mismatch at member offset " + (pos + i) + " (stripe "
-                            + "byte " + (pos + i) + " XORs to " + acc.get(i) + ")");
+                    throw new AssertionError("parity mismatch at member offset " + (pos + i) + " (stripe " + "byte "
+                            + (pos + i) + " XORs to " + acc.get(i) + ")");
                 }
             }
         }
@@ -87,8 +86,9 @@ public final class ArrayOracle {
      * Asserts that the members, read directly at the places Linux md would look, hold {@code image}.
      * {@code slots} are the members in role order.
      */
-    public static void assertDataPlacement(List<? extends MemberDisk> slots, int algorithm, int chunk,
-                                           long dataOffset, byte[] image) throws IOException {
+    public static void assertDataPlacement(
+            List<? extends MemberDisk> slots, int algorithm, int chunk, long dataOffset, byte[] image)
+            throws IOException {
         int n = slots.size();
         byte[] got = new byte[chunk];
         for (long c = 0; (c + 1) * chunk <= image.length; c++) {

@@ -37,9 +37,13 @@ class AsyncIoFuturesTest {
         for (int i = 0; i < 4; i++) {
             members.add(new FaultyDisk(new MemoryDisk(2L << 20, "slow" + i)).latency(200, TimeUnit.MICROSECONDS));
         }
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(16 * 1024).assumeClean(true).build(),
-                members);
-             AsyncIo io = new AsyncIo(array, 2, 32)) {
+        try (Raid5Array array = Raid5Array.create(
+                        ArraySpec.builder()
+                                .chunkSize(16 * 1024)
+                                .assumeClean(true)
+                                .build(),
+                        members);
+                AsyncIo io = new AsyncIo(array, 2, 32)) {
             int blocks = (int) (array.size() / BLOCK);
             byte[] image = new byte[blocks * BLOCK];
             List<CompletableFuture<Void>> writes = new ArrayList<>();
@@ -61,8 +65,10 @@ class AsyncIoFuturesTest {
             back.get(0, got);
             assertArrayEquals(image, got, "seed " + seed);
 
-            ExecutionException beyond = assertThrows(ExecutionException.class,
-                    () -> io.read(array.size(), ByteBuffer.allocate(BLOCK), 0, BLOCK).get(10, TimeUnit.SECONDS));
+            ExecutionException beyond = assertThrows(
+                    ExecutionException.class,
+                    () -> io.read(array.size(), ByteBuffer.allocate(BLOCK), 0, BLOCK)
+                            .get(10, TimeUnit.SECONDS));
             assertInstanceOf(EOFException.class, beyond.getCause());
             assertTrue(io.awaitDrained(Duration.ofSeconds(10)));
             assertEquals(0, io.inFlight());
@@ -79,13 +85,15 @@ class AsyncIoFuturesTest {
                 first.add(io.read((long) i * BLOCK, ByteBuffer.allocate(BLOCK), 0, BLOCK));
             }
             AtomicReference<CompletableFuture<Void>> fifth = new AtomicReference<>();
-            Thread caller = new Thread(() -> {
-                try {
-                    fifth.set(io.write(0, ByteBuffer.allocate(BLOCK), 0, BLOCK));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, "fifth-caller");
+            Thread caller = new Thread(
+                    () -> {
+                        try {
+                            fifth.set(io.write(0, ByteBuffer.allocate(BLOCK), 0, BLOCK));
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    },
+                    "fifth-caller");
             caller.start();
             caller.join(300);
             assertTrue(caller.isAlive(), "a fifth call went through with capacity 4 in flight");

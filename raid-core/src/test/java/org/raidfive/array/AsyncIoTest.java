@@ -64,9 +64,10 @@ class AsyncIoTest {
         System.out.println("AsyncIoTest seed " + seed);
         Random random = new Random(seed);
         List<MemberDisk> members = ArrayDataTest.memoryMembers(4, 2L << 20);
-        ArraySpec spec = ArraySpec.builder().chunkSize(16 * 1024).assumeClean(true).build();
+        ArraySpec spec =
+                ArraySpec.builder().chunkSize(16 * 1024).assumeClean(true).build();
         try (Raid5Array array = Raid5Array.create(spec, members);
-             AsyncIo io = new AsyncIo(array, 3, 32)) {
+                AsyncIo io = new AsyncIo(array, 3, 32)) {
             int blocks = (int) (array.size() / BLOCK);
             byte[] image = new byte[blocks * BLOCK];
             ByteBuffer[] buffers = new ByteBuffer[blocks];
@@ -157,8 +158,8 @@ class AsyncIoTest {
         closer.join();
         assertEquals(16, batch.completed.size(), "every accepted request completed before close returned");
         assertEquals(0, io.inFlight());
-        assertThrows(IllegalStateException.class,
-                () -> io.submitRead(0, ByteBuffer.allocate(BLOCK), 0, BLOCK, batch, 99));
+        assertThrows(
+                IllegalStateException.class, () -> io.submitRead(0, ByteBuffer.allocate(BLOCK), 0, BLOCK, batch, 99));
         io.close(); // idempotent
         disk.inner().read(0, ByteBuffer.allocate(BLOCK)); // the disk stays open
     }
@@ -212,9 +213,14 @@ class AsyncIoTest {
     @Test
     void refusalsThroughAnArrayAreEofForRangeAndSaidOnce() throws Exception {
         List<MemberDisk> members = ArrayDataTest.memoryMembers(4, 2L << 20);
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(16 * 1024).assumeClean(true)
-                .name("edge").build(), members);
-             AsyncIo io = new AsyncIo(array, 2, 8)) {
+        try (Raid5Array array = Raid5Array.create(
+                        ArraySpec.builder()
+                                .chunkSize(16 * 1024)
+                                .assumeClean(true)
+                                .name("edge")
+                                .build(),
+                        members);
+                AsyncIo io = new AsyncIo(array, 2, 8)) {
             Batch beyond = new Batch(1);
             io.submitWrite(array.size(), ByteBuffer.allocateDirect(BLOCK), 0, BLOCK, beyond, 0);
             assertTrue(beyond.done.await(10, TimeUnit.SECONDS));
@@ -224,7 +230,9 @@ class AsyncIoTest {
             io.submitRead(100, ByteBuffer.allocateDirect(BLOCK), 0, 512, misaligned, 0);
             assertTrue(misaligned.done.await(10, TimeUnit.SECONDS));
             String message = misaligned.error.get().getMessage();
-            assertEquals(message.indexOf(array.name()), message.lastIndexOf(array.name()),
+            assertEquals(
+                    message.indexOf(array.name()),
+                    message.lastIndexOf(array.name()),
                     "the array is named once: " + message);
             assertTrue(message.contains("not aligned"), message);
         }
@@ -233,8 +241,7 @@ class AsyncIoTest {
     @Test
     void steadyStateSubmitAndCompleteAllocateNothing() throws Exception {
         MemoryDisk disk = new MemoryDisk(1 << 20);
-        com.sun.management.ThreadMXBean threads =
-                (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         try (AsyncIo io = new AsyncIo(disk, 2, 8)) {
             AsyncIo.Submitter submitter = io.submitter(8);
             ByteBuffer buf = ByteBuffer.allocateDirect(BLOCK);
@@ -266,8 +273,8 @@ class AsyncIoTest {
             waitUntil(() -> completed.get() == warm + n);
             long submitBytes = threads.getCurrentThreadAllocatedBytes() - before;
             long workerBytes = sum(threads.getThreadAllocatedBytes(ids)) - workersBefore;
-            System.out.println("AsyncIo allocation over " + n + " requests: submitter " + submitBytes
-                    + " B, workers " + workerBytes + " B");
+            System.out.println("AsyncIo allocation over " + n + " requests: submitter " + submitBytes + " B, workers "
+                    + workerBytes + " B");
             // Less than one byte per request: a per-request allocation would be at least 16 bytes each.
             assertTrue(submitBytes < n, "submitter allocated " + submitBytes + " bytes");
             assertTrue(workerBytes < n, "workers allocated " + workerBytes + " bytes");
@@ -345,7 +352,6 @@ class AsyncIoTest {
             }
         }
 
-
         @Override
         public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
             pass();
@@ -358,11 +364,9 @@ class AsyncIoTest {
             inner.write(position, src, srcOffset, length);
         }
 
-
         @Override
         public String name() {
             return "gated " + inner.name();
         }
-
     }
 }

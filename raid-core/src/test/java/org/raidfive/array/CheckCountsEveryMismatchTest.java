@@ -38,7 +38,11 @@ class CheckCountsEveryMismatchTest {
         for (int i = 0; i < 4; i++) {
             disks.add(FileDisk.createOrExtend(dir.resolve("m" + i + ".img"), MEMBER, false));
         }
-        ArraySpec spec = ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).name("test:check").build();
+        ArraySpec spec = ArraySpec.builder()
+                .chunkSize(CHUNK)
+                .assumeClean(true)
+                .name("test:check")
+                .build();
         try (Raid5Array array = Raid5Array.create(spec, disks)) {
             byte[] data = new byte[(int) array.size()];
             random.nextBytes(data);

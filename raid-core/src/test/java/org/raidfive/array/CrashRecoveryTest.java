@@ -8,10 +8,10 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.raidfive.disk.MemberDisk;
 
 /**
@@ -32,7 +32,9 @@ class CrashRecoveryTest {
      * must hold (parity everywhere, every flushed write), over more rounds.
      */
     @ParameterizedTest
-    @EnumSource(value = ConsistencyPolicy.class, names = {"RESYNC", "BITMAP"})
+    @EnumSource(
+            value = ConsistencyPolicy.class,
+            names = {"RESYNC", "BITMAP"})
     void flushedWritesSurviveSigkillAndParityIsConsistentAfterResync(ConsistencyPolicy policy) throws Exception {
         long seed = System.nanoTime();
         System.out.println("crash seed " + seed);
@@ -42,11 +44,20 @@ class CrashRecoveryTest {
         int blockCount = -1;
         int rounds = policy == ConsistencyPolicy.BITMAP ? 10 : 4;
         for (int round = 0; round < rounds; round++) {
-            Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-Xmx256m", "-cp", System.getProperty("java.class.path"), CrashWriter.class.getName(),
-                    dir.toString(), Integer.toString(MEMBERS), Long.toString(MEMBER_SIZE), Long.toString(nextGen),
-                    policy.mdadmName())
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            Process child = new ProcessBuilder(
+                            Path.of(System.getProperty("java.home"), "bin", "java")
+                                    .toString(),
+                            "-Xmx256m",
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            CrashWriter.class.getName(),
+                            dir.toString(),
+                            Integer.toString(MEMBERS),
+                            Long.toString(MEMBER_SIZE),
+                            Long.toString(nextGen),
+                            policy.mdadmName())
+                    .redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .start();
             int killAfter = 3 + random.nextInt(25);
             long lastFlushed = -1;
             long[][] gens = {flushedGen};
@@ -80,17 +91,21 @@ class CrashRecoveryTest {
 
     private void verify(long[] flushedGen, int blockCount, long genLimit) throws Exception {
         List<MemberDisk> disks = CrashWriter.open(dir, MEMBERS, MEMBER_SIZE, false);
-        try (Raid5Array array = Raid5Array.assemble(disks, AssembleOptions.DEFAULT.withSyncLimits(SyncLimits.UNLIMITED))) {
+        try (Raid5Array array =
+                Raid5Array.assemble(disks, AssembleOptions.DEFAULT.withSyncLimits(SyncLimits.UNLIMITED))) {
             assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
             ByteBuffer buf = ByteBuffer.allocate(CrashWriter.BLOCK);
             for (int b = 0; b < blockCount; b++) {
                 array.read((long) b * CrashWriter.BLOCK, buf, 0, CrashWriter.BLOCK);
                 long gen = CrashWriter.generationOf(buf, b);
-                assertTrue(gen >= flushedGen[b], "block " + b + " lost a flushed write: holds gen " + gen
-                        + ", flushed gen " + flushedGen[b]);
+                assertTrue(
+                        gen >= flushedGen[b],
+                        "block " + b + " lost a flushed write: holds gen " + gen + ", flushed gen " + flushedGen[b]);
                 assertTrue(gen < genLimit, "block " + b + " holds a generation never written: " + gen);
             }
-            ArrayOracle.assertParityConsistent(disks, array.core.table.slots[0].dataOffsetBytes,
+            ArrayOracle.assertParityConsistent(
+                    disks,
+                    array.core.table.slots[0].dataOffsetBytes,
                     array.layout().memberBytesUsed());
         }
     }

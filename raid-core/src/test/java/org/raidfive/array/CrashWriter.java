@@ -23,8 +23,7 @@ public final class CrashWriter {
     static final int BLOCKS_PER_GEN = 8;
     static final int MAGIC = 0x52414944;
 
-    private CrashWriter() {
-    }
+    private CrashWriter() {}
 
     static int[] blocksOf(long gen, int blockCount) {
         Random r = new Random(gen * 1_000_003L);
@@ -85,9 +84,16 @@ public final class CrashWriter {
         PrintStream out = System.out;
         boolean exists = Files.exists(dir.resolve("c0.img"));
         List<MemberDisk> disks = open(dir, members, memberSize, !exists);
-        Raid5Array array = exists ? Raid5Array.assemble(disks)
-                : Raid5Array.create(ArraySpec.builder().chunkSize(16 * 1024).assumeClean(true).consistencyPolicy(policy)
-                        .bitmapChunk(policy == ConsistencyPolicy.BITMAP ? 64 * 1024 : 0).build(), disks);
+        Raid5Array array = exists
+                ? Raid5Array.assemble(disks)
+                : Raid5Array.create(
+                        ArraySpec.builder()
+                                .chunkSize(16 * 1024)
+                                .assumeClean(true)
+                                .consistencyPolicy(policy)
+                                .bitmapChunk(policy == ConsistencyPolicy.BITMAP ? 64 * 1024 : 0)
+                                .build(),
+                        disks);
         int blockCount = (int) (array.size() / BLOCK);
         out.println("READY " + blockCount);
         out.flush();
@@ -112,10 +118,11 @@ public final class CrashWriter {
      *
      * @throws AssertionError if the child does not end within 30 s
      */
-    public static void killAfterFlushes(Process child, int killAfter, long pauseNanos,
-                                        java.util.function.Consumer<String> onLine) throws Exception {
-        try (java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(
-                child.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII))) {
+    public static void killAfterFlushes(
+            Process child, int killAfter, long pauseNanos, java.util.function.Consumer<String> onLine)
+            throws Exception {
+        try (java.io.BufferedReader in = new java.io.BufferedReader(
+                new java.io.InputStreamReader(child.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII))) {
             String line;
             int flushes = 0;
             while ((line = in.readLine()) != null) {

@@ -28,7 +28,6 @@ public final class DataAreaTally extends ForwardingDisk {
         dataOffset = bytes;
     }
 
-
     @Override
     public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
         inner.read(position, dst, dstOffset, length);
@@ -46,7 +45,4 @@ public final class DataAreaTally extends ForwardingDisk {
             writeBytes.addAndGet(length);
         }
     }
-
-
-
 }

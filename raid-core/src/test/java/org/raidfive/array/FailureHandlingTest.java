@@ -37,8 +37,14 @@ class FailureHandlingTest {
     }
 
     static Raid5Array create(List<? extends MemberDisk> members, Raid5Algorithm algorithm) throws IOException {
-        return Raid5Array.create(ArraySpec.builder().algorithm(algorithm).chunkSize(CHUNK).assumeClean(true)
-                .syncLimits(SyncLimits.UNLIMITED).build(), members);
+        return Raid5Array.create(
+                ArraySpec.builder()
+                        .algorithm(algorithm)
+                        .chunkSize(CHUNK)
+                        .assumeClean(true)
+                        .syncLimits(SyncLimits.UNLIMITED)
+                        .build(),
+                members);
     }
 
     static Stream<Arguments> everyLayoutAndSlot() {
@@ -86,7 +92,9 @@ class FailureHandlingTest {
                 for (Member m : array.core.table.slots) {
                     now.add(m.disk);
                 }
-                ArrayOracle.assertParityConsistent(now, array.core.table.slots[0].dataOffsetBytes,
+                ArrayOracle.assertParityConsistent(
+                        now,
+                        array.core.table.slots[0].dataOffsetBytes,
                         array.layout().memberBytesUsed());
             }
         }
@@ -99,7 +107,8 @@ class FailureHandlingTest {
         List<FaultyDisk> members = faultyMembers(DISKS, MEMBER);
         Raid5Array array = create(members, Raid5Algorithm.LEFT_SYMMETRIC);
         byte[] image = LoadGenerator.fillRandom(array, seed);
-        LoadGenerator load = new LoadGenerator(array, image, 3, seed).tolerateArrayFailure().start();
+        LoadGenerator load =
+                new LoadGenerator(array, image, 3, seed).tolerateArrayFailure().start();
         load.awaitOperations(200);
         members.get(1).disappear();
         load.awaitOperations(200);
@@ -110,8 +119,8 @@ class FailureHandlingTest {
             Thread.sleep(5);
         }
         load.stop();
-        ArrayFailedException e = assertThrows(ArrayFailedException.class,
-                () -> array.read(0, ByteBuffer.allocate(512), 0, 512));
+        ArrayFailedException e =
+                assertThrows(ArrayFailedException.class, () -> array.read(0, ByteBuffer.allocate(512), 0, 512));
         assertTrue(e.getMessage().contains("failed"), e.getMessage());
         assertThrows(ArrayFailedException.class, () -> array.write(0, ByteBuffer.allocate(512), 0, 512));
         assertTrue(array.status().state().contains("FAILED"), array.status().state());
@@ -163,8 +172,10 @@ class FailureHandlingTest {
             assertEquals(MemberState.IN_SYNC, array.core.table.slots[0].state);
             org.raidfive.md.Superblock sb = SuperblockIo.read(members.get(0).inner());
             assertTrue(sb.hasFeature(org.raidfive.md.Superblock.MD_FEATURE_BAD_BLOCKS), "log written");
-            org.raidfive.md.BadBlockLog onDisk = SuperblockIo.readBadBlocks(members.get(0).inner(), sb);
-            assertTrue(onDisk.overlaps(dataOffset / 512, 8) && !onDisk.overlaps(dataOffset / 512 + 8, 1000), "" + onDisk);
+            org.raidfive.md.BadBlockLog onDisk =
+                    SuperblockIo.readBadBlocks(members.get(0).inner(), sb);
+            assertTrue(
+                    onDisk.overlaps(dataOffset / 512, 8) && !onDisk.overlaps(dataOffset / 512 + 8, 1000), "" + onDisk);
             long readsBefore = members.get(0).reads();
             ArrayOracle.assertArrayHolds(array, image); // the listed sectors are rebuilt, never read
             assertTrue(members.get(0).reads() > readsBefore, "the rest of the member is still read");
@@ -206,8 +217,7 @@ class FailureHandlingTest {
                 backing.write(position, src, srcOffset, length);
             }
 
-            public void flush() {
-            }
+            public void flush() {}
 
             public String name() {
                 return backing.name();
@@ -240,7 +250,8 @@ class FailureHandlingTest {
             slow.latency(0, java.util.concurrent.TimeUnit.MILLISECONDS);
             array.fail(slow);
             array.remove(slow);
-            assertEquals(completedBefore + 1, completed.get(), "remove returned only after the in-flight read completed");
+            assertEquals(
+                    completedBefore + 1, completed.get(), "remove returned only after the in-flight read completed");
             reader.join();
             assertTrue(java.util.Arrays.equals(got, 0, 4096, image, 0, 4096), "the in-flight read was not lost");
             assertTrue(array.status().members().stream().noneMatch(m -> m.name().equals("m0")), "m0 is gone");
@@ -278,7 +289,10 @@ class FailureHandlingTest {
             for (Member m : array.core.table.slots) {
                 now.add(m.disk);
             }
-            ArrayOracle.assertParityConsistent(now, array.core.table.slots[0].dataOffsetBytes, array.layout().memberBytesUsed());
+            ArrayOracle.assertParityConsistent(
+                    now,
+                    array.core.table.slots[0].dataOffsetBytes,
+                    array.layout().memberBytesUsed());
         }
     }
 
@@ -286,8 +300,14 @@ class FailureHandlingTest {
     void hotSpareTakesOverWhenAMemberFails() throws Exception {
         List<FaultyDisk> members = faultyMembers(DISKS, MEMBER);
         MemoryDisk spare = new MemoryDisk(MEMBER, "hot-spare");
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true)
-                .syncLimits(SyncLimits.UNLIMITED).build(), members, List.of(spare))) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK)
+                        .assumeClean(true)
+                        .syncLimits(SyncLimits.UNLIMITED)
+                        .build(),
+                members,
+                List.of(spare))) {
             byte[] image = LoadGenerator.fillRandom(array, 15);
             members.get(1).disappear();
             byte[] got = new byte[(int) array.size()];

@@ -52,8 +52,8 @@ class ForcedAssemblyTest {
         }
         byte[] image;
         int at;
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(),
-                disks)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(), disks)) {
             image = new byte[(int) array.size()];
             random.nextBytes(image);
             array.write(0, ByteBuffer.wrap(image), 0, image.length);
@@ -65,8 +65,10 @@ class ForcedAssemblyTest {
             int stripeBytes = 3 * CHUNK;
             at = random.nextInt((int) (array.size() / stripeBytes)) * stripeBytes;
             int where = at;
-            assertThrows(IOException.class,
-                    () -> array.write(where, ByteBuffer.wrap(new byte[stripeBytes]), 0, stripeBytes)); // not acknowledged
+            assertThrows(
+                    IOException.class,
+                    () -> array.write(
+                            where, ByteBuffer.wrap(new byte[stripeBytes]), 0, stripeBytes)); // not acknowledged
             assertTrue(array.isFailed(), "two members out: failed");
         }
         for (FaultyDisk d : disks) {
@@ -74,18 +76,22 @@ class ForcedAssemblyTest {
         }
         List<MemberDisk> plain = open(4);
         ArrayConfigException refused = assertThrows(ArrayConfigException.class, () -> Raid5Array.assemble(plain));
-        assertTrue(refused.getMessage().contains("too few members") && refused.getMessage().contains("force"),
+        assertTrue(
+                refused.getMessage().contains("too few members")
+                        && refused.getMessage().contains("force"),
                 refused.getMessage());
         for (MemberDisk d : plain) {
             d.close();
         }
         List<MemberDisk> again = open(4);
-        try (Raid5Array array = Raid5Array.assemble(again, AssembleOptions.DEFAULT.withForce(true)
-                .withSyncLimits(SyncLimits.UNLIMITED))) {
+        try (Raid5Array array = Raid5Array.assemble(
+                again, AssembleOptions.DEFAULT.withForce(true).withSyncLimits(SyncLimits.UNLIMITED))) {
             AssemblyReport report = array.assemblyReport();
             assertEquals(2, report.forced().size(), report.lines().toString());
             assertTrue(report.resyncForced());
-            assertTrue(report.lines().get(0).startsWith("forcing event count in "), report.lines().toString());
+            assertTrue(
+                    report.lines().get(0).startsWith("forcing event count in "),
+                    report.lines().toString());
             assertFalse(array.isDegraded(), "both failed-together members are back");
             assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
             assertEquals(SyncAction.RESYNC, array.syncProgress().action());
@@ -100,7 +106,9 @@ class ForcedAssemblyTest {
             }
             System.arraycopy(image, at, got, at, 3 * CHUNK);
             assertTrue(java.util.Arrays.equals(got, image), "every acknowledged write reads back");
-            ArrayOracle.assertParityConsistent(again, array.status().members().get(0).dataOffset(),
+            ArrayOracle.assertParityConsistent(
+                    again,
+                    array.status().members().get(0).dataOffset(),
                     array.layout().memberBytesUsed());
         }
         List<MemberDisk> after = open(4);
@@ -116,8 +124,8 @@ class ForcedAssemblyTest {
         for (int i = 0; i < 4; i++) {
             disks.add(FileDisk.createOrExtend(dir.resolve("f" + i + ".img"), MEMBER, false));
         }
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(),
-                disks)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(), disks)) {
             array.fail(disks.get(3));
             for (int i = 0; i < 20; i++) { // the array moves on: events far past the failure
                 array.write(0, ByteBuffer.wrap(new byte[4096]), 0, 4096);
@@ -126,8 +134,8 @@ class ForcedAssemblyTest {
             }
         }
         List<MemberDisk> again = open(4);
-        try (Raid5Array array = Raid5Array.assemble(again, AssembleOptions.DEFAULT.withForce(true)
-                .withStartSync(false))) {
+        try (Raid5Array array = Raid5Array.assemble(
+                again, AssembleOptions.DEFAULT.withForce(true).withStartSync(false))) {
             assertTrue(array.assemblyReport().forced().isEmpty(), "it can run degraded: nothing forced");
             assertEquals(1, array.assemblyReport().leftOut().size());
             assertTrue(array.isDegraded());

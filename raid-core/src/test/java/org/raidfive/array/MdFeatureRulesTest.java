@@ -50,8 +50,8 @@ class MdFeatureRulesTest {
             paths.add(p);
             disks.add(FileDisk.createOrExtend(p, MEMBER, false));
         }
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(),
-                disks)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(), disks)) {
             image = new byte[(int) array.size()];
             new Random(12).nextBytes(image);
             array.write(0, ByteBuffer.wrap(image), 0, image.length);
@@ -102,8 +102,8 @@ class MdFeatureRulesTest {
         List<byte[]> before = contents();
         for (boolean readOnly : new boolean[] {false, true}) {
             List<MemberDisk> disks = open(readOnly);
-            IOException e = assertThrows(IOException.class,
-                    () -> Raid5Array.assemble(disks, QUIET.withReadOnly(readOnly)));
+            IOException e =
+                    assertThrows(IOException.class, () -> Raid5Array.assemble(disks, QUIET.withReadOnly(readOnly)));
             for (String w : words) {
                 assertTrue(e.getMessage().contains(w), "'" + w + "' in: " + e.getMessage());
             }
@@ -120,8 +120,11 @@ class MdFeatureRulesTest {
     @Test
     void reshapeInProgressIsRefused() throws Exception {
         makeArray();
-        editAll(sb -> sb.setFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE, true).reshapePosition(2048).deltaDisks(1)
-                .newLayout(sb.layout()).newChunk(sb.chunkSectors()));
+        editAll(sb -> sb.setFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE, true)
+                .reshapePosition(2048)
+                .deltaDisks(1)
+                .newLayout(sb.layout())
+                .newChunk(sb.chunkSectors()));
         assertRefused("reshape", "Linux md");
     }
 
@@ -194,8 +197,10 @@ class MdFeatureRulesTest {
         Superblock cleared = MemberOwnershipTest.readSuperblock(paths.get(0));
         assertFalse(cleared.hasFeature(Superblock.MD_FEATURE_BAD_BLOCKS), "the rewritten sectors are good again");
         byte[] member0 = MemberOwnershipTest.bytesOf(paths.get(0));
-        assertArrayEquals(java.util.Arrays.copyOfRange(image, 0, 4096),
-                java.util.Arrays.copyOfRange(member0, (int) dataOffset, (int) dataOffset + 4096), "rewritten on disk");
+        assertArrayEquals(
+                java.util.Arrays.copyOfRange(image, 0, 4096),
+                java.util.Arrays.copyOfRange(member0, (int) dataOffset, (int) dataOffset + 4096),
+                "rewritten on disk");
         rw = open(false);
         try (Raid5Array array = Raid5Array.assemble(rw, QUIET)) {
             ArrayOracle.assertArrayHolds(array, image);
@@ -218,7 +223,9 @@ class MdFeatureRulesTest {
             ArrayOracle.assertArrayHolds(array, image);
             assertFalse(array.isDegraded(), "one corrected read error keeps the member, whatever the count");
         }
-        assertEquals(48, MemberOwnershipTest.readSuperblock(paths.get(0)).cntCorrectedRead(),
+        assertEquals(
+                48,
+                MemberOwnershipTest.readSuperblock(paths.get(0)).cntCorrectedRead(),
                 "40 sectors + the 8 just corrected");
         assertEquals(40, MemberOwnershipTest.readSuperblock(paths.get(1)).cntCorrectedRead());
     }
@@ -245,8 +252,14 @@ class MdFeatureRulesTest {
         for (Path p : paths) {
             // bitmap_super_t as mdadm writes it, 8 sectors after the superblock; all bits clean
             ByteBuffer bm = ByteBuffer.allocate(4096).order(ByteOrder.LITTLE_ENDIAN);
-            bm.putInt(0, 0x6d746962).putInt(4, 4).put(8, sb0.setUuid()).putLong(24, sb0.events())
-                    .putLong(32, sb0.events()).putLong(40, syncSectors).putInt(52, bitmapChunk).putInt(56, 5)
+            bm.putInt(0, 0x6d746962)
+                    .putInt(4, 4)
+                    .put(8, sb0.setUuid())
+                    .putLong(24, sb0.events())
+                    .putLong(32, sb0.events())
+                    .putLong(40, syncSectors)
+                    .putInt(52, bitmapChunk)
+                    .putInt(56, 5)
                     .putInt(64, 8);
             writeRaw(p, (Superblock.SUPERBLOCK_OFFSET_SECTORS + 8) * 512, bm);
         }
@@ -264,7 +277,8 @@ class MdFeatureRulesTest {
         }
         for (Path p : paths) {
             Superblock sb = MemberOwnershipTest.readSuperblock(p);
-            assertTrue(sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET) && sb.bitmapOffset() == 8,
+            assertTrue(
+                    sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET) && sb.bitmapOffset() == 8,
                     "the bitmap is still the array's on " + p);
             byte[] all = MemberOwnershipTest.bytesOf(p);
             ByteBuffer b = ByteBuffer.wrap(all, at, 256).slice().order(ByteOrder.LITTLE_ENDIAN);

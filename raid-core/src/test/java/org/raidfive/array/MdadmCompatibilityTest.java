@@ -30,14 +30,27 @@ class MdadmCompatibilityTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"left-asymmetric", "right-asymmetric", "left-symmetric", "right-symmetric",
-        "parity-first", "parity-last"})
+    @ValueSource(
+            strings = {
+                "left-asymmetric",
+                "right-asymmetric",
+                "left-symmetric",
+                "right-symmetric",
+                "parity-first",
+                "parity-last"
+            })
     void mdadmExamineReadsEveryMemberWeWrite(String layout) throws Exception {
         Mdadm.assumeInstalled();
         List<MemberDisk> disks = files(4, 64L << 20);
         String uuid;
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().layout(layout).chunkSize(64 * 1024)
-                .name("host:r5").assumeClean(true).build(), disks)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .layout(layout)
+                        .chunkSize(64 * 1024)
+                        .name("host:r5")
+                        .assumeClean(true)
+                        .build(),
+                disks)) {
             array.write(0, java.nio.ByteBuffer.allocate(65536), 0, 65536);
             uuid = array.uuid();
         }
@@ -63,8 +76,13 @@ class MdadmCompatibilityTest {
     void mdadmSeesADegradedArrayAndARebuildingMember() throws Exception {
         Mdadm.assumeInstalled();
         List<MemberDisk> disks = files(4, 32L << 20);
-        Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(64 * 1024).assumeClean(true)
-                .syncLimits(new SyncLimits(1024, 1024 * 1024)).build(), disks);
+        Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(64 * 1024)
+                        .assumeClean(true)
+                        .syncLimits(new SyncLimits(1024, 1024 * 1024))
+                        .build(),
+                disks);
         array.fail(disks.get(2));
         array.remove(disks.get(2));
         Map<String, String> f = Mdadm.examineFields(dir.resolve("m0.img"));

@@ -35,7 +35,8 @@ import org.raidfive.md.Superblock;
 @Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class MemberOwnershipTest {
     private static final long MEMBER = 4L << 20;
-    private static final AssembleOptions READ_ONLY = AssembleOptions.DEFAULT.withReadOnly(true).withStartSync(false);
+    private static final AssembleOptions READ_ONLY =
+            AssembleOptions.DEFAULT.withReadOnly(true).withStartSync(false);
 
     @TempDir
     Path dir;
@@ -48,8 +49,13 @@ class MemberOwnershipTest {
             paths.add(p);
             disks.add(FileDisk.createOrExtend(p, MEMBER, false));
         }
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(64 * 1024).assumeClean(true)
-                .name("own:0").build(), disks)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(64 * 1024)
+                        .assumeClean(true)
+                        .name("own:0")
+                        .build(),
+                disks)) {
             array.write(0, ByteBuffer.wrap(new byte[8192]), 0, 8192);
         }
         return paths;
@@ -104,8 +110,11 @@ class MemberOwnershipTest {
             List<byte[]> before = contents(paths);
             for (boolean readOnly : new boolean[] {false, true}) {
                 List<MemberDisk> second = open(paths, readOnly);
-                IOException e = assertThrows(IOException.class, () -> Raid5Array.assemble(second,
-                        AssembleOptions.DEFAULT.withReadOnly(readOnly).withStartSync(false)));
+                IOException e = assertThrows(
+                        IOException.class,
+                        () -> Raid5Array.assemble(
+                                second,
+                                AssembleOptions.DEFAULT.withReadOnly(readOnly).withStartSync(false)));
                 assertTrue(e.getMessage().contains("in use") && e.getMessage().contains("own:0"), e.getMessage());
                 closeAll(second); // closing the second opens must not drop the holder's OS locks
             }
@@ -130,7 +139,7 @@ class MemberOwnershipTest {
     void readOnlyArraysShareMembersButExcludeAWriter() throws Exception {
         List<Path> paths = makeArray("s", 3);
         try (Raid5Array r1 = Raid5Array.assemble(open(paths, true), READ_ONLY);
-             Raid5Array r2 = Raid5Array.assemble(open(paths, true), READ_ONLY)) {
+                Raid5Array r2 = Raid5Array.assemble(open(paths, true), READ_ONLY)) {
             List<MemberDisk> writer = open(paths, false);
             IOException e = assertThrows(IOException.class, () -> Raid5Array.assemble(writer));
             assertTrue(e.getMessage().contains("in use"), e.getMessage());
@@ -142,10 +151,16 @@ class MemberOwnershipTest {
     @Test
     void memoryMemberCannotJoinTwoArrays() throws Exception {
         List<MemoryDisk> disks = List.of(new MemoryDisk(MEMBER), new MemoryDisk(MEMBER), new MemoryDisk(MEMBER));
-        try (Raid5Array a = Raid5Array.create(ArraySpec.builder().chunkSize(64 * 1024).assumeClean(true).build(), disks)) {
-            IOException e = assertThrows(IOException.class, () -> Raid5Array.create(
-                    ArraySpec.builder().chunkSize(64 * 1024).assumeClean(true).build(),
-                    List.of(disks.get(0), new MemoryDisk(MEMBER), new MemoryDisk(MEMBER))));
+        try (Raid5Array a = Raid5Array.create(
+                ArraySpec.builder().chunkSize(64 * 1024).assumeClean(true).build(), disks)) {
+            IOException e = assertThrows(
+                    IOException.class,
+                    () -> Raid5Array.create(
+                            ArraySpec.builder()
+                                    .chunkSize(64 * 1024)
+                                    .assumeClean(true)
+                                    .build(),
+                            List.of(disks.get(0), new MemoryDisk(MEMBER), new MemoryDisk(MEMBER))));
             assertTrue(e.getMessage().contains("in use"), e.getMessage());
             IOException spare = assertThrows(IOException.class, () -> a.addSpare(disks.get(1)));
             assertTrue(spare.getMessage().contains(disks.get(1).name()), spare.getMessage());
@@ -163,9 +178,14 @@ class MemberOwnershipTest {
             List<byte[]> before = contents(paths);
             for (boolean readOnly : new boolean[] {false, true}) {
                 List<MemberDisk> mine = open(paths, readOnly);
-                IOException e = assertThrows(IOException.class, () -> Raid5Array.assemble(mine,
-                        AssembleOptions.DEFAULT.withReadOnly(readOnly).withStartSync(false)));
-                assertTrue(e.getMessage().contains("another process") && e.getMessage().contains("pid " + pid),
+                IOException e = assertThrows(
+                        IOException.class,
+                        () -> Raid5Array.assemble(
+                                mine,
+                                AssembleOptions.DEFAULT.withReadOnly(readOnly).withStartSync(false)));
+                assertTrue(
+                        e.getMessage().contains("another process")
+                                && e.getMessage().contains("pid " + pid),
                         e.getMessage());
                 closeAll(mine);
             }
@@ -232,13 +252,19 @@ class MemberOwnershipTest {
     }
 
     private static Process hold(List<Path> paths, boolean readOnly) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx128m", "-cp", System.getProperty("java.class.path"), HolderMain.class.getName(),
+        List<String> cmd = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx128m",
+                "-cp",
+                System.getProperty("java.class.path"),
+                HolderMain.class.getName(),
                 readOnly ? "ro" : "rw"));
         for (Path p : paths) {
             cmd.add(p.toString());
         }
-        return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        return new ProcessBuilder(cmd)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
     }
 
     private static String readLine(Process p) throws IOException {

@@ -32,8 +32,8 @@ class MemberShrinksTest {
         for (int i = 0; i < 4; i++) {
             disks.add(FileDisk.createOrExtend(dir.resolve("t" + i + ".img"), 4L << 20, false));
         }
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(64 * 1024).assumeClean(true).build(),
-                disks)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder().chunkSize(64 * 1024).assumeClean(true).build(), disks)) {
             byte[] image = new byte[(int) array.size()];
             new Random(7).nextBytes(image);
             array.write(0, ByteBuffer.wrap(image), 0, image.length);

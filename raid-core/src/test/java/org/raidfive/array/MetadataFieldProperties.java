@@ -49,9 +49,11 @@ class MetadataFieldProperties {
     }
 
     private static byte[][] make(ConsistencyPolicy policy) throws IOException {
-        List<MemberDisk> disks = disks(new byte[][] {new byte[(int) MEMBER], new byte[(int) MEMBER],
-            new byte[(int) MEMBER], new byte[(int) MEMBER]});
-        ArraySpec.Builder spec = ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).consistencyPolicy(policy);
+        List<MemberDisk> disks = disks(new byte[][] {
+            new byte[(int) MEMBER], new byte[(int) MEMBER], new byte[(int) MEMBER], new byte[(int) MEMBER]
+        });
+        ArraySpec.Builder spec =
+                ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).consistencyPolicy(policy);
         if (policy == ConsistencyPolicy.BITMAP) {
             spec.bitmapChunk(4096);
         }
@@ -98,8 +100,7 @@ class MetadataFieldProperties {
         }
 
         @Override
-        public void flush() {
-        }
+        public void flush() {}
 
         @Override
         public String name() {
@@ -107,8 +108,7 @@ class MetadataFieldProperties {
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 
     // ---------------------------------------------------------------- the model: md's rules, from the kernel
@@ -153,10 +153,21 @@ class MetadataFieldProperties {
      * md's rules for where a v1.2 member's metadata lies (super_1_load, __write_sb_page,
      * ppl_validate_rdev), plus "no two areas overlap": true when valid.
      */
-    private static boolean areasValid(long deviceSectors, long dataOffset, long dataSize, long size, Long bitmapOffset,
-                                      long bitmapSectors, int bblogOffset, int bblogSize, boolean badBlocksFeature) {
-        if (dataOffset < 9 || dataOffset > deviceSectors || Long.compareUnsigned(dataSize, deviceSectors - dataOffset) > 0
-                || Long.compareUnsigned(size, dataSize) > 0 || dataSize < 10) {
+    private static boolean areasValid(
+            long deviceSectors,
+            long dataOffset,
+            long dataSize,
+            long size,
+            Long bitmapOffset,
+            long bitmapSectors,
+            int bblogOffset,
+            int bblogSize,
+            boolean badBlocksFeature) {
+        if (dataOffset < 9
+                || dataOffset > deviceSectors
+                || Long.compareUnsigned(dataSize, deviceSectors - dataOffset) > 0
+                || Long.compareUnsigned(size, dataSize) > 0
+                || dataSize < 10) {
             return false;
         }
         Area superblock = new Area(8, 9);
@@ -247,8 +258,10 @@ class MetadataFieldProperties {
                     assertArrayEquals(edited[i], after, what + ": m" + i + " was left out, yet written to");
                 } else {
                     int from = (int) (u64(edited[i], DATA_OFFSET) * 512);
-                    assertArrayEquals(java.util.Arrays.copyOfRange(edited[i], from, after.length),
-                            java.util.Arrays.copyOfRange(after, from, after.length), what + ": data of m" + i + " changed");
+                    assertArrayEquals(
+                            java.util.Arrays.copyOfRange(edited[i], from, after.length),
+                            java.util.Arrays.copyOfRange(after, from, after.length),
+                            what + ": data of m" + i + " changed");
                 }
             } else if (!valid) {
                 assertTrue(refused != null, what + ": md's rules refuse this, raidfive assembled it");
@@ -256,8 +269,10 @@ class MetadataFieldProperties {
             } else {
                 assertTrue(refused == null, what + ": md's rules accept this, raidfive refused: " + refused);
                 int from = (int) (u64(edited[i], DATA_OFFSET) * 512);
-                assertArrayEquals(java.util.Arrays.copyOfRange(edited[i], from, after.length),
-                        java.util.Arrays.copyOfRange(after, from, after.length), what + ": data of m" + i + " changed");
+                assertArrayEquals(
+                        java.util.Arrays.copyOfRange(edited[i], from, after.length),
+                        java.util.Arrays.copyOfRange(after, from, after.length),
+                        what + ": data of m" + i + " changed");
             }
             disks.get(i).close();
         }
@@ -291,7 +306,8 @@ class MetadataFieldProperties {
 
     @Provide
     Arbitrary<Integer> smallOffsets() {
-        return Arbitraries.oneOf(Arbitraries.integers().between(-64, 4200),
+        return Arbitraries.oneOf(
+                Arbitraries.integers().between(-64, 4200),
                 Arbitraries.of(Integer.MIN_VALUE, Integer.MAX_VALUE, -1, 0, 1, 7, 8, 9, 2040, 2047, 2048, 16384));
     }
 
@@ -307,23 +323,42 @@ class MetadataFieldProperties {
         // read at the new place (bad magic or another array's UUID: md refuses it)
         long at = (8L + offset) * 512;
         ByteBuffer b = ByteBuffer.wrap(m0).order(ByteOrder.LITTLE_ENDIAN);
-        boolean bitmapThere = at >= 0 && at + 256 <= m0.length && b.getInt((int) at) == 0x6d746962
+        boolean bitmapThere = at >= 0
+                && at + 256 <= m0.length
+                && b.getInt((int) at) == 0x6d746962
                 && java.util.Arrays.equals(m0, (int) at + 8, (int) at + 24, m0, 4096 + 16, 4096 + 32);
         long chunk = bitmapThere ? Integer.toUnsignedLong(b.getInt((int) at + 52)) : 4096;
-        boolean valid = bitmapThere && areasValid(MEMBER / 512, dataOffset, u64(m0, DATA_SIZE), u64(m0, SIZE),
-                (long) offset, bitmapSectors(u64(m0, SIZE), chunk), s32(m0, BBLOG_OFFSET), u16(m0, BBLOG_SIZE), false);
+        boolean valid = bitmapThere
+                && areasValid(
+                        MEMBER / 512,
+                        dataOffset,
+                        u64(m0, DATA_SIZE),
+                        u64(m0, SIZE),
+                        (long) offset,
+                        bitmapSectors(u64(m0, SIZE), chunk),
+                        s32(m0, BBLOG_OFFSET),
+                        u16(m0, BBLOG_SIZE),
+                        false);
         check(e, valid, "bitmap_offset " + offset);
     }
 
     @Property(tries = 60)
-    void theBadBlockLogLiesInTheMetadataSpaceOrIsRefused(@ForAll("smallOffsets") int offset,
-                                                         @ForAll("bblogSizes") int size) throws IOException {
+    void theBadBlockLogLiesInTheMetadataSpaceOrIsRefused(
+            @ForAll("smallOffsets") int offset, @ForAll("bblogSizes") int size) throws IOException {
         byte[][] e = copy(bitmapArray);
         editSuperblock(e[2], sb -> sb.bblogOffset(offset).bblogSize(size));
         byte[] m = e[2];
         long dataOffset = u64(m, DATA_OFFSET);
-        boolean valid = areasValid(MEMBER / 512, dataOffset, u64(m, DATA_SIZE), u64(m, SIZE), 8L,
-                bitmapSectors(u64(m, SIZE), 4096), offset, size, false);
+        boolean valid = areasValid(
+                MEMBER / 512,
+                dataOffset,
+                u64(m, DATA_SIZE),
+                u64(m, SIZE),
+                8L,
+                bitmapSectors(u64(m, SIZE), 4096),
+                offset,
+                size,
+                false);
         // a log md reads (feature set) must hold valid entries: this array has none, so it is empty
         check(e, valid, "bblog_offset " + offset + " bblog_size " + size);
     }
@@ -334,8 +369,8 @@ class MetadataFieldProperties {
     }
 
     @Property(tries = 60)
-    void theDataAreaFitsTheDeviceOrIsRefused(@ForAll("dataOffsets") long dataOffset,
-                                             @ForAll("dataOffsets") long dataSize) throws IOException {
+    void theDataAreaFitsTheDeviceOrIsRefused(
+            @ForAll("dataOffsets") long dataOffset, @ForAll("dataOffsets") long dataSize) throws IOException {
         dataArea(dataOffset, dataSize);
     }
 
@@ -356,15 +391,24 @@ class MetadataFieldProperties {
         b.putLong(4096 + DATA_OFFSET, dataOffset).putLong(4096 + DATA_SIZE, dataSize);
         fixChecksum(m);
         // a moved data offset reads other bytes as data: md accepts it all the same, if the areas hold
-        boolean valid = areasValid(MEMBER / 512, dataOffset, dataSize, u64(m, SIZE), 8L,
-                bitmapSectors(u64(m, SIZE), 4096), s32(m, BBLOG_OFFSET), u16(m, BBLOG_SIZE), false)
+        boolean valid = areasValid(
+                        MEMBER / 512,
+                        dataOffset,
+                        dataSize,
+                        u64(m, SIZE),
+                        8L,
+                        bitmapSectors(u64(m, SIZE), 4096),
+                        s32(m, BBLOG_OFFSET),
+                        u16(m, BBLOG_SIZE),
+                        false)
                 && Long.compareUnsigned(dataSize, -1L - dataOffset) <= 0;
         check(e, valid, "data_offset " + dataOffset + " data_size " + dataSize);
     }
 
     @Provide
     Arbitrary<Long> dataOffsets() {
-        return Arbitraries.oneOf(Arbitraries.longs().between(0, MEMBER / 512 + 100),
+        return Arbitraries.oneOf(
+                Arbitraries.longs().between(0, MEMBER / 512 + 100),
                 Arbitraries.of(0L, 8L, 9L, 10L, 2048L, MEMBER / 512, -1L, Long.MIN_VALUE, Long.MAX_VALUE, 1L << 55));
     }
 
@@ -372,15 +416,31 @@ class MetadataFieldProperties {
 
     @Provide
     Arbitrary<Long> bitmapValues() {
-        return Arbitraries.oneOf(Arbitraries.longs().between(-2, 1 << 20),
-                Arbitraries.of(0L, 1L, 3L, 4L, 5L, 511L, 512L, 4096L, 16383L, 16384L, 1L << 31, 1L << 32, 0xffffffffL,
-                        1L << 25, -1L, Long.MIN_VALUE));
+        return Arbitraries.oneOf(
+                Arbitraries.longs().between(-2, 1 << 20),
+                Arbitraries.of(
+                        0L,
+                        1L,
+                        3L,
+                        4L,
+                        5L,
+                        511L,
+                        512L,
+                        4096L,
+                        16383L,
+                        16384L,
+                        1L << 31,
+                        1L << 32,
+                        0xffffffffL,
+                        1L << 25,
+                        -1L,
+                        Long.MIN_VALUE));
     }
 
     /** Offsets in bitmap_super_t: version 4, sync_size 40, state 48, chunksize 52, daemon_sleep 56, write_behind 60. */
     @Property(tries = 120)
-    void bitmapSuperblockFieldsAreJudgedAsMdReadsThem(@ForAll("bitmapFields") int field,
-                                                      @ForAll("bitmapValues") long value) throws IOException {
+    void bitmapSuperblockFieldsAreJudgedAsMdReadsThem(
+            @ForAll("bitmapFields") int field, @ForAll("bitmapValues") long value) throws IOException {
         byte[][] e = copy(bitmapArray);
         int width = field == 40 ? 8 : 4;
         for (byte[] m : e) {
@@ -397,9 +457,19 @@ class MetadataFieldProperties {
         boolean valid = switch (field) {
             case 4 -> u32 == 3 || u32 == 4; // md reads 3..5; 5 is clustered md, which raidfive refuses
             case 40, 48 -> true; // sync_size: md writes its own; state: STALE means a full resync, nothing refused
-            case 52 -> u32 >= 512 && Long.bitCount(u32) == 1 && areasValid(MEMBER / 512, u64(m0, DATA_OFFSET),
-                    u64(m0, DATA_SIZE), u64(m0, SIZE), 8L, bitmapSectors(u64(m0, SIZE), u32), s32(m0, BBLOG_OFFSET),
-                    u16(m0, BBLOG_SIZE), false);
+            case 52 ->
+                u32 >= 512
+                        && Long.bitCount(u32) == 1
+                        && areasValid(
+                                MEMBER / 512,
+                                u64(m0, DATA_OFFSET),
+                                u64(m0, DATA_SIZE),
+                                u64(m0, SIZE),
+                                8L,
+                                bitmapSectors(u64(m0, SIZE), u32),
+                                s32(m0, BBLOG_OFFSET),
+                                u16(m0, BBLOG_SIZE),
+                                false);
             case 56 -> u32 != 0; // md: daemon_sleep * HZ in 1..MAX_SCHEDULE_TIMEOUT
             case 60 -> u32 <= 16383; // COUNTER_MAX
             default -> throw new AssertionError(field);
@@ -422,7 +492,8 @@ class MetadataFieldProperties {
         int logAt = (int) ((8 + s32(m, BBLOG_OFFSET)) * 512L);
         ByteBuffer b = ByteBuffer.wrap(m).order(ByteOrder.LITTLE_ENDIAN);
         b.putLong(logAt, entry);
-        editSuperblock(m, sb -> sb.setFeature(Superblock.MD_FEATURE_BAD_BLOCKS, true).bblogShift(shift));
+        editSuperblock(
+                m, sb -> sb.setFeature(Superblock.MD_FEATURE_BAD_BLOCKS, true).bblogShift(shift));
         long units = entry >>> 10;
         boolean valid = entry == -1L // the end mark: an empty list
                 || ((entry & 0x3ff) != 0 && shift < 54 && (units << shift) >>> shift == units && (units << shift) >= 0);
@@ -431,8 +502,18 @@ class MetadataFieldProperties {
 
     @Provide
     Arbitrary<Long> badBlockEntries() {
-        return Arbitraries.oneOf(Arbitraries.longs(), Arbitraries.of(-1L, 0L, 1L, 0x3ffL, 0x400L, 1L << 10 | 8,
-                Long.MAX_VALUE, Long.MIN_VALUE | 1, (1L << 53) << 10 | 1));
+        return Arbitraries.oneOf(
+                Arbitraries.longs(),
+                Arbitraries.of(
+                        -1L,
+                        0L,
+                        1L,
+                        0x3ffL,
+                        0x400L,
+                        1L << 10 | 8,
+                        Long.MAX_VALUE,
+                        Long.MIN_VALUE | 1,
+                        (1L << 53) << 10 | 1));
     }
 
     @Provide
@@ -443,8 +524,11 @@ class MetadataFieldProperties {
     // ---------------------------------------------------------------- PPL entries
 
     @Property(tries = 80)
-    void pplEntriesMdCannotPlaceChangeNoData(@ForAll("sectors") long dataSector, @ForAll("ppSizes") int ppSize,
-                                             @ForAll("ppSizes") int dataSize, @ForAll("slots") int parityDisk)
+    void pplEntriesMdCannotPlaceChangeNoData(
+            @ForAll("sectors") long dataSector,
+            @ForAll("ppSizes") int ppSize,
+            @ForAll("ppSizes") int dataSize,
+            @ForAll("slots") int parityDisk)
             throws IOException {
         byte[][] e = copy(pplArray);
         for (byte[] m : e) {
@@ -468,8 +552,11 @@ class MetadataFieldProperties {
         org.raidfive.md.PplHeader.seal(h, 1, new CRC32C());
         long arraySectors = u64(m, SIZE) * 3;
         long dataBytes = Integer.toUnsignedLong(dataSize);
-        boolean placeable = ppBytes % 512 == 0 && dataBytes % 512 == 0 && ppBytes <= areaBytes - 4096
-                && Long.compareUnsigned(dataSector, arraySectors) < 0 && dataBytes > 0
+        boolean placeable = ppBytes % 512 == 0
+                && dataBytes % 512 == 0
+                && ppBytes <= areaBytes - 4096
+                && Long.compareUnsigned(dataSector, arraySectors) < 0
+                && dataBytes > 0
                 && (ppBytes == 0 || dataBytes / ppBytes <= 3);
         List<MemberDisk> disks = disks(e);
         try (Raid5Array array = Raid5Array.assemble(disks, QUIET)) {
@@ -481,8 +568,10 @@ class MetadataFieldProperties {
             for (int i = 0; i < 4; i++) {
                 byte[] after = bytes(disks.get(i));
                 int from = (int) (u64(e[i], DATA_OFFSET) * 512);
-                assertArrayEquals(java.util.Arrays.copyOfRange(e[i], from, after.length),
-                        java.util.Arrays.copyOfRange(after, from, after.length), String.format(
+                assertArrayEquals(
+                        java.util.Arrays.copyOfRange(e[i], from, after.length),
+                        java.util.Arrays.copyOfRange(after, from, after.length),
+                        String.format(
                                 "an entry md cannot place (data_sector %d, pp_size %d, data_size %d) changed data of m%d",
                                 dataSector, ppSize, dataSize, i));
             }
@@ -498,14 +587,18 @@ class MetadataFieldProperties {
 
     @Provide
     Arbitrary<Long> sectors() {
-        return Arbitraries.oneOf(Arbitraries.longs().between(0, 50_000), Arbitraries.longs(),
+        return Arbitraries.oneOf(
+                Arbitraries.longs().between(0, 50_000),
+                Arbitraries.longs(),
                 Arbitraries.of((1L << 55) + 7168, Long.MIN_VALUE + 7168, -8L, 0L, 7168L, 12287L, 12288L));
     }
 
     @Provide
     Arbitrary<Integer> ppSizes() {
-        return Arbitraries.oneOf(Arbitraries.integers().between(0, 300).map(i -> i * 512),
-                Arbitraries.integers(), Arbitraries.of(0, 4096, 8192, 65536, 0x7ffff000, -1, 511, 1 << 20));
+        return Arbitraries.oneOf(
+                Arbitraries.integers().between(0, 300).map(i -> i * 512),
+                Arbitraries.integers(),
+                Arbitraries.of(0, 4096, 8192, 65536, 0x7ffff000, -1, 511, 1 << 20));
     }
 
     @Provide

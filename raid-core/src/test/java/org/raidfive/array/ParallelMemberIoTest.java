@@ -75,10 +75,6 @@ class ParallelMemberIoTest {
                 now.decrementAndGet();
             }
         }
-
-
-
-
     }
 
     @Test
@@ -89,8 +85,8 @@ class ParallelMemberIoTest {
         for (int i = 0; i < 4; i++) {
             disks.add(new Counting(new MemoryDisk(MEMBER), now, max));
         }
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(),
-                disks)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(), disks)) {
             byte[] image = LoadGenerator.fillRandom(array, 3);
             for (Counting d : disks) {
                 d.latency(2, TimeUnit.MILLISECONDS);
@@ -116,8 +112,8 @@ class ParallelMemberIoTest {
         for (int i = 0; i < 4; i++) {
             disks.add(new Counting(new MemoryDisk(MEMBER), now, max));
         }
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(),
-                disks)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(), disks)) {
             byte[] image = LoadGenerator.fillRandom(array, 5);
             for (Counting d : disks) {
                 d.latency(2, TimeUnit.MILLISECONDS);
@@ -135,20 +131,26 @@ class ParallelMemberIoTest {
                     at[i] = 4096L * r.nextInt((int) (array.size() / 4096));
                     ByteBuffer b = ByteBuffer.allocateDirect(4096);
                     int n = i;
-                    io.submitRead(at[i], b, 0, 4096, new AsyncIo.Completion<Object>() {
-                        @Override
-                        public void completed(Object a) {
-                            got[n] = new byte[4096];
-                            b.get(0, got[n]);
-                            done.countDown();
-                        }
+                    io.submitRead(
+                            at[i],
+                            b,
+                            0,
+                            4096,
+                            new AsyncIo.Completion<Object>() {
+                                @Override
+                                public void completed(Object a) {
+                                    got[n] = new byte[4096];
+                                    b.get(0, got[n]);
+                                    done.countDown();
+                                }
 
-                        @Override
-                        public void failed(Object a, IOException e) {
-                            failures.incrementAndGet();
-                            done.countDown();
-                        }
-                    }, null);
+                                @Override
+                                public void failed(Object a, IOException e) {
+                                    failures.incrementAndGet();
+                                    done.countDown();
+                                }
+                            },
+                            null);
                 }
                 assertTrue(done.await(60, TimeUnit.SECONDS));
             }
@@ -156,8 +158,10 @@ class ParallelMemberIoTest {
             for (int i = 0; i < reads; i++) {
                 assertArrayEquals(java.util.Arrays.copyOfRange(image, (int) at[i], (int) at[i] + 4096), got[i]);
             }
-            assertTrue(max.get() >= depth / 2, "one AsyncIo worker kept " + max.get() + " member reads in flight "
-                    + "at once (asked for " + depth + ")");
+            assertTrue(
+                    max.get() >= depth / 2,
+                    "one AsyncIo worker kept " + max.get() + " member reads in flight " + "at once (asked for " + depth
+                            + ")");
         }
     }
 
@@ -174,8 +178,8 @@ class ParallelMemberIoTest {
         for (int i = 0; i < 4; i++) {
             disks.add(new Counting(new MemoryDisk(MEMBER), now, max));
         }
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(),
-                disks)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(), disks)) {
             byte[] image = LoadGenerator.fillRandom(array, 7);
             for (Counting d : disks) {
                 d.latency(200, TimeUnit.MICROSECONDS);
@@ -203,18 +207,24 @@ class ParallelMemberIoTest {
                     r.nextBytes(data);
                     System.arraycopy(data, 0, image, (int) at, 4096);
                     ByteBuffer b = ByteBuffer.wrap(data);
-                    io.submitWrite(at, b, 0, 4096, new AsyncIo.Completion<Object>() {
-                        @Override
-                        public void completed(Object a) {
-                            done.countDown();
-                        }
+                    io.submitWrite(
+                            at,
+                            b,
+                            0,
+                            4096,
+                            new AsyncIo.Completion<Object>() {
+                                @Override
+                                public void completed(Object a) {
+                                    done.countDown();
+                                }
 
-                        @Override
-                        public void failed(Object a, IOException e) {
-                            failures.incrementAndGet();
-                            done.countDown();
-                        }
-                    }, null);
+                                @Override
+                                public void failed(Object a, IOException e) {
+                                    failures.incrementAndGet();
+                                    done.countDown();
+                                }
+                            },
+                            null);
                 }
                 assertTrue(done.await(60, TimeUnit.SECONDS));
             }

@@ -50,7 +50,11 @@ class PartialParityLogTest {
     }
 
     private static ArraySpec spec(ConsistencyPolicy policy) {
-        return ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).consistencyPolicy(policy).build();
+        return ArraySpec.builder()
+                .chunkSize(CHUNK)
+                .assumeClean(true)
+                .consistencyPolicy(policy)
+                .build();
     }
 
     /** Byte offset in the array of column {@code column} of the data chunk in {@code slot} of {@code stripe}. */
@@ -87,7 +91,9 @@ class PartialParityLogTest {
      * back as it was; without it (forced start), slot 3's data comes back wrong.
      */
     @ParameterizedTest
-    @EnumSource(value = ConsistencyPolicy.class, names = {"RESYNC", "PPL"})
+    @EnumSource(
+            value = ConsistencyPolicy.class,
+            names = {"RESYNC", "PPL"})
     void aTornParityWriteOnADegradedArrayLosesTheMissingMembersDataOnlyWithoutTheLog(ConsistencyPolicy policy)
             throws Exception {
         List<MemoryDisk> d = disks();
@@ -128,13 +134,17 @@ class PartialParityLogTest {
         try (Raid5Array again = Raid5Array.assemble(survivors, AssembleOptions.DEFAULT.withForce(true))) {
             byte[] missingAfter = read(again, arrayOffset(stripe, missing, 0), PAGE);
             if (policy == ConsistencyPolicy.PPL) {
-                assertArrayEquals(missingBefore, missingAfter, "the log recomputed the torn stripe's parity: the "
-                        + "missing member's data, which no write touched, is intact");
+                assertArrayEquals(
+                        missingBefore,
+                        missingAfter,
+                        "the log recomputed the torn stripe's parity: the "
+                                + "missing member's data, which no write touched, is intact");
                 assertEquals(Long.MAX_VALUE, again.meta.recoveryCp(), "a dirty start recovered from the log is clean");
                 assertArrayEquals(image, read(again, 0, image.length), "every byte written reads back");
             } else {
-                assertFalse(Arrays.equals(missingBefore, missingAfter), "without a log the torn stripe corrupts data "
-                        + "no write touched (the RAID-5 write hole)");
+                assertFalse(
+                        Arrays.equals(missingBefore, missingAfter),
+                        "without a log the torn stripe corrupts data " + "no write touched (the RAID-5 write hole)");
             }
         }
     }
@@ -173,7 +183,9 @@ class PartialParityLogTest {
                     break;
                 }
                 generation = PplHeader.generation(h);
-                newest = ByteBuffer.allocate(PAGE * 2).order(ByteOrder.LITTLE_ENDIAN).put(area.duplicate().clear());
+                newest = ByteBuffer.allocate(PAGE * 2)
+                        .order(ByteOrder.LITTLE_ENDIAN)
+                        .put(area.duplicate().clear());
                 pos += PAGE + PplHeader.ppBytes(h);
             }
             assertTrue(newest != null, "a valid header on the parity member");
@@ -203,7 +215,8 @@ class PartialParityLogTest {
             assertArrayEquals(pp, logged, "partial parity: the XOR of the data the write left alone");
             CRC32C ppCrc = new CRC32C();
             ppCrc.update(pp);
-            assertEquals((int) ppCrc.getValue(), h.getInt(556), "the entry's checksum is CRC-32C of its partial parity");
+            assertEquals(
+                    (int) ppCrc.getValue(), h.getInt(556), "the entry's checksum is CRC-32C of its partial parity");
         }
     }
 
@@ -311,8 +324,8 @@ class PartialParityLogTest {
         }
         try (Raid5Array again = Raid5Array.assemble(new ArrayList<>(d))) {
             ArrayOracle.assertArrayHolds(again, image);
-            ArrayOracle.assertParityConsistent(d, again.core.table.slots[0].dataOffsetBytes,
-                    again.layout().memberBytesUsed());
+            ArrayOracle.assertParityConsistent(
+                    d, again.core.table.slots[0].dataOffsetBytes, again.layout().memberBytesUsed());
         }
     }
 

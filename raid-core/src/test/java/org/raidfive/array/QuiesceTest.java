@@ -28,8 +28,13 @@ class QuiesceTest {
     @EnumSource(CounterMode.class)
     void quiesceDrainsReadsAndReadersResume(CounterMode mode) throws Exception {
         List<MemberDisk> members = ArrayDataTest.memoryMembers(4, (1 << 20) + 64L * 16384);
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(16384).assumeClean(true)
-                .counterMode(mode).build(), members)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(16384)
+                        .assumeClean(true)
+                        .counterMode(mode)
+                        .build(),
+                members)) {
             byte[] image = LoadGenerator.fillRandom(array, 21);
             AtomicBoolean stop = new AtomicBoolean();
             AtomicLong reads = new AtomicLong();

@@ -23,8 +23,13 @@ class Raid5ArrayContractTest extends MemberDiskContract {
         for (int i = 0; i <= DATA_MEMBERS; i++) {
             members.add(new MemoryDisk(perMember + (8L << 20), "contract-member-" + i));
         }
-        Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(64 * 1024).memberDataBytes(perMember)
-                .assumeClean(true).build(), members);
+        Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(64 * 1024)
+                        .memberDataBytes(perMember)
+                        .assumeClean(true)
+                        .build(),
+                members);
         if (array.size() != size) {
             array.close();
             throw new IllegalStateException("array of " + array.size() + " bytes for a contract size of " + size);

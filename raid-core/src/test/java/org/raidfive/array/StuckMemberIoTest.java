@@ -36,23 +36,26 @@ class StuckMemberIoTest {
         FaultyDisk hung = new FaultyDisk(new MemoryDisk(MEMBER_SIZE, "hung-member"));
         members.set(1, hung);
         MemoryDisk spare = new MemoryDisk(MEMBER_SIZE, "spare");
-        Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(), members);
+        Raid5Array array = Raid5Array.create(
+                ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(), members);
         byte[] image = LoadGenerator.fillRandom(array, 7);
         array.setDrainTimeout(Duration.ofMillis(500));
 
         hung.hang();
         AtomicReference<Object> readResult = new AtomicReference<>();
-        Thread reader = new Thread(() -> {
-            ByteBuffer buf = ByteBuffer.allocateDirect(3 * CHUNK);
-            try {
-                array.read(0, buf, 0, 3 * CHUNK); // the first stripe's data: member 1 holds its second chunk
-                byte[] got = new byte[3 * CHUNK];
-                buf.get(0, got);
-                readResult.set(got);
-            } catch (Throwable t) {
-                readResult.set(t);
-            }
-        }, "stuck-reader");
+        Thread reader = new Thread(
+                () -> {
+                    ByteBuffer buf = ByteBuffer.allocateDirect(3 * CHUNK);
+                    try {
+                        array.read(0, buf, 0, 3 * CHUNK); // the first stripe's data: member 1 holds its second chunk
+                        byte[] got = new byte[3 * CHUNK];
+                        buf.get(0, got);
+                        readResult.set(got);
+                    } catch (Throwable t) {
+                        readResult.set(t);
+                    }
+                },
+                "stuck-reader");
         reader.start();
         while (hung.hungCalls() == 0) {
             Thread.sleep(1);
@@ -66,7 +69,9 @@ class StuckMemberIoTest {
         assertEquals(4, array.status().members().size(), "the refused spare joined anyway");
 
         IOException close = assertThrows(IOException.class, array::close);
-        assertTrue(close.getMessage().contains("cannot close") && close.getMessage().contains("hung-member"),
+        assertTrue(
+                close.getMessage().contains("cannot close")
+                        && close.getMessage().contains("hung-member"),
                 close.getMessage());
         assertTrue(reader.isAlive(), "the stuck read should still be waiting on its member");
 
@@ -83,7 +88,9 @@ class StuckMemberIoTest {
         array.addSpare(spare, false);
         assertEquals(5, array.status().members().size());
         ArrayOracle.assertArrayHolds(array, image);
-        ArrayOracle.assertParityConsistent(members, array.core.table.slots[0].dataOffsetBytes,
+        ArrayOracle.assertParityConsistent(
+                members,
+                array.core.table.slots[0].dataOffsetBytes,
                 array.layout().memberBytesUsed());
         array.close();
     }

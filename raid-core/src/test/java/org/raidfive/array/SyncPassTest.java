@@ -53,8 +53,13 @@ class SyncPassTest {
         long member = (1 << 20) + 128L * CHUNK;
         List<MemberDisk> disks = files("r", 4, member);
         byte[] image;
-        Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true)
-                .syncLimits(new SyncLimits(512 * 1024, 2 * 1024 * 1024)).build(), disks);
+        Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK)
+                        .assumeClean(true)
+                        .syncLimits(new SyncLimits(512 * 1024, 2 * 1024 * 1024))
+                        .build(),
+                disks);
         image = LoadGenerator.fillRandom(array, seed);
         array.fail(disks.get(1));
         array.remove(disks.get(1));
@@ -84,8 +89,8 @@ class SyncPassTest {
         assertTrue(checkpoint > 0 && checkpoint < array.layout().memberBytesUsed(), "checkpoint " + checkpoint);
 
         List<MemberDisk> again = reopen("r0.img", "spare.img", "r2.img", "r3.img");
-        try (Raid5Array resumed = Raid5Array.assemble(again, AssembleOptions.DEFAULT.withStartSync(false)
-                .withSyncLimits(SyncLimits.UNLIMITED))) {
+        try (Raid5Array resumed = Raid5Array.assemble(
+                again, AssembleOptions.DEFAULT.withStartSync(false).withSyncLimits(SyncLimits.UNLIMITED))) {
             assertTrue(resumed.isDegraded());
             ArrayOracle.assertArrayHolds(resumed, image);
             assertEquals(SyncAction.RECOVER, resumed.startSync());
@@ -93,7 +98,9 @@ class SyncPassTest {
             assertTrue(resumed.awaitSync(Duration.ofSeconds(60)).ended());
             assertFalse(resumed.isDegraded());
             ArrayOracle.assertArrayHolds(resumed, image);
-            ArrayOracle.assertParityConsistent(again, resumed.core.table.slots[0].dataOffsetBytes,
+            ArrayOracle.assertParityConsistent(
+                    again,
+                    resumed.core.table.slots[0].dataOffsetBytes,
                     resumed.layout().memberBytesUsed());
         }
     }
@@ -107,8 +114,13 @@ class SyncPassTest {
         for (int i = 0; i < 5; i++) {
             disks.add(new MemoryDisk((1 << 20) + 32L * CHUNK));
         }
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true)
-                .syncLimits(SyncLimits.UNLIMITED).build(), disks)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK)
+                        .assumeClean(true)
+                        .syncLimits(SyncLimits.UNLIMITED)
+                        .build(),
+                disks)) {
             LoadGenerator.fillRandom(array, seed);
             array.startCheck(false);
             assertTrue(array.awaitSync(Duration.ofSeconds(30)).ended());
@@ -147,8 +159,8 @@ class SyncPassTest {
         for (int i = 0; i < 3; i++) {
             disks.add(new MemoryDisk((1 << 20) + 8L * CHUNK));
         }
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(),
-                disks)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(), disks)) {
             array.fail(disks.get(0));
             ArrayStateException e = assertThrows(ArrayStateException.class, () -> array.startCheck(false));
             assertTrue(e.getMessage().contains("degraded"), e.getMessage());

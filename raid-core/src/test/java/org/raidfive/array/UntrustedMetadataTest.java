@@ -62,7 +62,8 @@ class UntrustedMetadataTest {
             into.add(p);
             disks.add(FileDisk.createOrExtend(p, MEMBER, false));
         }
-        ArraySpec.Builder spec = ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).consistencyPolicy(policy);
+        ArraySpec.Builder spec =
+                ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).consistencyPolicy(policy);
         if (bitmapChunk > 0) {
             spec.bitmapChunk(bitmapChunk);
         }
@@ -155,7 +156,8 @@ class UntrustedMetadataTest {
 
     private void assertSame(List<byte[]> before, List<byte[]> after, String what) {
         for (int i = 0; i < before.size(); i++) {
-            assertArrayEquals(before.get(i), after.get(i), what + " of " + paths.get(i).getFileName() + " changed");
+            assertArrayEquals(
+                    before.get(i), after.get(i), what + " of " + paths.get(i).getFileName() + " changed");
         }
     }
 
@@ -171,8 +173,9 @@ class UntrustedMetadataTest {
             }
             assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
             // not even force goes past a wrong offset
-            assertThrows(ArrayConfigException.class, () -> Raid5Array.assemble(disks, AssembleOptions.DEFAULT
-                    .withForce(true)));
+            assertThrows(
+                    ArrayConfigException.class,
+                    () -> Raid5Array.assemble(disks, AssembleOptions.DEFAULT.withForce(true)));
         } finally {
             for (MemberDisk d : disks) {
                 d.close();
@@ -218,7 +221,9 @@ class UntrustedMetadataTest {
         assertTrue(String.join("\n", report).contains("sync_size " + (1L << 27)), report.toString());
         assertHoldsImageAndParity();
         // written anew as md writes it: the array's sectors per member
-        assertEquals(sb(paths.get(0)).size(), peek(paths.get(0), bitmapStart(paths.get(0)) + 40, 8).getLong(0));
+        assertEquals(
+                sb(paths.get(0)).size(),
+                peek(paths.get(0), bitmapStart(paths.get(0)) + 40, 8).getLong(0));
     }
 
     @ParameterizedTest
@@ -241,8 +246,10 @@ class UntrustedMetadataTest {
         long bit = memberOffset / 4096;
         for (Path p : paths) {
             ByteBuffer bits = peek(p, bitmapStart(p) + 256 + bit / 8, 1);
-            assertTrue((bits.get(0) & (1 << (bit % 8))) != 0, "bit " + bit + " set on " + p.getFileName()
-                    + " before the write to member offset " + memberOffset + " landed");
+            assertTrue(
+                    (bits.get(0) & (1 << (bit % 8))) != 0,
+                    "bit " + bit + " set on " + p.getFileName() + " before the write to member offset " + memberOffset
+                            + " landed");
         }
     }
 
@@ -259,7 +266,8 @@ class UntrustedMetadataTest {
         List<MemberDisk> disks = open();
         try (Raid5Array array = Raid5Array.assemble(disks, AssembleOptions.DEFAULT)) {
             assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
-            assertTrue(array.assemblyReport().lines().toString().contains("BITMAP_STALE"),
+            assertTrue(
+                    array.assemblyReport().lines().toString().contains("BITMAP_STALE"),
                     array.assemblyReport().lines().toString());
         }
         List<MemberDisk> ro = new ArrayList<>();
@@ -273,7 +281,9 @@ class UntrustedMetadataTest {
                 d.close();
             }
         }
-        assertEquals(0, peek(paths.get(0), bitmapStart(paths.get(0)) + 48, 4).getInt(0) & 2,
+        assertEquals(
+                0,
+                peek(paths.get(0), bitmapStart(paths.get(0)) + 48, 4).getInt(0) & 2,
                 "BITMAP_STALE cleared once every bit is set");
     }
 
@@ -324,21 +334,26 @@ class UntrustedMetadataTest {
         // move the odd member's data down to sector 1024, its PPL area to 8+512 and its log after it,
         // as mdadm lays out a member with less room (each of these superblocks mdadm --examine accepts)
         byte[] all = MemberOwnershipTest.bytesOf(odd);
-        byte[] data = java.util.Arrays.copyOfRange(all, (int) (s.dataOffset() * 512),
-                (int) ((s.dataOffset() + s.size()) * 512));
+        byte[] data = java.util.Arrays.copyOfRange(
+                all, (int) (s.dataOffset() * 512), (int) ((s.dataOffset() + s.size()) * 512));
         poke(odd, newOffset * 512, ByteBuffer.wrap(data));
         ByteBuffer ones = ByteBuffer.allocate(4096);
         for (int i = 0; i < 4096; i++) {
             ones.put(i, (byte) 0xff);
         }
         poke(odd, (8 + 520) * 512L, ones); // an empty bad block log
-        edit(odd, x -> x.dataOffset(newOffset).dataSize(MEMBER / 512 - newOffset).ppl(8, 512).bblogOffset(520)
-                .bblogSize(8));
+        edit(
+                odd,
+                x -> x.dataOffset(newOffset)
+                        .dataSize(MEMBER / 512 - newOffset)
+                        .ppl(8, 512)
+                        .bblogOffset(520)
+                        .bblogSize(8));
         editAll(x -> x.resyncOffset(0)); // dirty: the logs are read, recovered and emptied
         List<MemberDisk> disks = open();
         List<MemberDisk> oddLast = List.of(disks.get(3), disks.get(0), disks.get(1), disks.get(2));
-        try (Raid5Array array = Raid5Array.assemble(List.of(disks.get(1), disks.get(0), disks.get(3), disks.get(2)),
-                AssembleOptions.DEFAULT)) {
+        try (Raid5Array array = Raid5Array.assemble(
+                List.of(disks.get(1), disks.get(0), disks.get(3), disks.get(2)), AssembleOptions.DEFAULT)) {
             array.awaitSync(Duration.ofSeconds(60));
             ArrayOracle.assertArrayHolds(array, image);
         }
@@ -349,8 +364,8 @@ class UntrustedMetadataTest {
         assertEquals(2048, sb(paths.get(0)).pplSize());
         // and it opens again, read-write, in any order
         List<MemberDisk> again = open();
-        try (Raid5Array array = Raid5Array.assemble(List.of(again.get(3), again.get(2), again.get(1), again.get(0)),
-                QUIET)) {
+        try (Raid5Array array =
+                Raid5Array.assemble(List.of(again.get(3), again.get(2), again.get(1), again.get(0)), QUIET)) {
             ArrayOracle.assertArrayHolds(array, image);
             assertFalse(array.isDegraded());
         }
@@ -400,7 +415,8 @@ class UntrustedMetadataTest {
         List<byte[]> data = dataAreas();
         List<MemberDisk> disks = open();
         try (Raid5Array array = Raid5Array.assemble(disks, AssembleOptions.DEFAULT)) {
-            assertTrue(array.assemblyReport().lines().toString().contains("could not be applied"),
+            assertTrue(
+                    array.assemblyReport().lines().toString().contains("could not be applied"),
                     array.assemblyReport().lines().toString());
             assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
         }
@@ -433,9 +449,14 @@ class UntrustedMetadataTest {
         ArrayOracle.assertArrayHolds(array, image);
         array.close();
         assertArrayEquals(foreign, MemberOwnershipTest.bytesOf(paths.get(2)), "m2 still holds the foreign member");
-        String failed = events.stream().filter(e -> e.kind() == ArrayEvent.Kind.MEMBER_FAILED)
-                .map(ArrayEvent::detail).findFirst().orElseThrow();
-        assertTrue(failed.contains("replaced underneath") && failed.contains(MdUuid.format(sb(other.get(2)).setUuid())),
+        String failed = events.stream()
+                .filter(e -> e.kind() == ArrayEvent.Kind.MEMBER_FAILED)
+                .map(ArrayEvent::detail)
+                .findFirst()
+                .orElseThrow();
+        assertTrue(
+                failed.contains("replaced underneath")
+                        && failed.contains(MdUuid.format(sb(other.get(2)).setUuid())),
                 failed);
         // the array opens degraded without it and holds what was written
         List<MemberDisk> three = new ArrayList<>();

@@ -58,7 +58,9 @@ class WriteHoleTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = ConsistencyPolicy.class, names = {"RESYNC", "PPL"})
+    @EnumSource(
+            value = ConsistencyPolicy.class,
+            names = {"RESYNC", "PPL"})
     void killedWritersOfADegradedArrayTearStripesWhichOnlyTheLogRepairs(ConsistencyPolicy policy) throws Exception {
         long seed = System.nanoTime();
         System.out.println("write hole (" + policy + ") seed " + seed);
@@ -71,8 +73,13 @@ class WriteHoleTest {
         byte[] missingData;
         long dataOffset;
         Raid5Layout layout;
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true)
-                .consistencyPolicy(policy).build(), disks)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK)
+                        .assumeClean(true)
+                        .consistencyPolicy(policy)
+                        .build(),
+                disks)) {
             LoadGenerator.fillRandom(array, seed);
             layout = array.layout();
             dataOffset = array.core.table.slots[0].dataOffsetBytes;
@@ -90,11 +97,21 @@ class WriteHoleTest {
         long tornAtKill = 0;
         List<String> findings = new ArrayList<>();
         for (int round = 0; round < ROUNDS; round++) {
-            Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                    WriteHoleWriter.class.getName(), dir.toString(), Integer.toString(MEMBERS),
-                    Long.toString(nextGen), "4", Boolean.toString(policy == ConsistencyPolicy.RESYNC))
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            Process child = new ProcessBuilder(
+                            Path.of(System.getProperty("java.home"), "bin", "java")
+                                    .toString(),
+                            "-Xmx256m",
+                            "-XX:TieredStopAtLevel=1",
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            WriteHoleWriter.class.getName(),
+                            dir.toString(),
+                            Integer.toString(MEMBERS),
+                            Long.toString(nextGen),
+                            "4",
+                            Boolean.toString(policy == ConsistencyPolicy.RESYNC))
+                    .redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .start();
             int killAfter = 2 + random.nextInt(12);
             long lastFlushed = -1;
             long[] last = {lastFlushed};
@@ -123,10 +140,13 @@ class WriteHoleTest {
                 + "kills; " + corruptRounds + " of " + ROUNDS + " rounds corrupt " + findings);
         if (policy == ConsistencyPolicy.PPL) {
             assertEquals(0, corruptRounds, "with the partial parity log no round may lose data: " + findings);
-            assertTrue(tornAtKill > 0, "the kills tore stripes, which the log then repaired (else this proves nothing)");
+            assertTrue(
+                    tornAtKill > 0, "the kills tore stripes, which the log then repaired (else this proves nothing)");
         } else {
-            assertTrue(corruptRounds > 0, "without a log some torn stripe should have corrupted the missing member's "
-                    + "data in " + ROUNDS + " rounds (the proof that this test can fail)");
+            assertTrue(
+                    corruptRounds > 0,
+                    "without a log some torn stripe should have corrupted the missing member's " + "data in " + ROUNDS
+                            + " rounds (the proof that this test can fail)");
         }
     }
 
@@ -170,8 +190,14 @@ class WriteHoleTest {
     }
 
     /** Opens the array as a restart does and returns what is wrong, or null. */
-    private String check(Raid5Layout layout, long dataOffset, byte[] missingData, long[] flushedGen, long genLimit,
-                         ConsistencyPolicy policy) throws Exception {
+    private String check(
+            Raid5Layout layout,
+            long dataOffset,
+            byte[] missingData,
+            long[] flushedGen,
+            long genLimit,
+            ConsistencyPolicy policy)
+            throws Exception {
         List<MemberDisk> present = new ArrayList<>();
         for (int i = 0; i < MEMBERS - 1; i++) {
             present.add(FileDisk.open(dir.resolve("c" + i + ".img")));
@@ -205,12 +231,14 @@ class WriteHoleTest {
                 }
                 array.read((long) b * CrashWriter.BLOCK, block, 0, CrashWriter.BLOCK);
                 long gen = CrashWriter.generationOf(block, b);
-                assertTrue(gen >= flushedGen[b], "block " + b + " lost a flushed write: holds gen " + gen
-                        + ", flushed gen " + flushedGen[b]);
+                assertTrue(
+                        gen >= flushedGen[b],
+                        "block " + b + " lost a flushed write: holds gen " + gen + ", flushed gen " + flushedGen[b]);
                 assertTrue(gen < genLimit, "block " + b + " holds a generation never written: " + gen);
             }
-            return bad == 0 ? null : bad + " chunks of the missing member read back wrong (first: array chunk "
-                    + firstBad + ")";
+            return bad == 0
+                    ? null
+                    : bad + " chunks of the missing member read back wrong (first: array chunk " + firstBad + ")";
         }
     }
 }

@@ -24,8 +24,7 @@ import org.raidfive.disk.MemberDisk;
  * without a log, which only force allows).
  */
 public final class WriteHoleWriter {
-    private WriteHoleWriter() {
-    }
+    private WriteHoleWriter() {}
 
     public static void main(String[] args) throws Exception {
         Path dir = Path.of(args[0]);

@@ -1,6 +1,5 @@
 package org.raidfive.array;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -21,8 +20,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.ForwardingDisk;
+import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.MemoryDisk;
 import org.raidfive.md.Superblock;
 
@@ -46,6 +45,7 @@ class WriteIntentBitmapTest {
     static final class Watched extends ForwardingDisk {
         /** The memory beneath, which outlives the array (a re-add wraps it again). */
         final MemoryDisk memory;
+
         volatile long dataOffset = Long.MAX_VALUE;
         volatile boolean checkBits;
         final AtomicLong dataReads = new AtomicLong();
@@ -58,7 +58,6 @@ class WriteIntentBitmapTest {
             super(memory);
             this.memory = memory;
         }
-
 
         @Override
         public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
@@ -93,8 +92,6 @@ class WriteIntentBitmapTest {
             inner.write(position, src, srcOffset, length);
         }
 
-
-
         @Override
         public void close() {
             // the MemoryDisk outlives the array: a re-add gives it back through a new view
@@ -110,9 +107,13 @@ class WriteIntentBitmapTest {
     }
 
     private static ArraySpec spec(ConsistencyPolicy policy) {
-        return ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).consistencyPolicy(policy)
+        return ArraySpec.builder()
+                .chunkSize(CHUNK)
+                .assumeClean(true)
+                .consistencyPolicy(policy)
                 .bitmapChunk(policy == ConsistencyPolicy.BITMAP ? BITMAP_CHUNK : 0)
-                .syncLimits(SyncLimits.UNLIMITED).build();
+                .syncLimits(SyncLimits.UNLIMITED)
+                .build();
     }
 
     private static boolean bitOnDisk(MemberDisk d, long chunk) throws IOException {
@@ -259,18 +260,20 @@ class WriteIntentBitmapTest {
         for (Watched w : d) {
             w.dataReads.set(0);
         }
-        try (Raid5Array again = Raid5Array.assemble(new ArrayList<>(d), AssembleOptions.DEFAULT
-                .withSyncLimits(SyncLimits.UNLIMITED))) {
+        try (Raid5Array again =
+                Raid5Array.assemble(new ArrayList<>(d), AssembleOptions.DEFAULT.withSyncLimits(SyncLimits.UNLIMITED))) {
             assertTrue(again.awaitSync(Duration.ofSeconds(60)).ended());
             assertEquals(SyncAction.RESYNC, again.syncProgress().action());
             long stripesPerBit = BITMAP_CHUNK / CHUNK;
             long read = d.stream().mapToLong(w -> w.dataReads.get()).sum();
-            assertTrue(read <= 2 * stripesPerBit * DISKS, "the resync read " + read + " member pieces: only the "
-                    + "2 dirty bitmap chunks of " + chunks + " (" + stripesPerBit + " stripes each)");
+            assertTrue(
+                    read <= 2 * stripesPerBit * DISKS,
+                    "the resync read " + read + " member pieces: only the " + "2 dirty bitmap chunks of " + chunks
+                            + " (" + stripesPerBit + " stripes each)");
             assertTrue(read > 0, "and it did resync them");
             ArrayOracle.assertArrayHolds(again, image);
-            ArrayOracle.assertParityConsistent(d, again.core.table.slots[0].dataOffsetBytes,
-                    again.layout().memberBytesUsed());
+            ArrayOracle.assertParityConsistent(
+                    d, again.core.table.slots[0].dataOffsetBytes, again.layout().memberBytesUsed());
         }
     }
 
@@ -299,11 +302,15 @@ class WriteIntentBitmapTest {
             assertTrue(array.awaitSync(Duration.ofSeconds(60)).ended());
             assertFalse(array.isDegraded());
             long stripesPerBit = BITMAP_CHUNK / CHUNK;
-            assertTrue(back.dataWrites.get() <= dirty * stripesPerBit, "recovery wrote " + back.dataWrites.get()
-                    + " pieces to the returning member: only its " + dirty + " dirty chunks");
+            assertTrue(
+                    back.dataWrites.get() <= dirty * stripesPerBit,
+                    "recovery wrote " + back.dataWrites.get() + " pieces to the returning member: only its " + dirty
+                            + " dirty chunks");
             ArrayOracle.assertArrayHolds(array, image);
             List<MemberDisk> now = List.of(d.get(0), d.get(1), d.get(2), back);
-            ArrayOracle.assertParityConsistent(now, array.core.table.slots[0].dataOffsetBytes,
+            ArrayOracle.assertParityConsistent(
+                    now,
+                    array.core.table.slots[0].dataOffsetBytes,
                     array.layout().memberBytesUsed());
             settle(array);
             assertEquals(0, WriteIntentBitmap.in(array.core).dirtyChunks(), "whole again: the bits go");

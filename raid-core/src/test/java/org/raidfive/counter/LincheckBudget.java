@@ -33,18 +33,22 @@ final class LincheckBudget {
      * invocations would unregister the threads).
      */
     static ModelCheckingOptions ownedCells(ModelCheckingOptions options) {
-        return options
-                .addGuarantee(ManagedStrategyGuaranteeKt.forClasses(ThreadSlots.class.getName()).allMethods().ignore())
-                .addGuarantee(ManagedStrategyGuaranteeKt.forClasses(Membarrier.class.getName()).allMethods().ignore());
+        return options.addGuarantee(ManagedStrategyGuaranteeKt.forClasses(ThreadSlots.class.getName())
+                        .allMethods()
+                        .ignore())
+                .addGuarantee(ManagedStrategyGuaranteeKt.forClasses(Membarrier.class.getName())
+                        .allMethods()
+                        .ignore());
     }
 
     /** Runs the check, failing with the check's name if it outlives 90 s x scale (a hang fails, not stalls). */
     static void check(Class<?> test, ModelCheckingOptions options) {
         long seconds = 90L * Integer.getInteger("raid.lincheck.scale", 1);
-        assertTimeoutPreemptively(Duration.ofSeconds(seconds), () -> LinChecker.check(test, options),
+        assertTimeoutPreemptively(
+                Duration.ofSeconds(seconds),
+                () -> LinChecker.check(test, options),
                 () -> test.getSimpleName() + " model check exceeded " + seconds + " s");
     }
 
-    private LincheckBudget() {
-    }
+    private LincheckBudget() {}
 }

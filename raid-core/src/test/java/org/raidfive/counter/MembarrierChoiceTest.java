@@ -47,7 +47,8 @@ class MembarrierChoiceTest {
 
     private static List<String> runJvm(String... flags) throws Exception {
         String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        List<String> cmd = new ArrayList<>(
+                List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         cmd.addAll(List.of(flags));
         cmd.addAll(List.of("-cp", cp, MembarrierChoiceTest.class.getName()));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();

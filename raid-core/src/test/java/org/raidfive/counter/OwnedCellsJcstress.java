@@ -17,12 +17,13 @@ import org.openjdk.jcstress.infra.results.JJ_Result;
  * {@code java -cp <test classpath> org.openjdk.jcstress.Main -t OwnedCellsJcstress}.
  */
 public final class OwnedCellsJcstress {
-    private OwnedCellsJcstress() {
-    }
+    private OwnedCellsJcstress() {}
 
     /** A get in a thread's own cell against a switch to atomic: counted once, never lost. */
     @JCStressTest
-    @Outcome(id = {"1, 1", "0, 1"}, expect = Expect.ACCEPTABLE,
+    @Outcome(
+            id = {"1, 1", "0, 1"},
+            expect = Expect.ACCEPTABLE,
             desc = "the get is in the fold (1) or lands on the atomic word after it (0); exact 1 at the end")
     @Outcome(expect = Expect.FORBIDDEN, desc = "a get lost or counted twice")
     @State
@@ -52,7 +53,9 @@ public final class OwnedCellsJcstress {
      * so the count is not zero after the kill) or fails; never both zero and held.
      */
     @JCStressTest
-    @Outcome(id = {"1, 0, 1", "0, 1, 0"}, expect = Expect.ACCEPTABLE,
+    @Outcome(
+            id = {"1, 0, 1", "0, 1, 0"},
+            expect = Expect.ACCEPTABLE,
             desc = "tryGetLive before the kill (held, not zero) or after it (failed, zero)")
     @Outcome(expect = Expect.FORBIDDEN, desc = "early zero, or a reference taken after the kill, or lost")
     @State
@@ -78,7 +81,10 @@ public final class OwnedCellsJcstress {
 
     /** A reader of the rw-semaphore (owned cell) against a writer: never a half-written pair. */
     @JCStressTest
-    @Outcome(id = {"0, 0", "1, 1"}, expect = Expect.ACCEPTABLE, desc = "the read lock excluded the writer")
+    @Outcome(
+            id = {"0, 0", "1, 1"},
+            expect = Expect.ACCEPTABLE,
+            desc = "the read lock excluded the writer")
     @Outcome(expect = Expect.FORBIDDEN, desc = "a reader saw the writer's critical section half done")
     @State
     public static class ReaderAgainstWriter {

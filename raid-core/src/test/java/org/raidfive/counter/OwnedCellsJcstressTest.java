@@ -27,23 +27,47 @@ class OwnedCellsJcstressTest {
         Path log = dir.resolve("jcstress.log");
         // One JVM mode (-jvmArgs), SLF4J's notice off its stderr (jcstress counts stderr as an error),
         // and small strides: each state holds a counter with one 128-byte cell per thread slot.
-        Process p = new ProcessBuilder(java, "-cp", cp, "org.openjdk.jcstress.Main",
-                "-t", OwnedCellsJcstress.class.getName().replace(".", "\\.") + ".*",
-                "-m", mode, "-v", "-jvmArgs", "-Dslf4j.internal.verbosity=ERROR -Xmx1g", "-hs", "1024",
-                "-strideSize", "16", "-strideCount", "4", "-r", dir.resolve("results").toString())
-                .directory(dir.toFile()).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process p = new ProcessBuilder(
+                        java,
+                        "-cp",
+                        cp,
+                        "org.openjdk.jcstress.Main",
+                        "-t",
+                        OwnedCellsJcstress.class.getName().replace(".", "\\.") + ".*",
+                        "-m",
+                        mode,
+                        "-v",
+                        "-jvmArgs",
+                        "-Dslf4j.internal.verbosity=ERROR -Xmx1g",
+                        "-hs",
+                        "1024",
+                        "-strideSize",
+                        "16",
+                        "-strideCount",
+                        "4",
+                        "-r",
+                        dir.resolve("results").toString())
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         boolean ended = p.waitFor(10, TimeUnit.MINUTES);
         if (!ended) {
             p.destroyForcibly();
         }
         List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
         String tail = String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
-        lines.stream().filter(l -> l.contains("OwnedCellsJcstress") || l.matches("\\s+\\d.*(ACCEPTABLE|FORBIDDEN).*")
-                || l.contains("tests:")).forEach(System.out::println);
+        lines.stream()
+                .filter(l -> l.contains("OwnedCellsJcstress")
+                        || l.matches("\\s+\\d.*(ACCEPTABLE|FORBIDDEN).*")
+                        || l.contains("tests:"))
+                .forEach(System.out::println);
         assertTrue(ended, "jcstress did not finish within 10 minutes:\n" + tail);
         assertEquals(0, p.exitValue(), "jcstress failed:\n" + tail);
         assertTrue(lines.stream().anyMatch(l -> l.contains("Failed tests: No matches.")), tail);
         assertTrue(lines.stream().anyMatch(l -> l.contains("Error tests: No matches.")), tail);
-        assertTrue(lines.stream().anyMatch(l -> l.contains("OwnedCellsJcstress.TryGetLiveAgainstKill")), "no test ran:\n" + tail);
+        assertTrue(
+                lines.stream().anyMatch(l -> l.contains("OwnedCellsJcstress.TryGetLiveAgainstKill")),
+                "no test ran:\n" + tail);
     }
 }

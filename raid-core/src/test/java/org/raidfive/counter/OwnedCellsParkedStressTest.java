@@ -57,7 +57,9 @@ class OwnedCellsParkedStressTest {
                 // Rounds until enough sections have stopped midway (bounded): a thread that sees the
                 // ref atomic opens no section, so the rounds rest between kills to let sections run.
                 long deadline = System.nanoTime() + 30_000_000_000L;
-                for (int round = 0; (round < rounds || stopsMidSection.get() < 300) && System.nanoTime() < deadline; round++) {
+                for (int round = 0;
+                        (round < rounds || stopsMidSection.get() < 300) && System.nanoTime() < deadline;
+                        round++) {
                     PercpuRefStressTest.removalRound(c, inside, slipped, timeouts);
                     roundsRun.incrementAndGet();
                     LockSupport.parkNanos(20_000);
@@ -124,8 +126,9 @@ class OwnedCellsParkedStressTest {
                         LockSupport.parkNanos(20_000); // let sections run striped (atomic: none open)
                     }
                 }
-                System.out.printf("  %d flips in %.1f s, %d sections stopped midway%n", flipsRun.get(),
-                        (System.nanoTime() - start) / 1e9, stopsMidSection.get());
+                System.out.printf(
+                        "  %d flips in %.1f s, %d sections stopped midway%n",
+                        flipsRun.get(), (System.nanoTime() - start) / 1e9, stopsMidSection.get());
             }
         });
         assertEquals(0, low.get(), "atomic counts below the references held (or above the threads), seed " + seed);
@@ -220,11 +223,13 @@ class OwnedCellsParkedStressTest {
         Crowd(long seed, Step step) {
             for (int i = 0; i < THREADS; i++) {
                 SplittableRandom rnd = new SplittableRandom(seed + i);
-                threads[i] = new Thread(() -> {
-                    while (!stop.get()) {
-                        step.run(rnd);
-                    }
-                }, "crowd-" + i);
+                threads[i] = new Thread(
+                        () -> {
+                            while (!stop.get()) {
+                                step.run(rnd);
+                            }
+                        },
+                        "crowd-" + i);
                 threads[i].setUncaughtExceptionHandler((t, e) -> failure.compareAndSet(null, e));
                 threads[i].setDaemon(true);
                 threads[i].start();

@@ -20,6 +20,7 @@ public class OwnedInflightCounterLincheckTest extends InflightCounterLincheckTes
     @Override
     void modelCheck() {
         assumeTrue(Membarrier.available(), () -> "membarrier unavailable: " + Membarrier.unavailableReason());
-        LincheckBudget.check(OwnedInflightCounterLincheckTest.class, LincheckBudget.ownedCells(LincheckBudget.options(10, 100)));
+        LincheckBudget.check(
+                OwnedInflightCounterLincheckTest.class, LincheckBudget.ownedCells(LincheckBudget.options(10, 100)));
     }
 }

@@ -38,7 +38,7 @@ class OwnedPercpuRefTest extends PercpuRefContract {
     @Test
     void percpuModeTakesOwnedCellsWhereMembarrierWorks() {
         assertTrue(PercpuRef.inflightCounter(CounterMode.PERCPU).ownedCells());
-        assertTrue(PercpuRef.create(r -> { }).ownedCells());
+        assertTrue(PercpuRef.create(r -> {}).ownedCells());
         assertFalse(PercpuRef.inflightCounter(CounterMode.PERCPU_SHARED).ownedCells());
         assertFalse(PercpuRef.inflightCounter(CounterMode.ATOMIC).ownedCells());
     }

@@ -15,6 +15,7 @@ public class OwnedRwSemaphoreLincheckTest extends PercpuRwSemaphoreLincheckTest 
     @Override
     void modelCheck() {
         assumeTrue(Membarrier.available(), () -> "membarrier unavailable: " + Membarrier.unavailableReason());
-        LincheckBudget.check(OwnedRwSemaphoreLincheckTest.class, LincheckBudget.ownedCells(LincheckBudget.options(3, 50)));
+        LincheckBudget.check(
+                OwnedRwSemaphoreLincheckTest.class, LincheckBudget.ownedCells(LincheckBudget.options(3, 50)));
     }
 }

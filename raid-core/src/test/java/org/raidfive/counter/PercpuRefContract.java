@@ -238,12 +238,14 @@ abstract class PercpuRefContract {
     @Test
     void concurrentGetPutPairsLeaveExactZero() {
         PercpuRef c = newInflight();
-        assertTimeoutPreemptively(LONG, () -> runThreads(3, t -> {
-            for (int i = 0; i < 200_000; i++) {
-                c.get();
-                c.put();
-            }
-        }));
+        assertTimeoutPreemptively(
+                LONG,
+                () -> runThreads(3, t -> {
+                    for (int i = 0; i < 200_000; i++) {
+                        c.get();
+                        c.put();
+                    }
+                }));
         c.switchToAtomicSync();
         assertEquals(0, c.count());
     }
@@ -274,7 +276,7 @@ abstract class PercpuRefContract {
 
     @Test
     void referenceStartsWithItsInitialReference() {
-        PercpuRef r = newRef(x -> { });
+        PercpuRef r = newRef(x -> {});
         assertEquals(startsStriped(), !r.isAtomic());
         assertEquals(1, r.count());
         r.switchToAtomicSync();
@@ -327,7 +329,7 @@ abstract class PercpuRefContract {
     @Test
     void tryGetLiveFailsInsideAndAfterKillConfirmation() {
         AtomicInteger liveInConfirm = new AtomicInteger(-1);
-        PercpuRef r = newRef(x -> { });
+        PercpuRef r = newRef(x -> {});
         r.get(); // keep it from releasing
         assertTrue(r.tryGetLive());
         r.killAndConfirm(x -> liveInConfirm.set(x.tryGetLive() ? 1 : 0));
@@ -339,7 +341,7 @@ abstract class PercpuRefContract {
 
     @Test
     void killTwiceIsRejected() {
-        PercpuRef r = newRef(x -> { });
+        PercpuRef r = newRef(x -> {});
         r.get();
         r.kill();
         assertThrows(IllegalStateException.class, r::kill);
@@ -347,7 +349,7 @@ abstract class PercpuRefContract {
 
     @Test
     void deadRefStaysAtomic() {
-        PercpuRef r = newRef(x -> { });
+        PercpuRef r = newRef(x -> {});
         r.get();
         r.kill();
         r.switchToPercpu();
@@ -374,7 +376,7 @@ abstract class PercpuRefContract {
 
     @Test
     void resurrectOfLiveRefIsRejected() {
-        PercpuRef r = newRef(x -> { });
+        PercpuRef r = newRef(x -> {});
         assertThrows(IllegalStateException.class, r::resurrect);
     }
 
@@ -405,7 +407,7 @@ abstract class PercpuRefContract {
 
     @Test
     void reinitOfNonZeroRefIsRejected() {
-        PercpuRef r = newRef(x -> { }, PercpuRef.Flag.ALLOW_REINIT);
+        PercpuRef r = newRef(x -> {}, PercpuRef.Flag.ALLOW_REINIT);
         r.get();
         r.kill();
         assertThrows(IllegalStateException.class, r::reinit);
@@ -428,7 +430,7 @@ abstract class PercpuRefContract {
 
     @Test
     void switchToAtomicRunsItsCallbackAfterTheSwitch() {
-        PercpuRef r = newRef(x -> { });
+        PercpuRef r = newRef(x -> {});
         AtomicInteger atomicInCallback = new AtomicInteger();
         r.switchToAtomic(x -> atomicInCallback.set(x.isAtomic() ? 1 : 2));
         assertEquals(1, atomicInCallback.get());

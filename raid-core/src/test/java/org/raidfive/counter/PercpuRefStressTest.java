@@ -26,7 +26,9 @@ class PercpuRefStressTest {
     private static final Duration BOUND = Duration.ofSeconds(40);
 
     @ParameterizedTest
-    @EnumSource(value = CounterMode.class, names = {"PERCPU", "PERCPU_SHARED"})
+    @EnumSource(
+            value = CounterMode.class,
+            names = {"PERCPU", "PERCPU_SHARED"})
     void hundredThousandModeFlipsUnderLoadLoseNothing(CounterMode mode) {
         long seed = seed("hundredThousandModeFlipsUnderLoadLoseNothing " + mode);
         PercpuRef c = PercpuRef.inflightCounter(mode);
@@ -56,7 +58,9 @@ class PercpuRefStressTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = CounterMode.class, names = {"PERCPU", "PERCPU_SHARED"})
+    @EnumSource(
+            value = CounterMode.class,
+            names = {"PERCPU", "PERCPU_SHARED"})
     void twoSwitchersAtOnceLoseNothing(CounterMode mode) {
         long seed = seed("twoSwitchersAtOnceLoseNothing " + mode);
         PercpuRef c = PercpuRef.inflightCounter(mode);
@@ -68,7 +72,7 @@ class PercpuRefStressTest {
                     if (id == 0) {
                         c.switchToPercpu();
                     } else {
-                        c.switchToAtomic(x -> { });
+                        c.switchToAtomic(x -> {});
                         c.switchToPercpu();
                     }
                 }
@@ -84,7 +88,8 @@ class PercpuRefStressTest {
     void releaseRunsExactlyOnceAndNeverEarlyWhenKilledDuringFlipsAndLoad(boolean ownedCells) {
         assumeTrue(!ownedCells || Membarrier.available(), "membarrier unavailable");
         for (int round = 0; round < 20; round++) {
-            long seed = seed("releaseRunsExactlyOnceAndNeverEarly round " + round + (ownedCells ? " owned" : " shared"));
+            long seed =
+                    seed("releaseRunsExactlyOnceAndNeverEarly round " + round + (ownedCells ? " owned" : " shared"));
             AtomicInteger releases = new AtomicInteger();
             AtomicLongArray held = new AtomicLongArray(WORKERS);
             AtomicInteger early = new AtomicInteger();
@@ -100,7 +105,8 @@ class PercpuRefStressTest {
                     }
                 }
             };
-            PercpuRef r = ownedCells ? PercpuRef.createOwned(release) : PercpuRef.create(release, PaddedWords.defaultSlots());
+            PercpuRef r =
+                    ownedCells ? PercpuRef.createOwned(release) : PercpuRef.create(release, PaddedWords.defaultSlots());
             assertTimeoutPreemptively(BOUND, () -> {
                 Workers w = new Workers(seed, (rnd, stop) -> {
                     int me = rnd.id;
@@ -145,7 +151,9 @@ class PercpuRefStressTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = CounterMode.class, names = {"PERCPU", "PERCPU_SHARED"})
+    @EnumSource(
+            value = CounterMode.class,
+            names = {"PERCPU", "PERCPU_SHARED"})
     void memberRemovalProtocolNeverLetsAnOperationSlipPastAwaitZero(CounterMode mode) {
         long seed = seed("memberRemovalProtocolNeverLetsAnOperationSlipPastAwaitZero " + mode);
         PercpuRef c = PercpuRef.inflightCounter(mode);
@@ -177,7 +185,9 @@ class PercpuRefStressTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = CounterMode.class, names = {"PERCPU", "PERCPU_SHARED"})
+    @EnumSource(
+            value = CounterMode.class,
+            names = {"PERCPU", "PERCPU_SHARED"})
     void quiesceOfStripedCounterSeesEveryStartedOperation(CounterMode mode) {
         // The engine's quiesce: stop new work (here: a flag), switch to atomic, await zero, switch back.
         long seed = seed("quiesceOfStripedCounterSeesEveryStartedOperation " + mode);

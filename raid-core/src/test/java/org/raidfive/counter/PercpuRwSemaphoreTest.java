@@ -108,41 +108,43 @@ class PercpuRwSemaphoreTest {
         AtomicLong violations = new AtomicLong();
         AtomicLong reads = new AtomicLong();
         AtomicInteger writes = new AtomicInteger();
-        assertTimeoutPreemptively(BOUND, () -> PercpuRefContract.runThreads(4, id -> {
-            java.util.SplittableRandom rnd = new java.util.SplittableRandom(seed + id);
-            if (id < 2) { // writers
-                for (int i = 0; i < 5_000; i++) {
-                    s.writeLock();
-                    if (writersInside.incrementAndGet() != 1 || readersInside.get() != 0) {
-                        violations.incrementAndGet();
+        assertTimeoutPreemptively(
+                BOUND,
+                () -> PercpuRefContract.runThreads(4, id -> {
+                    java.util.SplittableRandom rnd = new java.util.SplittableRandom(seed + id);
+                    if (id < 2) { // writers
+                        for (int i = 0; i < 5_000; i++) {
+                            s.writeLock();
+                            if (writersInside.incrementAndGet() != 1 || readersInside.get() != 0) {
+                                violations.incrementAndGet();
+                            }
+                            long v = data.a + 1; // plain fields: a lost update or torn pair shows exclusion failed
+                            data.a = v;
+                            spin(rnd.nextInt(20));
+                            data.b = v;
+                            writes.incrementAndGet();
+                            writersInside.decrementAndGet();
+                            s.writeUnlock();
+                            spin(rnd.nextInt(200));
+                        }
+                    } else { // readers
+                        while (writes.get() < 10_000) {
+                            s.readLock();
+                            readersInside.incrementAndGet();
+                            if (writersInside.get() != 0) {
+                                violations.incrementAndGet();
+                            }
+                            long a = data.a;
+                            spin(rnd.nextInt(20));
+                            if (data.b != a) {
+                                violations.incrementAndGet();
+                            }
+                            readersInside.decrementAndGet();
+                            s.readUnlock();
+                            reads.incrementAndGet();
+                        }
                     }
-                    long v = data.a + 1; // plain fields: a lost update or torn pair shows exclusion failed
-                    data.a = v;
-                    spin(rnd.nextInt(20));
-                    data.b = v;
-                    writes.incrementAndGet();
-                    writersInside.decrementAndGet();
-                    s.writeUnlock();
-                    spin(rnd.nextInt(200));
-                }
-            } else { // readers
-                while (writes.get() < 10_000) {
-                    s.readLock();
-                    readersInside.incrementAndGet();
-                    if (writersInside.get() != 0) {
-                        violations.incrementAndGet();
-                    }
-                    long a = data.a;
-                    spin(rnd.nextInt(20));
-                    if (data.b != a) {
-                        violations.incrementAndGet();
-                    }
-                    readersInside.decrementAndGet();
-                    s.readUnlock();
-                    reads.incrementAndGet();
-                }
-            }
-        }));
+                }));
         assertEquals(0, violations.get(), "seed " + seed);
         assertEquals(10_000, data.a);
         assertEquals(10_000, data.b);
@@ -244,10 +246,12 @@ class PercpuRwSemaphoreTest {
         PercpuRwSemaphore s = new PercpuRwSemaphore(4, 0);
         assertTimeoutPreemptively(BOUND, () -> {
             s.readLock(); // keeps the writer waiting
-            Thread writer = new Thread(() -> {
-                s.writeLock();
-                s.writeUnlock();
-            }, "writer");
+            Thread writer = new Thread(
+                    () -> {
+                        s.writeLock();
+                        s.writeUnlock();
+                    },
+                    "writer");
             writer.start();
             awaitParked(writer);
             long sumsBefore = s.drainSums();
@@ -314,13 +318,15 @@ class PercpuRwSemaphoreTest {
         assertTimeoutPreemptively(BOUND, () -> {
             s.readLock();
             AtomicBoolean interrupted = new AtomicBoolean();
-            Thread writer = new Thread(() -> {
-                try {
-                    s.tryWriteLock(Duration.ofMinutes(10));
-                } catch (InterruptedException e) {
-                    interrupted.set(true);
-                }
-            }, "writer");
+            Thread writer = new Thread(
+                    () -> {
+                        try {
+                            s.tryWriteLock(Duration.ofMinutes(10));
+                        } catch (InterruptedException e) {
+                            interrupted.set(true);
+                        }
+                    },
+                    "writer");
             writer.start();
             awaitParked(writer);
             writer.interrupt();

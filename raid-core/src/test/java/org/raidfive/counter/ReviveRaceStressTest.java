@@ -36,40 +36,46 @@ class ReviveRaceStressTest {
         Rounds rounds = new Rounds(seed);
         PercpuRef[] current = new PercpuRef[1];
         int[] done = new int[1];
-        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> rounds.run(
-                () -> {
-                    releases.set(0);
-                    PercpuRef ref = PercpuRef.create(r -> {
-                        releases.incrementAndGet();
-                        if (!(r.isAtomic() && r.isZero())) {
-                            badRelease.compareAndSet(null, "release outside its lifetime's zero: " + r);
-                        }
-                    }, 2, PercpuRef.Flag.ALLOW_REINIT);
-                    ref.get(); // the partner's reference
-                    ref.kill(); // drops the initial one: the partner's put ends lifetime 1
-                    current[0] = ref;
-                },
-                () -> current[0].put(),
-                () -> {
-                    PercpuRef ref = current[0];
-                    for (;;) {
-                        try {
-                            ref.reinit();
-                            break;
-                        } catch (IllegalStateException notYetZero) {
-                            Thread.onSpinWait();
-                        }
-                    }
-                    ref.kill(); // ends lifetime 2: its own release
-                },
-                round -> {
-                    if (badRelease.get() != null || releases.get() != 2) {
-                        throw new AssertionError("round " + round + ", seed " + seed + ": " + releases.get()
-                                + " releases for 2 lifetimes" + (badRelease.get() == null ? "" : "; " + badRelease.get())
-                                + "; " + current[0]);
-                    }
-                    done[0]++;
-                }));
+        assertTimeoutPreemptively(
+                Duration.ofSeconds(60),
+                () -> rounds.run(
+                        () -> {
+                            releases.set(0);
+                            PercpuRef ref = PercpuRef.create(
+                                    r -> {
+                                        releases.incrementAndGet();
+                                        if (!(r.isAtomic() && r.isZero())) {
+                                            badRelease.compareAndSet(null, "release outside its lifetime's zero: " + r);
+                                        }
+                                    },
+                                    2,
+                                    PercpuRef.Flag.ALLOW_REINIT);
+                            ref.get(); // the partner's reference
+                            ref.kill(); // drops the initial one: the partner's put ends lifetime 1
+                            current[0] = ref;
+                        },
+                        () -> current[0].put(),
+                        () -> {
+                            PercpuRef ref = current[0];
+                            for (; ; ) {
+                                try {
+                                    ref.reinit();
+                                    break;
+                                } catch (IllegalStateException notYetZero) {
+                                    Thread.onSpinWait();
+                                }
+                            }
+                            ref.kill(); // ends lifetime 2: its own release
+                        },
+                        round -> {
+                            if (badRelease.get() != null || releases.get() != 2) {
+                                throw new AssertionError("round " + round + ", seed " + seed + ": " + releases.get()
+                                        + " releases for 2 lifetimes"
+                                        + (badRelease.get() == null ? "" : "; " + badRelease.get())
+                                        + "; " + current[0]);
+                            }
+                            done[0]++;
+                        }));
         System.out.println("theLastPutsReleaseStaysInTheLifetimeItEnds: " + done[0] + " rounds");
     }
 
@@ -87,33 +93,37 @@ class ReviveRaceStressTest {
         long[] partnerRead = new long[1];
         boolean[] reinitOk = new boolean[1];
         int[] done = new int[1];
-        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> rounds(seed).run(
-                () -> {
-                    PercpuRef counter = PercpuRef.inflightCounter(CounterMode.PERCPU, 2);
-                    counter.kill(); // atomic and dying at zero; a switch to atomic would force it to stay atomic
-                    current[0] = counter;
-                },
-                () -> {
-                    current[0].get();
-                    partnerRead[0] = current[0].exactCountOrMinusOne();
-                },
-                () -> {
-                    try {
-                        current[0].reinit();
-                        reinitOk[0] = true;
-                    } catch (IllegalStateException notZero) {
-                        reinitOk[0] = false;
-                    }
-                },
-                round -> {
-                    if (reinitOk[0] && partnerRead[0] == 1L) {
-                        throw new AssertionError("round " + round + ", seed " + seed
-                                + ": reinit succeeded over a get the partner saw counted in atomic mode; "
-                                + current[0]);
-                    }
-                    assertEquals(1L, current[0].count(), "count after the round, seed " + seed);
-                    done[0]++;
-                }));
+        assertTimeoutPreemptively(
+                Duration.ofSeconds(60),
+                () -> rounds(seed)
+                        .run(
+                                () -> {
+                                    PercpuRef counter = PercpuRef.inflightCounter(CounterMode.PERCPU, 2);
+                                    counter.kill(); // atomic and dying at zero; a switch to atomic would force it to
+                                    // stay atomic
+                                    current[0] = counter;
+                                },
+                                () -> {
+                                    current[0].get();
+                                    partnerRead[0] = current[0].exactCountOrMinusOne();
+                                },
+                                () -> {
+                                    try {
+                                        current[0].reinit();
+                                        reinitOk[0] = true;
+                                    } catch (IllegalStateException notZero) {
+                                        reinitOk[0] = false;
+                                    }
+                                },
+                                round -> {
+                                    if (reinitOk[0] && partnerRead[0] == 1L) {
+                                        throw new AssertionError("round " + round + ", seed " + seed
+                                                + ": reinit succeeded over a get the partner saw counted in atomic mode; "
+                                                + current[0]);
+                                    }
+                                    assertEquals(1L, current[0].count(), "count after the round, seed " + seed);
+                                    done[0]++;
+                                }));
         System.out.println("aReinitThatSucceedsNeverHidesAConcurrentGet: " + done[0] + " rounds");
     }
 
@@ -143,24 +153,26 @@ class ReviveRaceStressTest {
             SplittableRandom mainRandom = new SplittableRandom(seed);
             SplittableRandom partnerRandom = mainRandom.split();
             AtomicReference<Throwable> partnerFailure = new AtomicReference<>();
-            Thread partner = new Thread(() -> {
-                int seen = 0;
-                while (!stop) {
-                    int round = go;
-                    if (round == seen) {
-                        Thread.onSpinWait();
-                        continue;
-                    }
-                    seen = round;
-                    spin(partnerRandom.nextInt(JITTER));
-                    try {
-                        partnerAction.run();
-                    } catch (Throwable t) {
-                        partnerFailure.compareAndSet(null, t);
-                    }
-                    finished = round;
-                }
-            }, "revive-race-partner");
+            Thread partner = new Thread(
+                    () -> {
+                        int seen = 0;
+                        while (!stop) {
+                            int round = go;
+                            if (round == seen) {
+                                Thread.onSpinWait();
+                                continue;
+                            }
+                            seen = round;
+                            spin(partnerRandom.nextInt(JITTER));
+                            try {
+                                partnerAction.run();
+                            } catch (Throwable t) {
+                                partnerFailure.compareAndSet(null, t);
+                            }
+                            finished = round;
+                        }
+                    },
+                    "revive-race-partner");
             partner.setDaemon(true);
             partner.start();
             long deadline = System.nanoTime() + MAX_NANOS;
@@ -174,8 +186,8 @@ class ReviveRaceStressTest {
                         Thread.onSpinWait();
                     }
                     if (partnerFailure.get() != null) {
-                        throw new AssertionError("partner failed in round " + round + ", seed " + seed,
-                                partnerFailure.get());
+                        throw new AssertionError(
+                                "partner failed in round " + round + ", seed " + seed, partnerFailure.get());
                     }
                     check.check(round);
                 }

@@ -27,7 +27,7 @@ class StripedPercpuRefTest extends PercpuRefContract {
     @Test
     void sharedModeUsesSharedCells() {
         assertFalse(newInflight().ownedCells());
-        assertFalse(newRef(r -> { }).ownedCells());
+        assertFalse(newRef(r -> {}).ownedCells());
     }
 
     @Override

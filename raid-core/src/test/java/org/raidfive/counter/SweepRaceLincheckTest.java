@@ -53,13 +53,15 @@ public class SweepRaceLincheckTest {
     @Test
     void modelCheck() {
         int scale = Integer.getInteger("raid.lincheck.scale", 1);
-        LincheckBudget.check(SweepRaceLincheckTest.class, new ModelCheckingOptions()
-                .iterations(15)
-                .invocationsPerIteration(100 * scale)
-                .threads(2)
-                .actorsPerThread(4)
-                .actorsBefore(1)
-                .actorsAfter(1)
-                .minimizeFailedScenario(false));
+        LincheckBudget.check(
+                SweepRaceLincheckTest.class,
+                new ModelCheckingOptions()
+                        .iterations(15)
+                        .invocationsPerIteration(100 * scale)
+                        .threads(2)
+                        .actorsPerThread(4)
+                        .actorsBefore(1)
+                        .actorsAfter(1)
+                        .minimizeFailedScenario(false));
     }
 }

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 class FileDiskTest extends MemberDiskContract {
     @TempDir
     Path dir;
+
     private int files;
 
     @Override
@@ -40,7 +41,9 @@ class FileDiskTest extends MemberDiskContract {
     }
 
     private static long allocatedBytes(Path p) throws IOException {
-        Process du = new ProcessBuilder("du", "--block-size=1", p.toString()).redirectErrorStream(true).start();
+        Process du = new ProcessBuilder("du", "--block-size=1", p.toString())
+                .redirectErrorStream(true)
+                .start();
         String out = new String(du.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         return Long.parseLong(out.trim().split("\\s+")[0]);
     }
@@ -73,8 +76,8 @@ class FileDiskTest extends MemberDiskContract {
         Path p = dir.resolve("shrinks.img");
         try (FileDisk d = FileDisk.createOrExtend(p, 1 << 20, false)) {
             d.write(0, java.nio.ByteBuffer.wrap(new byte[8192]), 0, 8192);
-            try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(p,
-                    java.nio.file.StandardOpenOption.WRITE)) {
+            try (java.nio.channels.FileChannel c =
+                    java.nio.channels.FileChannel.open(p, java.nio.file.StandardOpenOption.WRITE)) {
                 c.truncate(64 * 1024); // someone else truncates the member
             }
             java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(4096);
@@ -106,15 +109,18 @@ class FileDiskTest extends MemberDiskContract {
     void closingOneOpenOfAFileKeepsAnotherOpensClaim() throws Exception {
         Path p = dir.resolve("claimed.img");
         try (FileDisk holder = FileDisk.createOrExtend(p, 1 << 20, false);
-             DiskClaim claim = holder.claim(ClaimMode.EXCLUSIVE, "test holder")) {
+                DiskClaim claim = holder.claim(ClaimMode.EXCLUSIVE, "test holder")) {
             FileDisk.openReadOnly(p).close();
             FileDisk.open(p).close();
             try (FileDisk again = FileDisk.open(p)) {
-                MemberInUseException e = assertThrows(MemberInUseException.class,
-                        () -> again.claim(ClaimMode.SHARED, "second"));
+                MemberInUseException e =
+                        assertThrows(MemberInUseException.class, () -> again.claim(ClaimMode.SHARED, "second"));
                 assertTrue(e.getMessage().contains("test holder"), e.getMessage());
             }
-            assertTrue(LockHolders.find(p) != null && LockHolders.find(p).pid() == ProcessHandle.current().pid(),
+            assertTrue(
+                    LockHolders.find(p) != null
+                            && LockHolders.find(p).pid()
+                                    == ProcessHandle.current().pid(),
                     "the OS lock is still this process's after other opens closed");
         }
         assertEquals(null, LockHolders.find(p), "released");

@@ -57,7 +57,10 @@ public abstract class MemberDiskContract {
             case 1:
                 return ByteBuffer.allocateDirect(rounded + 4096).alignedSlice(4096);
             default:
-                return ByteBuffer.allocateDirect(rounded + 8192).position(4096).slice().alignedSlice(4096);
+                return ByteBuffer.allocateDirect(rounded + 8192)
+                        .position(4096)
+                        .slice()
+                        .alignedSlice(4096);
         }
     }
 
@@ -159,7 +162,9 @@ public abstract class MemberDiskContract {
             b.put(i, (byte) 0x5a);
         }
         IOException e = assertThrows(java.io.EOFException.class, () -> d.write(SIZE - a, b, 0, 2 * a));
-        assertTrue(e.getMessage().contains(Long.toString(SIZE - a)) && e.getMessage().contains(Long.toString(SIZE)),
+        assertTrue(
+                e.getMessage().contains(Long.toString(SIZE - a))
+                        && e.getMessage().contains(Long.toString(SIZE)),
                 "message names offset and size: " + e.getMessage());
         assertThrows(java.io.EOFException.class, () -> d.read(SIZE, b, 0, a));
         assertThrows(java.io.EOFException.class, () -> d.read(-a, b, 0, a));
@@ -226,7 +231,8 @@ public abstract class MemberDiskContract {
         new Random(77).nextBytes(image);
         java.util.concurrent.CountDownLatch wrote = new java.util.concurrent.CountDownLatch(blocks);
         java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
-        java.util.concurrent.ConcurrentLinkedQueue<Throwable> errors = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        java.util.concurrent.ConcurrentLinkedQueue<Throwable> errors =
+                new java.util.concurrent.ConcurrentLinkedQueue<>();
         IoCallback onWrite = (tag, error) -> {
             calls.incrementAndGet();
             if (error != null) {
@@ -257,12 +263,18 @@ public abstract class MemberDiskContract {
         java.util.concurrent.CountDownLatch read = new java.util.concurrent.CountDownLatch(blocks);
         for (int b = 0; b < blocks; b++) {
             back[b] = ByteBuffer.allocateDirect(align + 4096).alignedSlice(4096);
-            a.readAsync((long) b * align, back[b], 0, align, (tag, error) -> {
-                if (error != null) {
-                    errors.add(error);
-                }
-                read.countDown();
-            }, b);
+            a.readAsync(
+                    (long) b * align,
+                    back[b],
+                    0,
+                    align,
+                    (tag, error) -> {
+                        if (error != null) {
+                            errors.add(error);
+                        }
+                        read.countDown();
+                    },
+                    b);
         }
         assertTrue(read.await(60, java.util.concurrent.TimeUnit.SECONDS), "every read completed");
         assertTrue(errors.isEmpty(), "read errors: " + errors);
@@ -272,9 +284,15 @@ public abstract class MemberDiskContract {
             assertArrayEquals(java.util.Arrays.copyOfRange(image, b * align, (b + 1) * align), got, "block " + b);
         }
         java.util.concurrent.CompletableFuture<IOException> beyond = new java.util.concurrent.CompletableFuture<>();
-        a.readAsync(SIZE, ByteBuffer.allocateDirect(align + 4096).alignedSlice(4096), 0, align,
-                (tag, error) -> beyond.complete(error), 0);
-        assertTrue(beyond.get(30, java.util.concurrent.TimeUnit.SECONDS) instanceof java.io.EOFException,
+        a.readAsync(
+                SIZE,
+                ByteBuffer.allocateDirect(align + 4096).alignedSlice(4096),
+                0,
+                align,
+                (tag, error) -> beyond.complete(error),
+                0);
+        assertTrue(
+                beyond.get(30, java.util.concurrent.TimeUnit.SECONDS) instanceof java.io.EOFException,
                 "a range beyond the disk is an EOFException for the callback");
         submitters.shutdown();
     }

@@ -85,13 +85,25 @@ class BitmapInteropIT {
         String[] patches = {"9:20001:3", "20000:30007:9", "41000:1234:16"};
         for (String p : patches) {
             String[] f = p.split(":");
-            System.arraycopy(data, Integer.parseInt(f[1]) * 512, mdImage, Integer.parseInt(f[0]) * 512,
+            System.arraycopy(
+                    data,
+                    Integer.parseInt(f[1]) * 512,
+                    mdImage,
+                    Integer.parseInt(f[0]) * 512,
                     Integer.parseInt(f[2]) * 512);
         }
         GuestScript a = new GuestScript("bitmap-md");
         String d = a.disk(dataImage);
-        a.call("md_create_opts", "mdbm", "md0", 4, "--raid-devices=" + DISKS, "--bitmap=internal",
-                "--bitmap-chunk=" + BITMAP_CHUNK / 1024, "--chunk=" + CHUNK / 1024, a.disks(md));
+        a.call(
+                "md_create_opts",
+                "mdbm",
+                "md0",
+                4,
+                "--raid-devices=" + DISKS,
+                "--bitmap=internal",
+                "--bitmap-chunk=" + BITMAP_CHUNK / 1024,
+                "--chunk=" + CHUNK / 1024,
+                a.disks(md));
         a.call("md_fill", "mdbm", "md0", d, 0, 24);
         a.call("md_stop", "mdbm", "md0");
         a.call("md_assemble", "mdbm", "md0", a.disks(md));
@@ -127,7 +139,12 @@ class BitmapInteropIT {
         b.call("md_check", "degraded", "md2");
         b.call("md_sha", "degraded", "md2");
         b.call("md_stop", "degraded", "md2");
-        reports = BootRunner.run(vm, List.of(a, b), false, Duration.ofMinutes(15), bench.dir(),
+        reports = BootRunner.run(
+                vm,
+                List.of(a, b),
+                false,
+                Duration.ofMinutes(15),
+                bench.dir(),
                 List.of("mdbm", "clean", "killed", "degraded"));
     }
 
@@ -139,8 +156,12 @@ class BitmapInteropIT {
     }
 
     private ArraySpec spec() {
-        return ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).consistencyPolicy(ConsistencyPolicy.BITMAP)
-                .bitmapChunk(BITMAP_CHUNK).build();
+        return ArraySpec.builder()
+                .chunkSize(CHUNK)
+                .assumeClean(true)
+                .consistencyPolicy(ConsistencyPolicy.BITMAP)
+                .bitmapChunk(BITMAP_CHUNK)
+                .build();
     }
 
     private void makeRaidfiveArrays() throws Exception {
@@ -156,11 +177,19 @@ class BitmapInteropIT {
         try (Raid5Array array = Raid5Array.create(spec(), Workbench.openNew(killed, MEMBER_BYTES))) {
             array.write(0, ByteBuffer.wrap(Arrays.copyOf(data, (int) array.size())), 0, (int) array.size());
         }
-        Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), "org.raidfive.array.CrashWriter", link.toString(),
-                Integer.toString(DISKS), Long.toString(MEMBER_BYTES), "0", "bitmap")
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        org.raidfive.array.CrashWriter.killAfterFlushes(child, 20, 0, line -> { });
+        Process child = new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        "org.raidfive.array.CrashWriter",
+                        link.toString(),
+                        Integer.toString(DISKS),
+                        Long.toString(MEMBER_BYTES),
+                        "0",
+                        "bitmap")
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
+        org.raidfive.array.CrashWriter.killAfterFlushes(child, 20, 0, line -> {});
         for (Path p : Files.list(link).toList()) {
             Files.delete(p);
         }
@@ -194,7 +223,9 @@ class BitmapInteropIT {
                 String rest = line.substring(prefix.length());
                 int colon = rest.indexOf(" : ");
                 if (colon > 0) {
-                    m.put(rest.substring(0, colon).trim(), rest.substring(colon + 3).trim());
+                    m.put(
+                            rest.substring(0, colon).trim(),
+                            rest.substring(colon + 3).trim());
                 }
             }
         }
@@ -239,8 +270,9 @@ class BitmapInteropIT {
             assertEquals("OK", theirs.get("State"), theirs.toString());
             for (Map.Entry<String, String> e : oursBefore.get(c[0]).entrySet()) {
                 String t = theirs.get(e.getKey());
-                assertTrue(t != null && t.startsWith(e.getValue()), c[0] + " " + e.getKey() + ": mdadm -X says " + t
-                        + ", raidfive wrote " + e.getValue());
+                assertTrue(
+                        t != null && t.startsWith(e.getValue()),
+                        c[0] + " " + e.getKey() + ": mdadm -X says " + t + ", raidfive wrote " + e.getValue());
             }
         }
         assertEquals("0", guest("clean").get("xbm_c0_dirty"), "a clean stop leaves no bit set");
@@ -255,13 +287,21 @@ class BitmapInteropIT {
             assertEquals("0", guest(c).get("assemble_rc"), why);
             assertEquals("0", guest(c).get("mismatch"), "md's check of " + c + ": " + why);
         }
-        assertEquals("resync", guest("killed").get("last_sync"), "md resynced the killed array (by its bitmap): "
-                + reports.get("killed").describe("killed"));
-        assertEquals("0", guest("degraded").get("readd_rc"), "mdadm --re-add took the member back by the bitmap: "
-                + reports.get("degraded").describe("degraded"));
+        assertEquals(
+                "resync",
+                guest("killed").get("last_sync"),
+                "md resynced the killed array (by its bitmap): "
+                        + reports.get("killed").describe("killed"));
+        assertEquals(
+                "0",
+                guest("degraded").get("readd_rc"),
+                "mdadm --re-add took the member back by the bitmap: "
+                        + reports.get("degraded").describe("degraded"));
         assertEquals(Workbench.sha256(cleanImage), guest("clean").get("sha"));
-        assertEquals(Workbench.sha256(degradedImage), guest("degraded").get("sha"), "the degraded writes, "
-                + "after md's bitmap recovery of the member");
+        assertEquals(
+                Workbench.sha256(degradedImage),
+                guest("degraded").get("sha"),
+                "the degraded writes, " + "after md's bitmap recovery of the member");
     }
 
     @Test
@@ -270,8 +310,9 @@ class BitmapInteropIT {
         Map<String, String> ours = ours(mdDirty.get(0));
         for (String k : ours.keySet()) {
             String t = theirs.get(k);
-            assertTrue(t != null && t.startsWith(ours.get(k)), k + ": mdadm -X says " + t + ", raidfive reads "
-                    + ours.get(k));
+            assertTrue(
+                    t != null && t.startsWith(ours.get(k)),
+                    k + ": mdadm -X says " + t + ", raidfive reads " + ours.get(k));
         }
         long dirty = Long.parseLong(guest("mdbm").get("xbm_copy0_dirty"));
         assertTrue(dirty > 0, "md's copy has bits set: " + theirs);
@@ -283,14 +324,15 @@ class BitmapInteropIT {
             disks.add(new DataAreaTally(FileDisk.open(p), ExamineCheck.decode(p).dataOffset() * 512));
         }
         long total;
-        try (Raid5Array array = Raid5Array.assemble(disks, AssembleOptions.DEFAULT
-                .withSyncLimits(SyncLimits.UNLIMITED))) {
+        try (Raid5Array array =
+                Raid5Array.assemble(disks, AssembleOptions.DEFAULT.withSyncLimits(SyncLimits.UNLIMITED))) {
             assertTrue(array.awaitSync(Duration.ofSeconds(120)).ended());
             assertEquals(SyncAction.RESYNC, array.syncProgress().action());
             long resyncReads = disks.stream().mapToLong(d -> d.reads.get()).sum();
             long stripesPerBit = BITMAP_CHUNK / CHUNK;
-            assertTrue(resyncReads > 0 && resyncReads <= dirty * stripesPerBit * DISKS, "the resync read "
-                    + resyncReads + " member pieces: only the " + dirty + " chunks with bits set");
+            assertTrue(
+                    resyncReads > 0 && resyncReads <= dirty * stripesPerBit * DISKS,
+                    "the resync read " + resyncReads + " member pieces: only the " + dirty + " chunks with bits set");
             System.out.println("bitmap interop: raidfive resynced md's dirty copy by its " + dirty + " set bits ("
                     + resyncReads + " member reads)");
             total = array.layout().memberBytesUsed();

@@ -21,11 +21,16 @@ import java.util.concurrent.Future;
 final class BootRunner {
     static final int PARALLEL_BOOTS = Integer.getInteger("raidfive.interop.parallel", 2);
 
-    private BootRunner() {
-    }
+    private BootRunner() {}
 
-    static Map<String, GuestReport> run(MdVm vm, List<GuestScript> scripts, boolean snapshot, Duration timeout,
-                                        Path dir, Collection<String> expectedCases) throws InterruptedException {
+    static Map<String, GuestReport> run(
+            MdVm vm,
+            List<GuestScript> scripts,
+            boolean snapshot,
+            Duration timeout,
+            Path dir,
+            Collection<String> expectedCases)
+            throws InterruptedException {
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(PARALLEL_BOOTS, scripts.size())));
         try {
             List<Future<MdVm.Boot>> futures = new ArrayList<>();
@@ -43,9 +48,17 @@ final class BootRunner {
                     }
                     throw new AssertionError("md-vm boot failed", e.getCause());
                 }
-                System.out.printf("md-vm %s: %d images, exit %d, %d s%n", boot.name(),
-                        scripts.stream().filter(s -> s.name().equals(boot.name())).findFirst().orElseThrow()
-                                .images().size(), boot.exitCode(), boot.elapsed().toSeconds());
+                System.out.printf(
+                        "md-vm %s: %d images, exit %d, %d s%n",
+                        boot.name(),
+                        scripts.stream()
+                                .filter(s -> s.name().equals(boot.name()))
+                                .findFirst()
+                                .orElseThrow()
+                                .images()
+                                .size(),
+                        boot.exitCode(),
+                        boot.elapsed().toSeconds());
                 if (boot.exitCode() != 0) {
                     throw new AssertionError("the guest script did not run to its end: " + boot.describe()
                             + "\n--- guest output\n" + String.join("\n", boot.lines()));

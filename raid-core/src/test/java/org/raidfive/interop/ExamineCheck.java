@@ -29,15 +29,14 @@ import org.raidfive.md.SuperblockException;
  */
 final class ExamineCheck {
     /** mdadm prints times with ctime(3) (the suite runs it with TZ=UTC): "Wed Dec  2 09:24:53 2026". */
-    private static final DateTimeFormatter CTIME = DateTimeFormatter.ofPattern("EEE MMM ppd HH:mm:ss yyyy", Locale.US)
-            .withZone(ZoneOffset.UTC);
+    private static final DateTimeFormatter CTIME =
+            DateTimeFormatter.ofPattern("EEE MMM ppd HH:mm:ss yyyy", Locale.US).withZone(ZoneOffset.UTC);
     /** mdadm's getinfo_super1: metadata is assumed to reach this far past super_offset ("match kernel"). */
     private static final long METADATA_RESERVE = (32 + 4) * 2;
     /** In an expected value: any decimal number. */
     private static final String ANY = "?";
 
-    private ExamineCheck() {
-    }
+    private ExamineCheck() {}
 
     /** The superblock at 4 KiB of {@code member}, decoded by our codec. */
     static Superblock decode(Path member) {
@@ -45,7 +44,8 @@ final class ExamineCheck {
         try (RandomAccessFile f = new RandomAccessFile(member.toFile(), "r")) {
             f.seek(Superblock.SUPERBLOCK_OFFSET);
             f.readFully(block);
-            return Superblock.decode(ByteBuffer.wrap(block), member.getFileName().toString());
+            return Superblock.decode(
+                    ByteBuffer.wrap(block), member.getFileName().toString());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (SuperblockException e) {
@@ -76,8 +76,10 @@ final class ExamineCheck {
         }
         long[] unused = unusedSpace(sb, memberSectors);
         if (unused != null) {
-            e.put("Unused Space", "before=" + (unused[0] < 0 ? ANY : Long.toString(unused[0])) + " sectors, after="
-                    + unused[1] + " sectors");
+            e.put(
+                    "Unused Space",
+                    "before=" + (unused[0] < 0 ? ANY : Long.toString(unused[0])) + " sectors, after=" + unused[1]
+                            + " sectors");
         }
         e.put("State", sb.isClean() ? "clean" : "active");
         e.put("Device UUID", MdUuid.format(sb.deviceUuid()));
@@ -86,8 +88,10 @@ final class ExamineCheck {
         }
         e.put("Update Time", ctime(sb.utime()));
         if (sb.bblogSize() != 0 && sb.bblogOffset() != 0) {
-            e.put("Bad Block Log", (sb.bblogSize() * 512 / 8) + " entries available at offset " + sb.bblogOffset()
-                    + " sectors" + (sb.hasFeature(Superblock.MD_FEATURE_BAD_BLOCKS) ? " - bad blocks present." : ""));
+            e.put(
+                    "Bad Block Log",
+                    (sb.bblogSize() * 512 / 8) + " entries available at offset " + sb.bblogOffset() + " sectors"
+                            + (sb.hasFeature(Superblock.MD_FEATURE_BAD_BLOCKS) ? " - bad blocks present." : ""));
         }
         e.put("Checksum", Integer.toHexString(sb.sbCsum()) + " - correct");
         e.put("Events", Long.toUnsignedString(sb.events()));
@@ -166,10 +170,16 @@ final class ExamineCheck {
         List<String> diffs = new ArrayList<>();
         for (Map.Entry<String, String> w : want.entrySet()) {
             String g = got.get(w.getKey());
-            String gv = g == null ? null : w.getKey().endsWith("Size") && !w.getKey().equals("Chunk Size")
-                    ? g.replaceFirst(" \\(.*\\)$", "") : g;
-            boolean same = w.getValue().contains(ANY) ? gv != null && gv.matches(java.util.regex.Pattern.quote(
-                    w.getValue()).replace(ANY, "\\E\\d+\\Q")) : w.getValue().equals(gv);
+            String gv = g == null
+                    ? null
+                    : w.getKey().endsWith("Size") && !w.getKey().equals("Chunk Size")
+                            ? g.replaceFirst(" \\(.*\\)$", "")
+                            : g;
+            boolean same = w.getValue().contains(ANY)
+                    ? gv != null
+                            && gv.matches(
+                                    java.util.regex.Pattern.quote(w.getValue()).replace(ANY, "\\E\\d+\\Q"))
+                    : w.getValue().equals(gv);
             if (!same) {
                 diffs.add(w.getKey() + ": mdadm prints '" + g + "', our decoding gives '" + w.getValue() + "'");
             }
@@ -180,8 +190,9 @@ final class ExamineCheck {
             }
         }
         if (!diffs.isEmpty()) {
-            throw new AssertionError(member + ": mdadm --examine and our decoding disagree:\n  "
-                    + String.join("\n  ", diffs) + "\n" + sb + "\n" + Mdadm.examine(member).stdout());
+            throw new AssertionError(
+                    member + ": mdadm --examine and our decoding disagree:\n  " + String.join("\n  ", diffs) + "\n" + sb
+                            + "\n" + Mdadm.examine(member).stdout());
         }
     }
 }

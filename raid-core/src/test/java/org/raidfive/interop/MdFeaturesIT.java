@@ -62,7 +62,13 @@ class MdFeaturesIT {
         GuestScript s = new GuestScript("md-features");
         String d = s.disk(dataImage);
         List<String> j = s.disks(journal);
-        s.call("md_create_opts", "journal", "md0", 2, "--raid-devices=3", "--write-journal=" + j.get(3),
+        s.call(
+                "md_create_opts",
+                "journal",
+                "md0",
+                2,
+                "--raid-devices=3",
+                "--write-journal=" + j.get(3),
                 j.subList(0, 3));
         s.call("md_fill", "journal", "md0", d, 0, 8);
         s.call("md_stop", "journal", "md0");
@@ -78,8 +84,8 @@ class MdFeaturesIT {
         badSector = dataOffset + 8;
         s.call("md_bad_blocks", "bad", "md3", b.get(BAD_SLOT), badSector, 16);
         s.call("md_stop", "bad", "md3");
-        reports = BootRunner.run(vm, List.of(s), false, Duration.ofMinutes(10), bench.dir(),
-                List.of("journal", "reshape", "bad"));
+        reports = BootRunner.run(
+                vm, List.of(s), false, Duration.ofMinutes(10), bench.dir(), List.of("journal", "reshape", "bad"));
     }
 
     @AfterAll
@@ -100,8 +106,11 @@ class MdFeaturesIT {
         }
         for (boolean readOnly : new boolean[] {false, true}) {
             List<MemberDisk> disks = Workbench.open(members);
-            IOException e = assertThrows(IOException.class, () -> Raid5Array.assemble(disks,
-                    AssembleOptions.DEFAULT.withReadOnly(readOnly).withStartSync(false)));
+            IOException e = assertThrows(
+                    IOException.class,
+                    () -> Raid5Array.assemble(
+                            disks,
+                            AssembleOptions.DEFAULT.withReadOnly(readOnly).withStartSync(false)));
             for (String w : words) {
                 assertTrue(e.getMessage().contains(w), "'" + w + "' in: " + e.getMessage());
             }
@@ -117,7 +126,8 @@ class MdFeaturesIT {
 
     @Test
     void anArrayWithAWriteJournalIsRefused() throws Exception {
-        assertEquals("0", guest("journal").get("create_rc"), reports.get("journal").describe("journal"));
+        assertEquals(
+                "0", guest("journal").get("create_rc"), reports.get("journal").describe("journal"));
         assertRefusedUnchanged(journal, "journal");
         assertRefusedUnchanged(journal.subList(0, 3), "journal"); // without the journal device too
     }
@@ -153,14 +163,16 @@ class MdFeaturesIT {
             assertArrayEquals(want, got, "md's listed sectors are rebuilt from parity, never returned");
             assertFalse(array.isDegraded());
         }
-        try (Raid5Array array = Raid5Array.assemble(Workbench.open(bad), AssembleOptions.DEFAULT.withStartSync(false))) {
+        try (Raid5Array array =
+                Raid5Array.assemble(Workbench.open(bad), AssembleOptions.DEFAULT.withStartSync(false))) {
             array.write(8L * MIB, java.nio.ByteBuffer.wrap(new byte[4096]), 0, 4096); // elsewhere
         }
         Superblock after = ExamineCheck.decode(bad.get(BAD_SLOT));
         assertTrue(after.hasFeature(Superblock.MD_FEATURE_BAD_BLOCKS), "the list is kept for md: " + after);
-        org.raidfive.md.Mdadm.Result out = org.raidfive.md.Mdadm.run("--examine-badblocks",
-                bad.get(BAD_SLOT).toString());
-        assertTrue(out.stdout().contains(badSector + " for 16 sectors"), "mdadm --examine-badblocks still lists "
-                + "them:\n" + out.stdout() + out.stderr());
+        org.raidfive.md.Mdadm.Result out = org.raidfive.md.Mdadm.run(
+                "--examine-badblocks", bad.get(BAD_SLOT).toString());
+        assertTrue(
+                out.stdout().contains(badSector + " for 16 sectors"),
+                "mdadm --examine-badblocks still lists " + "them:\n" + out.stdout() + out.stderr());
     }
 }

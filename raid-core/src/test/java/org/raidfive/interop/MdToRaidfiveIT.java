@@ -80,8 +80,8 @@ class MdToRaidfiveIT {
      * @param chunkKib 0 for mdadm's default (512K)
      * @param returns  raidfive writes to it after its check, and md reads it again in the last boot
      */
-    record Case(String name, String layout, int chunkKib, int members, boolean assumeClean, Kind kind,
-                boolean returns) {
+    record Case(
+            String name, String layout, int chunkKib, int members, boolean assumeClean, Kind kind, boolean returns) {
         int chunkBytes() {
             return (chunkKib == 0 ? 512 : chunkKib) * 1024;
         }
@@ -174,7 +174,12 @@ class MdToRaidfiveIT {
         assertEquals(0, size % MIB, c.name() + ": test sizes keep arrays in whole MiB");
         int from = index;
         assertTrue(from * (long) MIB + size <= data.length, c.name() + ": data image too small");
-        MdArray a = new MdArray(c, md, bench.images(c.name(), c.members(), MEMBER_BYTES), size, from,
+        MdArray a = new MdArray(
+                c,
+                md,
+                bench.images(c.name(), c.members(), MEMBER_BYTES),
+                size,
+                from,
                 SEED ^ c.name().hashCode());
         a.ref.put(0, data, (long) from * MIB, (int) size);
         Random random = a.ref.random();
@@ -207,10 +212,18 @@ class MdToRaidfiveIT {
         Case c = a.c;
         String data = s.disk(dataImages.get(s));
         List<String> devs = s.disks(a.members);
-        s.comment(c.name() + ": " + c.kind() + ", " + c.layout() + ", chunk " + (c.chunkKib() == 0 ? "default"
-                : c.chunkKib() + "K") + ", " + c.members() + " members" + (c.assumeClean() ? ", --assume-clean" : ""));
-        s.call("md_create", c.name(), a.md, c.layout(), c.chunkKib(), c.assumeClean() ? 1 : 0,
-                c.kind() == Kind.BITMAP ? 1 : 0, devs);
+        s.comment(c.name() + ": " + c.kind() + ", " + c.layout() + ", chunk "
+                + (c.chunkKib() == 0 ? "default" : c.chunkKib() + "K") + ", " + c.members() + " members"
+                + (c.assumeClean() ? ", --assume-clean" : ""));
+        s.call(
+                "md_create",
+                c.name(),
+                a.md,
+                c.layout(),
+                c.chunkKib(),
+                c.assumeClean() ? 1 : 0,
+                c.kind() == Kind.BITMAP ? 1 : 0,
+                devs);
         if (c.kind() == Kind.DIRTY) {
             s.call("md_hold_dirty", c.name(), a.md);
         }
@@ -294,9 +307,15 @@ class MdToRaidfiveIT {
             for (int i = 0; i < a.c.members(); i++) {
                 disks.add(new MemoryDisk(MEMBER_BYTES));
             }
-            try (Raid5Array ours = Raid5Array.create(ArraySpec.builder().layout(a.c.layout())
-                    .chunkSize(a.c.chunkBytes()).assumeClean(true).build(), disks)) {
-                assertEquals(sb.dataOffset() * 512, ours.status().members().get(0).dataOffset(), why);
+            try (Raid5Array ours = Raid5Array.create(
+                    ArraySpec.builder()
+                            .layout(a.c.layout())
+                            .chunkSize(a.c.chunkBytes())
+                            .assumeClean(true)
+                            .build(),
+                    disks)) {
+                assertEquals(
+                        sb.dataOffset() * 512, ours.status().members().get(0).dataOffset(), why);
                 assertEquals(Long.parseLong(guest(a).get("size")), ours.size(), why);
             }
         }
@@ -307,15 +326,16 @@ class MdToRaidfiveIT {
     @TestFactory
     @Order(3)
     Stream<DynamicTest> raidfiveAssemblesEachMdArrayReadsWhatMdWroteAndFindsNoMismatch() {
-        return arrays.values().stream().filter(a -> a.c.kind() == Kind.PLAIN || a.c.kind() == Kind.BITMAP)
+        return arrays.values().stream()
+                .filter(a -> a.c.kind() == Kind.PLAIN || a.c.kind() == Kind.BITMAP)
                 .map(a -> DynamicTest.dynamicTest(a.c.name(), () -> {
                     assertMdWroteIt(a);
                     Map<String, String> r = guest(a);
                     String why = why(a);
                     assertEquals("clean", r.get("detail").replace(",", " ").split(" ")[0], why);
                     Superblock before = ExamineCheck.decode(a.members.get(0));
-                    try (Raid5Array array = Raid5Array.assemble(Workbench.open(a.members),
-                            AssembleOptions.DEFAULT.withSyncLimits(SyncLimits.UNLIMITED))) {
+                    try (Raid5Array array = Raid5Array.assemble(
+                            Workbench.open(a.members), AssembleOptions.DEFAULT.withSyncLimits(SyncLimits.UNLIMITED))) {
                         ArrayStatus st = array.status();
                         assertEquals("clean", st.state(), why);
                         assertEquals(a.c.layout(), st.layout(), why);
@@ -353,10 +373,11 @@ class MdToRaidfiveIT {
         if (md.bitmapOffset() != ours.bitmapOffset()) {
             d.add("bitmap_offset " + md.bitmapOffset() + " -> " + ours.bitmapOffset());
         }
-        if (md.bblogShift() != ours.bblogShift() || md.bblogSize() != ours.bblogSize()
+        if (md.bblogShift() != ours.bblogShift()
+                || md.bblogSize() != ours.bblogSize()
                 || md.bblogOffset() != ours.bblogOffset()) {
-            d.add("bblog shift/size/offset " + md.bblogShift() + "/" + md.bblogSize() + "/" + md.bblogOffset()
-                    + " -> " + ours.bblogShift() + "/" + ours.bblogSize() + "/" + ours.bblogOffset());
+            d.add("bblog shift/size/offset " + md.bblogShift() + "/" + md.bblogSize() + "/" + md.bblogOffset() + " -> "
+                    + ours.bblogShift() + "/" + ours.bblogSize() + "/" + ours.bblogOffset());
         }
         if (md.maxDev() != ours.maxDev()) {
             d.add("max_dev " + md.maxDev() + " -> " + ours.maxDev());
@@ -397,11 +418,13 @@ class MdToRaidfiveIT {
         Path stale = a.members.get(STALE_SLOT);
         Superblock staleSb = ExamineCheck.decode(stale);
         Superblock liveSb = ExamineCheck.decode(a.members.get(0));
-        assertTrue(Long.compareUnsigned(staleSb.events(), liveSb.events()) < 0, "stale " + staleSb.events()
-                + " vs live " + liveSb.events());
+        assertTrue(
+                Long.compareUnsigned(staleSb.events(), liveSb.events()) < 0,
+                "stale " + staleSb.events() + " vs live " + liveSb.events());
         int roleNow = liveSb.devRole(staleSb.devNumber());
-        assertTrue(roleNow >= Superblock.ROLE_MAX, "md no longer gives the removed member a slot: "
-                + Superblock.describeRole(roleNow));
+        assertTrue(
+                roleNow >= Superblock.ROLE_MAX,
+                "md no longer gives the removed member a slot: " + Superblock.describeRole(roleNow));
         assertEquals(STALE_SLOT, staleSb.role(), "the stale member still claims its slot");
 
         // As mdadm kicks a non-fresh device: the stale member is left out, the array runs degraded.
@@ -412,7 +435,8 @@ class MdToRaidfiveIT {
             assertEquals(all.get(STALE_SLOT), left.get(0).disk(), why);
             assertTrue(array.isDegraded(), why);
             a.ref.assertHeldBy(array);
-            System.out.println(a.c.name() + ": raidfive " + array.assemblyReport().lines());
+            System.out.println(
+                    a.c.name() + ": raidfive " + array.assemblyReport().lines());
         }
         for (MemberDisk d : all) {
             d.close();
@@ -422,11 +446,13 @@ class MdToRaidfiveIT {
         survivors.remove(STALE_SLOT);
         try (Raid5Array array = Raid5Array.assemble(Workbench.open(survivors))) {
             assertTrue(array.isDegraded(), why);
-            assertTrue(array.status().state().contains("degraded"), array.status().state());
+            assertTrue(
+                    array.status().state().contains("degraded"), array.status().state());
             a.ref.assertHeldBy(array);
         }
 
-        try (Raid5Array array = Raid5Array.assemble(Workbench.open(a.members),
+        try (Raid5Array array = Raid5Array.assemble(
+                Workbench.open(a.members),
                 AssembleOptions.DEFAULT.withTakeStaleAsSpare(true).withSyncLimits(SyncLimits.UNLIMITED))) {
             awaitInSync(array, why);
             a.ref.assertHeldBy(array);
@@ -455,9 +481,12 @@ class MdToRaidfiveIT {
         if (Mdadm.binary().isPresent()) {
             assertEquals("active", Mdadm.examineFields(a.copies.get(0)).get("State"));
         }
-        try (Raid5Array array = Raid5Array.assemble(Workbench.open(a.copies),
+        try (Raid5Array array = Raid5Array.assemble(
+                Workbench.open(a.copies),
                 AssembleOptions.DEFAULT.withStartSync(false).withSyncLimits(SyncLimits.UNLIMITED))) {
-            assertTrue(array.status().state().contains("resyncing (PENDING)"), array.status().state());
+            assertTrue(
+                    array.status().state().contains("resyncing (PENDING)"),
+                    array.status().state());
             a.ref.assertHeldBy(array);
             assertEquals(SyncAction.RESYNC, array.startSync(), why);
             assertTrue(array.awaitSync(Duration.ofMinutes(2)).ended(), why);
@@ -475,7 +504,8 @@ class MdToRaidfiveIT {
     @Test
     @Order(6)
     void mdAssemblesCleanWhatRaidfiveRebuiltResyncedAndWrote() throws Exception {
-        List<MdArray> back = arrays.values().stream().filter(a -> a.returned != null).toList();
+        List<MdArray> back =
+                arrays.values().stream().filter(a -> a.returned != null).toList();
         Assumptions.assumeFalse(back.isEmpty(), "no array came through the raidfive steps");
         List<GuestScript> scripts = new ArrayList<>();
         Map<String, MdArray> byCase = new LinkedHashMap<>();
@@ -491,8 +521,7 @@ class MdToRaidfiveIT {
             s.call("md_report", name, a.md);
             s.call("md_stop", name, a.md);
         }
-        Map<String, GuestReport> back2 = BootRunner.run(vm, scripts, false, BOOT_TIMEOUT, bench.dir(),
-                byCase.keySet());
+        Map<String, GuestReport> back2 = BootRunner.run(vm, scripts, false, BOOT_TIMEOUT, bench.dir(), byCase.keySet());
         List<String> failures = new ArrayList<>();
         for (Map.Entry<String, MdArray> e : byCase.entrySet()) {
             String name = e.getKey();
@@ -503,10 +532,14 @@ class MdToRaidfiveIT {
             try {
                 assertEquals("0", r.get("assemble_rc"), why);
                 assertEquals("1", r.get("assemble_lines"), "mdadm --assemble complained: " + why);
-                assertEquals("mdadm: /dev/" + a.md + " has been started with " + a.c.members() + " drives.",
-                        report.log(name).get(0), why);
-                assertFalse(report.log(name).stream().anyMatch(l -> l.contains("not clean")
-                        || l.contains("resync of RAID array")), "md resynced what raidfive closed clean: " + why);
+                assertEquals(
+                        "mdadm: /dev/" + a.md + " has been started with " + a.c.members() + " drives.",
+                        report.log(name).get(0),
+                        why);
+                assertFalse(
+                        report.log(name).stream()
+                                .anyMatch(l -> l.contains("not clean") || l.contains("resync of RAID array")),
+                        "md resynced what raidfive closed clean: " + why);
                 assertEquals("0", r.get("degraded"), why);
                 assertEquals("clean", r.get("detail"), why);
                 assertEquals(a.ref.sha256(), r.get("sha"), "md reads other data than raidfive holds: " + why);
@@ -516,8 +549,8 @@ class MdToRaidfiveIT {
                         ExamineCheck.assertAgrees(p); // written by the kernel again
                     }
                 }
-                try (Raid5Array array = Raid5Array.assemble(Workbench.open(a.returned),
-                        AssembleOptions.DEFAULT.withReadOnly(true))) {
+                try (Raid5Array array =
+                        Raid5Array.assemble(Workbench.open(a.returned), AssembleOptions.DEFAULT.withReadOnly(true))) {
                     assertEquals("clean", array.status().state(), why);
                     a.ref.assertHeldBy(array);
                 }
@@ -529,7 +562,10 @@ class MdToRaidfiveIT {
     }
 
     private MdArray only(Kind kind) {
-        return arrays.values().stream().filter(a -> a.c.kind() == kind).findFirst().orElseThrow();
+        return arrays.values().stream()
+                .filter(a -> a.c.kind() == kind)
+                .findFirst()
+                .orElseThrow();
     }
 
     private static void awaitInSync(Raid5Array array, String why) throws InterruptedException {

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Assumptions;
 final class MdVm {
     /** Environment variable naming the md-vm executable. */
     static final String ENV = "MD_VM";
+
     private static final Duration PREPARE_TIMEOUT = Duration.ofMinutes(15);
     private static boolean prepared;
 
@@ -89,8 +90,11 @@ final class MdVm {
         List<String> command = List.of(executable.toString(), "--prepare");
         try {
             Path out = Files.createTempFile("md-vm-prepare", ".log");
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+            Process p = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(out.toFile())
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .start();
             if (!p.waitFor(PREPARE_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
                 p.destroy();
                 throw new AssertionError("md-vm --prepare did not finish in " + PREPARE_TIMEOUT + " (" + out + ")");
@@ -139,8 +143,12 @@ final class MdVm {
             Path console = dir.resolve(name + ".console");
             Path stdout = dir.resolve(name + ".out");
             Path stderr = dir.resolve(name + ".err");
-            List<String> command = new ArrayList<>(List.of(executable.toString(), "--timeout",
-                    Long.toString(timeout.toSeconds()), "--log", console.toString()));
+            List<String> command = new ArrayList<>(List.of(
+                    executable.toString(),
+                    "--timeout",
+                    Long.toString(timeout.toSeconds()),
+                    "--log",
+                    console.toString()));
             if (snapshot) {
                 command.add("--snapshot");
             }
@@ -149,8 +157,11 @@ final class MdVm {
                 command.add(image.toAbsolutePath().toString());
             }
             long start = System.nanoTime();
-            Process p = new ProcessBuilder(command).redirectOutput(stdout.toFile()).redirectError(stderr.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+            Process p = new ProcessBuilder(command)
+                    .redirectOutput(stdout.toFile())
+                    .redirectError(stderr.toFile())
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .start();
             boolean ended;
             try {
                 ended = p.waitFor(timeout.toSeconds() + 60, TimeUnit.SECONDS);
@@ -160,12 +171,17 @@ final class MdVm {
                 }
             }
             if (!ended) {
-                throw new AssertionError(name + ": md-vm did not end within " + timeout + " + 60 s; stopped it ("
-                        + dir + ")");
+                throw new AssertionError(
+                        name + ": md-vm did not end within " + timeout + " + 60 s; stopped it (" + dir + ")");
             }
             Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
-            return new Boot(name, p.exitValue(), Files.readAllLines(stdout, StandardCharsets.UTF_8),
-                    Files.readString(stderr, StandardCharsets.UTF_8), elapsed, console);
+            return new Boot(
+                    name,
+                    p.exitValue(),
+                    Files.readAllLines(stdout, StandardCharsets.UTF_8),
+                    Files.readString(stderr, StandardCharsets.UTF_8),
+                    elapsed,
+                    console);
         } catch (IOException e) {
             throw new UncheckedIOException(name + ": cannot run md-vm", e);
         } catch (InterruptedException e) {

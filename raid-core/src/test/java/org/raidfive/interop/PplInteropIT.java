@@ -98,8 +98,15 @@ class PplInteropIT {
 
         GuestScript a = new GuestScript("ppl-md");
         String d = a.disk(dataImage);
-        a.call("md_create_opts", "mdppl", "md0", 3, "--raid-devices=" + DISKS, "--consistency-policy=ppl",
-                "--chunk=" + CHUNK_KIB, a.disks(md));
+        a.call(
+                "md_create_opts",
+                "mdppl",
+                "md0",
+                3,
+                "--raid-devices=" + DISKS,
+                "--consistency-policy=ppl",
+                "--chunk=" + CHUNK_KIB,
+                a.disks(md));
         a.call("md_fill", "mdppl", "md0", d, 0, 24);
         a.call("md_hold_dirty", "mdppl", "md0");
         a.call("md_patch", "mdppl", "md0", d, List.of(patches));
@@ -108,8 +115,15 @@ class PplInteropIT {
         }
         a.call("md_report", "mdppl", "md0");
         a.call("md_stop", "mdppl", "md0");
-        a.call("md_create_opts", "degppl", "md1", 3, "--raid-devices=" + DISKS, "--consistency-policy=ppl",
-                "--chunk=" + CHUNK_KIB, a.disks(deg));
+        a.call(
+                "md_create_opts",
+                "degppl",
+                "md1",
+                3,
+                "--raid-devices=" + DISKS,
+                "--consistency-policy=ppl",
+                "--chunk=" + CHUNK_KIB,
+                a.disks(deg));
         a.call("md_fill", "degppl", "md1", d, 0, 24);
         a.call("md_fail_remove", "degppl", "md1", a.disk(deg.get(DISKS - 1)));
         a.call("md_hold_dirty", "degppl", "md1");
@@ -134,8 +148,8 @@ class PplInteropIT {
         b.call("md_report", "ours", "md0");
         b.call("md_stop", "ours", "md0");
 
-        reports = BootRunner.run(vm, List.of(a, b), false, Duration.ofMinutes(15), bench.dir(),
-                List.of("mdppl", "degppl", "ours"));
+        reports = BootRunner.run(
+                vm, List.of(a, b), false, Duration.ofMinutes(15), bench.dir(), List.of("mdppl", "degppl", "ours"));
     }
 
     @AfterAll
@@ -147,8 +161,13 @@ class PplInteropIT {
 
     private void makeRaidfiveArrayKilledMidWrite() throws Exception {
         List<MemberDisk> disks = Workbench.openNew(ours, MEMBER_BYTES);
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true)
-                .consistencyPolicy(ConsistencyPolicy.PPL).build(), disks)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK)
+                        .assumeClean(true)
+                        .consistencyPolicy(ConsistencyPolicy.PPL)
+                        .build(),
+                disks)) {
             byte[] fill = Arrays.copyOf(data, (int) Math.min(array.size(), data.length));
             array.write(0, ByteBuffer.wrap(fill), 0, fill.length);
             oursDataOffset = 0;
@@ -167,15 +186,26 @@ class PplInteropIT {
         for (int i = 0; i < DISKS; i++) {
             Files.createSymbolicLink(link.resolve("c" + i + ".img"), ours.get(i));
         }
-        Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), "org.raidfive.array.WriteHoleWriter", link.toString(),
-                Integer.toString(DISKS), "0", "4", "false").redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        org.raidfive.array.CrashWriter.killAfterFlushes(child, 12, 0, line -> { });
+        Process child = new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        "org.raidfive.array.WriteHoleWriter",
+                        link.toString(),
+                        Integer.toString(DISKS),
+                        "0",
+                        "4",
+                        "false")
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
+        org.raidfive.array.CrashWriter.killAfterFlushes(child, 12, 0, line -> {});
         for (Path p : Files.list(link).toList()) {
             Files.delete(p);
         }
         Files.delete(link);
-        assertEquals("active", ExamineCheck.decode(ours.get(0)).isClean() ? "clean" : "active",
+        assertEquals(
+                "active",
+                ExamineCheck.decode(ours.get(0)).isClean() ? "clean" : "active",
                 "the killed writer left the array dirty: " + dir);
         tornByRaidfive = tearLoggedStripes(ours.subList(0, DISKS - 1), oursDataOffset, DISKS - 1);
         assertTrue(tornByRaidfive > 0, "the writer's newest io_units named stripes to tear");
@@ -223,7 +253,8 @@ class PplInteropIT {
                 long offset = dataOffset + stripe * CHUNK + (first % chunkSectors) * 512;
                 byte[] garbage = new byte[(int) (strip * 512)];
                 junk.nextBytes(garbage);
-                try (RandomAccessFile f = new RandomAccessFile(members.get(parity).toFile(), "rw")) {
+                try (RandomAccessFile f =
+                        new RandomAccessFile(members.get(parity).toFile(), "rw")) {
                     f.seek(offset);
                     f.write(garbage);
                 }
@@ -253,7 +284,8 @@ class PplInteropIT {
                 CRC32C crc = new CRC32C();
                 crc.update(b);
                 h.putInt(532, stored);
-                if (stored != (int) crc.getValue() || h.getInt(512) != (int) uuid.getValue()
+                if (stored != (int) crc.getValue()
+                        || h.getInt(512) != (int) uuid.getValue()
                         || h.getLong(520) < generation) {
                     break;
                 }
@@ -309,29 +341,33 @@ class PplInteropIT {
             markDirty(copy);
         }
         Superblock sb = ExamineCheck.decode(mdDirty.get(0));
-        assertEquals(Superblock.MD_FEATURE_MULTIPLE_PPLS, sb.featureMap() & (Superblock.MD_FEATURE_PPL
-                | Superblock.MD_FEATURE_MULTIPLE_PPLS), "the kernel writes MULTIPLE_PPLS alone for a 1 MiB area: " + sb);
+        assertEquals(
+                Superblock.MD_FEATURE_MULTIPLE_PPLS,
+                sb.featureMap() & (Superblock.MD_FEATURE_PPL | Superblock.MD_FEATURE_MULTIPLE_PPLS),
+                "the kernel writes MULTIPLE_PPLS alone for a 1 MiB area: " + sb);
         int torn = tearLoggedStripes(mdDirty, sb.dataOffset() * 512, DISKS);
         assertTrue(torn > 0, "md's newest io_units named stripes");
         System.out.println("PPL interop: tore the parity of " + torn + " entries md logged; raidfive recovers them");
         assertEquals(1, parityMismatches(mdDirty), "the torn stripes are visible to an independent parity check");
-        try (Raid5Array array = Raid5Array.assemble(Workbench.open(mdDirty),
-                AssembleOptions.DEFAULT.withStartSync(false))) {
+        try (Raid5Array array =
+                Raid5Array.assemble(Workbench.open(mdDirty), AssembleOptions.DEFAULT.withStartSync(false))) {
             assertEquals(ConsistencyPolicy.PPL, array.consistencyPolicy());
             byte[] got = new byte[mdImage.length];
             array.read(0, ByteBuffer.wrap(got), 0, got.length);
             assertArrayEquals(mdImage, got, "raidfive reads what md wrote");
         }
-        assertEquals(0, parityMismatches(mdDirty), "raidfive's recovery from md's log made " + torn
-                + " torn entries' parity consistent again");
+        assertEquals(
+                0,
+                parityMismatches(mdDirty),
+                "raidfive's recovery from md's log made " + torn + " torn entries' parity consistent again");
     }
 
     @Test
     void raidfiveStartsMdsDirtyDegradedPplArrayWithoutForceAndReadsMdsData() throws Exception {
         Map<String, String> g = guest("degppl");
         assertEquals("0", g.get("fail_remove_rc"), reports.get("degppl").describe("degppl"));
-        try (Raid5Array array = Raid5Array.assemble(Workbench.open(degDirty),
-                AssembleOptions.DEFAULT.withStartSync(false))) {
+        try (Raid5Array array =
+                Raid5Array.assemble(Workbench.open(degDirty), AssembleOptions.DEFAULT.withStartSync(false))) {
             assertTrue(array.isDegraded());
             byte[] got = new byte[mdImage.length];
             array.read(0, ByteBuffer.wrap(got), 0, got.length);
@@ -343,9 +379,13 @@ class PplInteropIT {
     void raidfiveCreatesPplWithMdadmsPlaces() throws Exception {
         Superblock theirs = ExamineCheck.decode(md.get(0));
         List<Path> mine = bench.images("mine", DISKS, MEMBER_BYTES);
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK)
-                .consistencyPolicy(ConsistencyPolicy.PPL).assumeClean(true).build(), Workbench.openNew(mine,
-                MEMBER_BYTES))) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK)
+                        .consistencyPolicy(ConsistencyPolicy.PPL)
+                        .assumeClean(true)
+                        .build(),
+                Workbench.openNew(mine, MEMBER_BYTES))) {
             assertEquals(ConsistencyPolicy.PPL, array.consistencyPolicy());
         }
         Superblock sb = ExamineCheck.decode(mine.get(0));
@@ -353,7 +393,8 @@ class PplInteropIT {
         assertEquals(theirs.pplOffset(), sb.pplOffset(), "PPL offset");
         assertEquals(theirs.pplSize(), sb.pplSize(), "PPL size");
         assertEquals(theirs.bblogOffset(), sb.bblogOffset(), "bad block log offset");
-        assertEquals(theirs.featureMap() & (Superblock.MD_FEATURE_PPL | Superblock.MD_FEATURE_MULTIPLE_PPLS),
+        assertEquals(
+                theirs.featureMap() & (Superblock.MD_FEATURE_PPL | Superblock.MD_FEATURE_MULTIPLE_PPLS),
                 sb.featureMap() & (Superblock.MD_FEATURE_PPL | Superblock.MD_FEATURE_MULTIPLE_PPLS),
                 "PPL feature bits as the kernel writes them");
     }
@@ -365,8 +406,11 @@ class PplInteropIT {
         assertEquals("0", g.get("assemble_rc"), why);
         assertEquals("0", g.get("dump_rc"), why);
         assertEquals("0", g.get("add_rc"), why);
-        assertEquals("0", g.get("mismatch"), "md's check after recovering " + tornByRaidfive
-                + " torn entries and rebuilding the missing member: " + why);
+        assertEquals(
+                "0",
+                g.get("mismatch"),
+                "md's check after recovering " + tornByRaidfive + " torn entries and rebuilding the missing member: "
+                        + why);
         byte[] array = new byte[(int) ((DISKS - 1) * (long) missingBefore.length)];
         try (RandomAccessFile f = new RandomAccessFile(dump.toFile(), "r")) {
             f.readFully(array);
@@ -379,7 +423,8 @@ class PplInteropIT {
             }
             long stripe = c / (DISKS - 1);
             int at = (int) (stripe * CHUNK);
-            assertArrayEquals(Arrays.copyOfRange(missingBefore, at, at + CHUNK),
+            assertArrayEquals(
+                    Arrays.copyOfRange(missingBefore, at, at + CHUNK),
                     Arrays.copyOfRange(array, (int) (c * CHUNK), (int) (c * CHUNK) + CHUNK),
                     "the missing member's chunk " + c + " reads back through md as it was");
             checked++;

@@ -61,8 +61,7 @@ class RaidfiveToMdIT {
         DIRTY
     }
 
-    record Case(String name, String layout, int chunkKib, int members, Kind kind) {
-    }
+    record Case(String name, String layout, int chunkKib, int members, Kind kind) {}
 
     /** Every layout twice, every chunk size from 4K to 512K, 3 to 6 members; 52 images in two boots. */
     static final List<Case> CASES = List.of(
@@ -80,8 +79,7 @@ class RaidfiveToMdIT {
             new Case("pl-8k-5", "parity-last", 8, 5, Kind.CLEAN));
 
     /** An array raidfive made, as md will be shown it. */
-    record Made(Case c, String md, List<Path> mdMembers, int drives, int spares, String uuid, long size, String sha) {
-    }
+    record Made(Case c, String md, List<Path> mdMembers, int drives, int spares, String uuid, long size, String sha) {}
 
     private Workbench bench;
     private final Map<String, Made> made = new LinkedHashMap<>();
@@ -117,8 +115,13 @@ class RaidfiveToMdIT {
             }
         }
         int chunk = c.chunkKib() * 1024;
-        ArraySpec spec = ArraySpec.builder().layout(c.layout()).chunkSize(chunk).name("raidfive:" + c.name())
-                .assumeClean(c.kind() != Kind.RESYNCED).syncLimits(SyncLimits.UNLIMITED).build();
+        ArraySpec spec = ArraySpec.builder()
+                .layout(c.layout())
+                .chunkSize(chunk)
+                .name("raidfive:" + c.name())
+                .assumeClean(c.kind() != Kind.RESYNCED)
+                .syncLimits(SyncLimits.UNLIMITED)
+                .build();
         List<MemberDisk> disks = Workbench.open(paths);
         List<Path> spares = new ArrayList<>();
         if (c.kind() == Kind.WITH_SPARE) {
@@ -195,7 +198,8 @@ class RaidfiveToMdIT {
         for (Made m : made.values()) {
             GuestScript s = scripts.stream()
                     .filter(g -> g.images().size() + g.newImages(m.mdMembers()) <= GuestScript.MAX_DISKS)
-                    .findFirst().orElse(null);
+                    .findFirst()
+                    .orElse(null);
             if (s == null) {
                 s = new GuestScript("raidfive-to-md-" + (scripts.size() + 1));
                 scripts.add(s);
@@ -265,10 +269,13 @@ class RaidfiveToMdIT {
      * running, says it is pending: "(PENDING)" is mdadm's word for that, left out of the comparison.
      */
     private static void assertSameStateWords(Made m, String mdDetail, String why) throws IOException {
-        try (org.raidfive.array.Raid5Array array = org.raidfive.array.Raid5Array.assemble(Workbench.open(m.mdMembers()),
+        try (org.raidfive.array.Raid5Array array = org.raidfive.array.Raid5Array.assemble(
+                Workbench.open(m.mdMembers()),
                 org.raidfive.array.AssembleOptions.DEFAULT.withReadOnly(true).withStartSync(false))) {
             String ours = array.status().state();
-            assertEquals(mdDetail, ours.replace(" (PENDING)", "").replace(" ", ""),
+            assertEquals(
+                    mdDetail,
+                    ours.replace(" (PENDING)", "").replace(" ", ""),
                     "raidfive says '" + ours + "', mdadm --detail '" + mdDetail + "' for the same members: " + why);
         }
     }
@@ -289,8 +296,10 @@ class RaidfiveToMdIT {
         assertTrue(r.get("detail_at_start").contains("resyncing"), why);
         assertSameStateWords(m, r.get("detail_at_start"), why);
         assertTrue(Integer.parseInt(r.get("mdstat_resync")) > 0, "/proc/mdstat shows the resync: " + why);
-        assertTrue(report.log(m.c().name()).stream().anyMatch(l -> l.contains("not clean -- starting background"
-                + " reconstruction")), "md says the array is not clean: " + why);
+        assertTrue(
+                report.log(m.c().name()).stream()
+                        .anyMatch(l -> l.contains("not clean -- starting background" + " reconstruction")),
+                "md says the array is not clean: " + why);
         assertEquals(m.sha(), r.get("sha"), why);
         assertEquals("0", r.get("mismatch"), why);
         assertEquals("clean", r.get("detail"), "clean once resynced: " + why);
@@ -309,7 +318,9 @@ class RaidfiveToMdIT {
         List<String> wrong = new ArrayList<>();
         for (Made m : made.values()) {
             Map<String, String> r = reports.get(m.c().name()).result(m.c().name());
-            String ctime = ExamineCheck.ctime(ExamineCheck.decode(m.mdMembers().get(0)).ctime()).replace(" ", "");
+            String ctime = ExamineCheck.ctime(
+                            ExamineCheck.decode(m.mdMembers().get(0)).ctime())
+                    .replace(" ", "");
             if (!m.uuid().equals(r.get("uuid")) || !ctime.equals(r.get("ctime"))) {
                 wrong.add(m.c().name() + ": mdadm --detail shows UUID '" + r.get("uuid") + "' and Creation Time '"
                         + r.get("ctime") + "'; the members say " + m.uuid() + " and " + ctime);
@@ -336,14 +347,18 @@ class RaidfiveToMdIT {
     }
 
     private Made only(Kind kind) {
-        return made.values().stream().filter(m -> m.c().kind() == kind).findFirst().orElseThrow();
+        return made.values().stream()
+                .filter(m -> m.c().kind() == kind)
+                .findFirst()
+                .orElseThrow();
     }
 
     /** mdadm --assemble succeeded and printed nothing but its one "has been started" line. */
     static void assertAssembledQuietly(Made m, GuestReport report, Map<String, String> r, String why) {
         assertEquals("0", r.get("assemble_rc"), why);
         String started = "mdadm: /dev/" + m.md() + " has been started with " + m.drives() + " drive"
-                + (m.drives() == 1 ? "" : "s") + (m.drives() < m.c().members() ? " (out of " + m.c().members() + ")" : "")
+                + (m.drives() == 1 ? "" : "s")
+                + (m.drives() < m.c().members() ? " (out of " + m.c().members() + ")" : "")
                 + (m.spares() > 0 ? " and " + m.spares() + " spare" + (m.spares() == 1 ? "" : "s") : "") + ".";
         assertEquals("1", r.get("assemble_lines"), "mdadm --assemble complained: " + why);
         assertEquals(started, report.log(m.c().name()).get(0), why);
@@ -362,6 +377,7 @@ class RaidfiveToMdIT {
     }
 
     private static void assertNoKernelLine(GuestReport report, Made m, String text, String why) {
-        assertFalse(report.log(m.c().name()).stream().anyMatch(l -> l.contains(text)), "md said '" + text + "': " + why);
+        assertFalse(
+                report.log(m.c().name()).stream().anyMatch(l -> l.contains(text)), "md said '" + text + "': " + why);
     }
 }

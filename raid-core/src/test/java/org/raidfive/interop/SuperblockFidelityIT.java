@@ -37,14 +37,17 @@ class SuperblockFidelityIT {
     @Test
     void raidfiveWritesTheCreationTimeInWholeSecondsAsMdadmDoes() throws Exception {
         List<MemberDisk> disks = List.of(new MemoryDisk(4 << 20), new MemoryDisk(4 << 20), new MemoryDisk(4 << 20));
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(64 * 1024).assumeClean(true).build(),
-                disks)) {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder().chunkSize(64 * 1024).assumeClean(true).build(), disks)) {
             ByteBuffer block = ByteBuffer.allocateDirect(Superblock.MAX_SUPERBLOCK_BYTES);
             disks.get(0).read(Superblock.SUPERBLOCK_OFFSET, block, 0, Superblock.MAX_SUPERBLOCK_BYTES);
             Superblock sb = Superblock.decode(block, "m0");
-            assertEquals(0, MdTime.micros(sb.ctime()), "ctime 0x" + Long.toHexString(sb.ctime()) + " carries "
-                    + MdTime.micros(sb.ctime()) + " microseconds in its top 24 bits: Linux reads it as "
-                    + Long.toUnsignedString(sb.ctime()) + " seconds");
+            assertEquals(
+                    0,
+                    MdTime.micros(sb.ctime()),
+                    "ctime 0x" + Long.toHexString(sb.ctime()) + " carries "
+                            + MdTime.micros(sb.ctime()) + " microseconds in its top 24 bits: Linux reads it as "
+                            + Long.toUnsignedString(sb.ctime()) + " seconds");
         }
     }
 
@@ -60,13 +63,15 @@ class SuperblockFidelityIT {
     @Test
     void raidfiveKeepsTheBadBlockLogMdadmReservedOnAMember() throws Exception {
         List<Path> files = List.of(dir.resolve("a.img"), dir.resolve("b.img"), dir.resolve("c.img"));
-        try (Raid5Array array = Raid5Array.create(ArraySpec.builder().chunkSize(64 * 1024).assumeClean(true).build(),
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder().chunkSize(64 * 1024).assumeClean(true).build(),
                 Workbench.openNew(files, 8L << 20))) {
             array.flush();
         }
         for (Path f : files) {
             Superblock sb = ExamineCheck.decode(f);
-            sb.bblogShift(0).bblogSize(DataOffset.BAD_BLOCK_LOG_SECTORS)
+            sb.bblogShift(0)
+                    .bblogSize(DataOffset.BAD_BLOCK_LOG_SECTORS)
                     .bblogOffset(DataOffset.badBlockLogOffset(sb.size()));
             byte[] block = new byte[Superblock.MAX_SUPERBLOCK_BYTES];
             sb.encode(ByteBuffer.wrap(block));
@@ -77,8 +82,10 @@ class SuperblockFidelityIT {
         }
         Raid5Array.assemble(Workbench.open(files)).close();
         Superblock after = ExamineCheck.decode(files.get(0));
-        assertEquals(DataOffset.BAD_BLOCK_LOG_SECTORS + "/" + DataOffset.badBlockLogOffset(after.size()),
-                after.bblogSize() + "/" + after.bblogOffset(), "bblog_size/bblog_offset after raidfive assembled "
-                        + "and closed the array (events " + after.events() + ")");
+        assertEquals(
+                DataOffset.BAD_BLOCK_LOG_SECTORS + "/" + DataOffset.badBlockLogOffset(after.size()),
+                after.bblogSize() + "/" + after.bblogOffset(),
+                "bblog_size/bblog_offset after raidfive assembled " + "and closed the array (events " + after.events()
+                        + ")");
     }
 }

@@ -96,9 +96,10 @@ class Raid5LayoutTest {
     }
 
     @Property(tries = 2000)
-    void forwardMappingEqualsLinuxAndInverseRoundTrips(@ForAll @IntRange(min = 0, max = 5) int algorithm,
-                                                       @ForAll @IntRange(min = 3, max = 32) int disks,
-                                                       @ForAll @LongRange(min = 0, max = 1L << 40) long chunk) {
+    void forwardMappingEqualsLinuxAndInverseRoundTrips(
+            @ForAll @IntRange(min = 0, max = 5) int algorithm,
+            @ForAll @IntRange(min = 3, max = 32) int disks,
+            @ForAll @LongRange(min = 0, max = 1L << 40) long chunk) {
         Raid5Layout layout = new Raid5Layout(Raid5Algorithm.fromMdNumber(algorithm), disks, 65536, 1L << 50);
         long stripe = layout.stripeOfChunk(chunk);
         int index = layout.dataIndexOfChunk(chunk);
@@ -112,9 +113,10 @@ class Raid5LayoutTest {
     }
 
     @Property(tries = 300)
-    void everyStripeUsesEverySlotExactlyOnce(@ForAll @IntRange(min = 0, max = 5) int algorithm,
-                                            @ForAll @IntRange(min = 3, max = 16) int disks,
-                                            @ForAll @LongRange(min = 0, max = 1L << 30) long stripe) {
+    void everyStripeUsesEverySlotExactlyOnce(
+            @ForAll @IntRange(min = 0, max = 5) int algorithm,
+            @ForAll @IntRange(min = 3, max = 16) int disks,
+            @ForAll @LongRange(min = 0, max = 1L << 30) long stripe) {
         Raid5Layout layout = new Raid5Layout(Raid5Algorithm.fromMdNumber(algorithm), disks, 4096, 1L << 50);
         boolean[] seen = new boolean[disks];
         seen[layout.paritySlot(stripe)] = true;
@@ -134,12 +136,14 @@ class Raid5LayoutTest {
 
     @Test
     void badGeometryIsRefusedWithTheRule() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new Raid5Layout(Raid5Algorithm.DEFAULT, 4, 6000, 1 << 20));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class, () -> new Raid5Layout(Raid5Algorithm.DEFAULT, 4, 6000, 1 << 20));
         assertTrue(e.getMessage().contains("6000") && e.getMessage().contains("power of two"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> new Raid5Layout(Raid5Algorithm.DEFAULT, 4, 2048, 1 << 20));
+        e = assertThrows(
+                IllegalArgumentException.class, () -> new Raid5Layout(Raid5Algorithm.DEFAULT, 4, 2048, 1 << 20));
         assertTrue(e.getMessage().contains("4 KiB"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> new Raid5Layout(Raid5Algorithm.DEFAULT, 2, 4096, 1 << 20));
+        e = assertThrows(
+                IllegalArgumentException.class, () -> new Raid5Layout(Raid5Algorithm.DEFAULT, 2, 4096, 1 << 20));
         assertTrue(e.getMessage().contains("got 2"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> Raid5Algorithm.parse("diagonal"));
         assertTrue(e.getMessage().contains("diagonal") && e.getMessage().contains("left-symmetric"), e.getMessage());

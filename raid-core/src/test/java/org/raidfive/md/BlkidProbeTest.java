@@ -1,5 +1,7 @@
 package org.raidfive.md;
 
+import static org.junit.jupiter.api.Assertions.*;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -8,12 +10,9 @@ import java.nio.file.Paths;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-
-import static org.junit.jupiter.api.Assertions.*;
 
 /**
  * A second, independent reader: util-linux's libblkid (what udev uses to spot
@@ -33,7 +32,8 @@ class BlkidProbeTest {
 
         final Path file = Mdadm.writeMember(dir.resolve("m2.img"), Samples.MEMBER_BYTES, Samples.member(2));
         final Process p = new ProcessBuilder(sbin.toString(), "-p", "-o", "export", file.toString())
-            .redirectErrorStream(true).start();
+                .redirectErrorStream(true)
+                .start();
         final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(30, TimeUnit.SECONDS), "blkid hung");
         assertEquals(0, p.exitValue(), out);

@@ -1,12 +1,11 @@
 package org.raidfive.md;
 
+import static org.junit.jupiter.api.Assertions.*;
+
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-
 import org.junit.jupiter.api.Test;
-
-import static org.junit.jupiter.api.Assertions.*;
 
 /**
  * An independent oracle for the byte layout and the checksum: the superblock
@@ -18,13 +17,15 @@ class ChecksumOracleTest {
     @Test
     void encodeMatchesHandBuiltBytesIncludingChecksum() {
         final Superblock sb = Samples.member(2)
-            .featureMap(Superblock.MD_FEATURE_RECOVERY_OFFSET)
-            .recoveryOffset(0x1234_5678_9aL)
-            .bblogSize(8).bblogOffset(16).bblogShift(0)
-            .cntCorrectedRead(7)
-            .devflags(Superblock.DEVFLAG_WRITE_MOSTLY)
-            .devRole(3, Superblock.ROLE_FAULTY)
-            .devRole(4, Superblock.ROLE_SPARE);
+                .featureMap(Superblock.MD_FEATURE_RECOVERY_OFFSET)
+                .recoveryOffset(0x1234_5678_9aL)
+                .bblogSize(8)
+                .bblogOffset(16)
+                .bblogShift(0)
+                .cntCorrectedRead(7)
+                .devflags(Superblock.DEVFLAG_WRITE_MOSTLY)
+                .devRole(3, Superblock.ROLE_FAULTY)
+                .devRole(4, Superblock.ROLE_SPARE);
 
         final byte[] expected = handBuilt(sb);
         assertArrayEquals(expected, Samples.encode(sb));
@@ -56,15 +57,18 @@ class ChecksumOracleTest {
     @Test
     void foldAddsCarryOfSixtyFourBitSum() {
         // all-ones roles and large fields make the 64-bit sum exceed 32 bits, so the fold matters
-        final Superblock sb = Samples.member(0).maxDev(1920).events(0xffff_ffff_ffff_fff0L)
-            .ctime(-1L).utime(-1L);
+        final Superblock sb = Samples.member(0)
+                .maxDev(1920)
+                .events(0xffff_ffff_ffff_fff0L)
+                .ctime(-1L)
+                .utime(-1L);
         final byte[] bytes = Samples.encode(sb);
         long sum = 0;
         for (int i = 0; i + 4 <= bytes.length; i += 4) {
             sum += i == 216 ? 0 : Integer.toUnsignedLong(le32(bytes, i));
         }
         assertTrue(sum >>> 32 != 0, "test needs a sum that overflows 32 bits");
-        assertEquals((int)((sum & 0xffff_ffffL) + (sum >>> 32)), le32(bytes, 216));
+        assertEquals((int) ((sum & 0xffff_ffffL) + (sum >>> 32)), le32(bytes, 216));
     }
 
     /** struct mdp_superblock_1, one field at a time, then md's checksum by a direct loop. */
@@ -98,10 +102,10 @@ class ChecksumOracleTest {
         put32(b, 160, sb.devNumber());
         put32(b, 164, sb.cntCorrectedRead());
         System.arraycopy(sb.deviceUuid(), 0, b, 168, 16);
-        b[184] = (byte)sb.devflags();
-        b[185] = (byte)sb.bblogShift();
-        b[186] = (byte)sb.bblogSize();
-        b[187] = (byte)(sb.bblogSize() >> 8);
+        b[184] = (byte) sb.devflags();
+        b[185] = (byte) sb.bblogShift();
+        b[186] = (byte) sb.bblogSize();
+        b[187] = (byte) (sb.bblogSize() >> 8);
         put32(b, 188, sb.bblogOffset());
         put64(b, 192, sb.utime());
         put64(b, 200, sb.events());
@@ -110,8 +114,8 @@ class ChecksumOracleTest {
         put32(b, 220, maxDev);
         // pad3[32] at 224: zeros
         for (int i = 0; i < maxDev; i++) {
-            b[256 + 2 * i] = (byte)sb.devRole(i);
-            b[257 + 2 * i] = (byte)(sb.devRole(i) >> 8);
+            b[256 + 2 * i] = (byte) sb.devRole(i);
+            b[257 + 2 * i] = (byte) (sb.devRole(i) >> 8);
         }
 
         long sum = 0;
@@ -123,7 +127,7 @@ class ChecksumOracleTest {
             sum += (b[i] & 0xffL) | (b[i + 1] & 0xffL) << 8;
         }
         final long folded = (sum & 0xffffffffL) + (sum >>> 32);
-        put32(b, 216, (int)folded);
+        put32(b, 216, (int) folded);
         return b;
     }
 
@@ -133,13 +137,13 @@ class ChecksumOracleTest {
 
     private static void put32(final byte[] b, final int at, final int v) {
         for (int k = 0; k < 4; k++) {
-            b[at + k] = (byte)(v >>> (8 * k));
+            b[at + k] = (byte) (v >>> (8 * k));
         }
     }
 
     private static void put64(final byte[] b, final int at, final long v) {
         for (int k = 0; k < 8; k++) {
-            b[at + k] = (byte)(v >>> (8 * k));
+            b[at + k] = (byte) (v >>> (8 * k));
         }
     }
 }

@@ -1,15 +1,14 @@
 package org.raidfive.md;
 
+import static org.junit.jupiter.api.Assertions.*;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-
 import org.junit.jupiter.api.Test;
-
-import static org.junit.jupiter.api.Assertions.*;
 
 /**
  * DataOffset against Debian's mdadm 4.2 itself. The resource
@@ -29,7 +28,10 @@ class DataOffsetTest {
             final long memberSectors = Long.parseLong(f[0]) / 512;
             final int chunkSectors = Integer.parseInt(f[1]) * 2;
             if (f[2].equals("too-small") || f[2].equals("no-free-space")) {
-                assertThrows(IllegalArgumentException.class, () -> DataOffset.usableSectors(memberSectors, chunkSectors), row);
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> DataOffset.usableSectors(memberSectors, chunkSectors),
+                        row);
                 if (f[2].equals("too-small")) {
                     assertTrue(DataOffset.forNewMember(memberSectors, chunkSectors) > memberSectors, row);
                 }
@@ -43,7 +45,8 @@ class DataOffsetTest {
     void knownOffsets() {
         final long mib = 2048;
         assertEquals(2048, DataOffset.forNewMember(64 * mib, 128), "64 MiB, 64 KiB chunk");
-        assertEquals(4096, DataOffset.forNewMember(64 * mib, 1024), "64 MiB, default 512 KiB chunk: headroom >= 2 chunks");
+        assertEquals(
+                4096, DataOffset.forNewMember(64 * mib, 1024), "64 MiB, default 512 KiB chunk: headroom >= 2 chunks");
         assertEquals(6144, DataOffset.forNewMember(64 * mib, 2048), "64 MiB, 1 MiB chunk");
         assertEquals(2048, DataOffset.forNewMember(1023 * mib, 128));
         assertEquals(4096, DataOffset.forNewMember(1024 * mib, 128), "1 GiB: headroom 1 MiB");
@@ -72,18 +75,18 @@ class DataOffsetTest {
 
     @Test
     void rejectsBadChunkAndTinyMembersWithClearMessages() {
-        final IllegalArgumentException chunk = assertThrows(IllegalArgumentException.class,
-            () -> DataOffset.forNewMember(1 << 20, 96));
+        final IllegalArgumentException chunk =
+                assertThrows(IllegalArgumentException.class, () -> DataOffset.forNewMember(1 << 20, 96));
         assertEquals("chunk size 96 sectors must be a power of two of at least 8 (4 KiB)", chunk.getMessage());
-        final IllegalArgumentException small = assertThrows(IllegalArgumentException.class,
-            () -> DataOffset.usableSectors(2048, 8));
+        final IllegalArgumentException small =
+                assertThrows(IllegalArgumentException.class, () -> DataOffset.usableSectors(2048, 8));
         assertTrue(small.getMessage().contains("2048 sectors is too small"), small.getMessage());
     }
 
     private static List<String> rows() throws IOException {
         final List<String> rows = new ArrayList<>();
         try (BufferedReader in = new BufferedReader(new InputStreamReader(
-            DataOffsetTest.class.getResourceAsStream("/md/mdadm-4.2-size-set.csv"), StandardCharsets.US_ASCII))) {
+                DataOffsetTest.class.getResourceAsStream("/md/mdadm-4.2-size-set.csv"), StandardCharsets.US_ASCII))) {
             String line;
             while ((line = in.readLine()) != null) {
                 if (!line.isBlank() && !line.startsWith("#")) {

@@ -1,8 +1,8 @@
 package org.raidfive.md;
 
-import org.junit.jupiter.api.Test;
-
 import static org.junit.jupiter.api.Assertions.*;
+
+import org.junit.jupiter.api.Test;
 
 class MdLayoutTest {
     @Test
@@ -36,10 +36,14 @@ class MdLayoutTest {
 
     @Test
     void unknownNameListsTheValidOnes() {
-        final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, () -> MdLayout.parse("zigzag"));
-        assertEquals("unknown raid5 layout 'zigzag'; valid layouts: left-asymmetric (la), right-asymmetric (ra), "
-            + "left-symmetric (ls), right-symmetric (rs), parity-first, parity-last, default", ex.getMessage());
-        final IllegalArgumentException number = assertThrows(IllegalArgumentException.class, () -> MdLayout.ofNumber(6));
+        final IllegalArgumentException ex =
+                assertThrows(IllegalArgumentException.class, () -> MdLayout.parse("zigzag"));
+        assertEquals(
+                "unknown raid5 layout 'zigzag'; valid layouts: left-asymmetric (la), right-asymmetric (ra), "
+                        + "left-symmetric (ls), right-symmetric (rs), parity-first, parity-last, default",
+                ex.getMessage());
+        final IllegalArgumentException number =
+                assertThrows(IllegalArgumentException.class, () -> MdLayout.ofNumber(6));
         assertEquals("unknown raid5 layout number 6 (valid: 0..5)", number.getMessage());
     }
 }

@@ -1,21 +1,23 @@
 package org.raidfive.md;
 
-import java.util.Random;
-
-import org.junit.jupiter.api.Test;
-
 import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.Random;
+import org.junit.jupiter.api.Test;
 
 class MdUuidTest {
     @Test
     void formatsBytesInOrderInFourGroups() {
         final byte[] uuid = new byte[16];
         for (int i = 0; i < 16; i++) {
-            uuid[i] = (byte)(0xf0 + i - 16 * (i & 1));
+            uuid[i] = (byte) (0xf0 + i - 16 * (i & 1));
         }
-        assertEquals("f0e1f2e3:f4e5f6e7:f8e9fae8:fcedfeef".length(), MdUuid.format(uuid).length());
-        assertEquals("0df5eb39:41befa48:ee45b56f:52c10d17",
-            MdUuid.format(MdUuid.parse("0df5eb39:41befa48:ee45b56f:52c10d17")));
+        assertEquals(
+                "f0e1f2e3:f4e5f6e7:f8e9fae8:fcedfeef".length(),
+                MdUuid.format(uuid).length());
+        assertEquals(
+                "0df5eb39:41befa48:ee45b56f:52c10d17",
+                MdUuid.format(MdUuid.parse("0df5eb39:41befa48:ee45b56f:52c10d17")));
         assertEquals(0x0d, MdUuid.parse("0df5eb39:41befa48:ee45b56f:52c10d17")[0]);
         assertEquals(0x17, MdUuid.parse("0df5eb39:41befa48:ee45b56f:52c10d17")[15]);
     }
@@ -42,13 +44,18 @@ class MdUuidTest {
 
     @Test
     void rejectsMalformedTextClearly() {
-        assertEquals("invalid UUID '0df5eb39:41befa48': 16 hex digits, expected 32",
-            assertThrows(IllegalArgumentException.class, () -> MdUuid.parse("0df5eb39:41befa48")).getMessage());
-        assertEquals("invalid UUID '0df5eb39:41befa48:ee45b56f:52c10d1g': 'g' at index 34 is not a hex digit",
-            assertThrows(IllegalArgumentException.class,
-                () -> MdUuid.parse("0df5eb39:41befa48:ee45b56f:52c10d1g")).getMessage());
-        assertTrue(assertThrows(IllegalArgumentException.class,
-            () -> MdUuid.parse("0df5eb39:41befa48:ee45b56f:52c10d1700")).getMessage().contains("more than 32"));
+        assertEquals(
+                "invalid UUID '0df5eb39:41befa48': 16 hex digits, expected 32",
+                assertThrows(IllegalArgumentException.class, () -> MdUuid.parse("0df5eb39:41befa48"))
+                        .getMessage());
+        assertEquals(
+                "invalid UUID '0df5eb39:41befa48:ee45b56f:52c10d1g': 'g' at index 34 is not a hex digit",
+                assertThrows(IllegalArgumentException.class, () -> MdUuid.parse("0df5eb39:41befa48:ee45b56f:52c10d1g"))
+                        .getMessage());
+        assertTrue(assertThrows(
+                        IllegalArgumentException.class, () -> MdUuid.parse("0df5eb39:41befa48:ee45b56f:52c10d1700"))
+                .getMessage()
+                .contains("more than 32"));
         assertThrows(IllegalArgumentException.class, () -> MdUuid.format(new byte[15]));
     }
 }

@@ -17,7 +17,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -33,8 +32,7 @@ public final class Mdadm {
     private static final String[] CANDIDATES = {"/usr/sbin/mdadm", "/sbin/mdadm", "/usr/bin/mdadm", "/bin/mdadm"};
     private static final long TIMEOUT_SECONDS = 30;
 
-    private Mdadm() {
-    }
+    private Mdadm() {}
 
     /** What one mdadm run did. */
     public record Result(int exitCode, String stdout, String stderr) {
@@ -71,8 +69,9 @@ public final class Mdadm {
     /** Skips the calling test unless mdadm is installed. */
     public static Path assumeInstalled() {
         final Optional<Path> mdadm = binary();
-        Assumptions.assumeTrue(mdadm.isPresent(),
-            "mdadm is not installed (Debian: apt-get install mdadm); skipping the check against the real mdadm");
+        Assumptions.assumeTrue(
+                mdadm.isPresent(),
+                "mdadm is not installed (Debian: apt-get install mdadm); skipping the check against the real mdadm");
         return mdadm.get();
     }
 
@@ -88,7 +87,8 @@ public final class Mdadm {
         final List<String> command = new ArrayList<>();
         command.add(mdadm.toString());
         command.addAll(List.of(args));
-        final ProcessBuilder builder = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(nullDevice()));
+        final ProcessBuilder builder =
+                new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(nullDevice()));
         builder.environment().put("LC_ALL", "C");
         builder.environment().put("TZ", "UTC");
         try {
@@ -97,7 +97,8 @@ public final class Mdadm {
             final CompletableFuture<String> err = drain(process.getErrorStream());
             if (!process.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
                 process.destroyForcibly();
-                throw new AssertionError("mdadm " + String.join(" ", args) + " did not finish in " + TIMEOUT_SECONDS + " s");
+                throw new AssertionError(
+                        "mdadm " + String.join(" ", args) + " did not finish in " + TIMEOUT_SECONDS + " s");
             }
             return new Result(process.exitValue(), out.join(), err.join());
         } catch (final IOException ex) {
@@ -126,7 +127,9 @@ public final class Mdadm {
         for (final String line : r.stdout().split("\n")) {
             final int colon = line.indexOf(" : ");
             if (colon > 0) {
-                fields.put(line.substring(0, colon).trim(), line.substring(colon + 3).trim());
+                fields.put(
+                        line.substring(0, colon).trim(),
+                        line.substring(colon + 3).trim());
             }
         }
         return fields;

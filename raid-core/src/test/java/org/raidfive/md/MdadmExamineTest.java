@@ -1,13 +1,12 @@
 package org.raidfive.md;
 
+import static org.junit.jupiter.api.Assertions.*;
+
 import java.nio.file.Path;
 import java.util.Map;
-
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-
-import static org.junit.jupiter.api.Assertions.*;
 
 /**
  * The real oracle: member images written with our encoder, read back by
@@ -74,7 +73,8 @@ class MdadmExamineTest {
     @Test
     void sixtyFourKibChunkGivesItsOwnOffsetAndSize() {
         final Superblock sb = Samples.member(0, 128);
-        final Map<String, String> f = Mdadm.examineFields(Mdadm.writeMember(dir.resolve("c64.img"), Samples.MEMBER_BYTES, sb));
+        final Map<String, String> f =
+                Mdadm.examineFields(Mdadm.writeMember(dir.resolve("c64.img"), Samples.MEMBER_BYTES, sb));
         assertEquals("64K", f.get("Chunk Size"), f.toString());
         assertEquals("2048 sectors", f.get("Data Offset"), f.toString());
         assertTrue(f.get("Avail Dev Size").startsWith("129024 sectors"), f.toString());
@@ -84,7 +84,8 @@ class MdadmExamineTest {
     @Test
     void sizeBelowDataSizeIsReportedAsUsedDevSize() {
         final Superblock sb = Samples.member(0).size(100 * 1024);
-        final Map<String, String> f = Mdadm.examineFields(Mdadm.writeMember(dir.resolve("used.img"), Samples.MEMBER_BYTES, sb));
+        final Map<String, String> f =
+                Mdadm.examineFields(Mdadm.writeMember(dir.resolve("used.img"), Samples.MEMBER_BYTES, sb));
         assertEquals("102400 sectors (50.00 MiB 52.43 MB)", f.get("Used Dev Size"), f.toString());
         assertEquals("153600 KiB (150.00 MiB 157.29 MB)", f.get("Array Size"), f.toString());
         assertTrue(f.get("Checksum").endsWith(" - correct"), f.toString());
@@ -95,7 +96,7 @@ class MdadmExamineTest {
         for (final MdLayout layout : MdLayout.values()) {
             final Superblock sb = Samples.member(1).layout(layout).resyncOffset(0);
             final Map<String, String> f = Mdadm.examineFields(
-                Mdadm.writeMember(dir.resolve("layout" + layout.number() + ".img"), Samples.MEMBER_BYTES, sb));
+                    Mdadm.writeMember(dir.resolve("layout" + layout.number() + ".img"), Samples.MEMBER_BYTES, sb));
             assertEquals(layout.mdadmName(), f.get("Layout"), f.toString());
             assertEquals("active", f.get("State"), f.toString());
             assertTrue(f.get("Checksum").endsWith(" - correct"), f.toString());
@@ -107,23 +108,25 @@ class MdadmExamineTest {
         // dev 3 failed, dev 4 is a spare: every superblock records both
         final Superblock[] members = new Superblock[5];
         for (int dev = 0; dev < 5; dev++) {
-            members[dev] = Samples.member(dev).devRole(3, Superblock.ROLE_FAULTY).devRole(4, Superblock.ROLE_SPARE)
-                .deviceUuid(Samples.deviceUuid(dev));
+            members[dev] = Samples.member(dev)
+                    .devRole(3, Superblock.ROLE_FAULTY)
+                    .devRole(4, Superblock.ROLE_SPARE)
+                    .deviceUuid(Samples.deviceUuid(dev));
         }
-        final Map<String, String> active = Mdadm.examineFields(
-            Mdadm.writeMember(dir.resolve("deg0.img"), Samples.MEMBER_BYTES, members[0]));
+        final Map<String, String> active =
+                Mdadm.examineFields(Mdadm.writeMember(dir.resolve("deg0.img"), Samples.MEMBER_BYTES, members[0]));
         assertEquals("Active device 0", active.get("Device Role"), active.toString());
         assertTrue(active.get("Array State").startsWith("AAA. "), active.toString());
 
         // mdadm 4.2 prints "spare" for both spare (0xffff) and faulty (0xfffe) roles (role >= MD_DISK_ROLE_FAULTY)
-        final Map<String, String> faulty = Mdadm.examineFields(
-            Mdadm.writeMember(dir.resolve("deg3.img"), Samples.MEMBER_BYTES, members[3]));
+        final Map<String, String> faulty =
+                Mdadm.examineFields(Mdadm.writeMember(dir.resolve("deg3.img"), Samples.MEMBER_BYTES, members[3]));
         assertEquals("spare", faulty.get("Device Role"), faulty.toString());
         assertTrue(faulty.get("Array State").startsWith("AAA. "), faulty.toString());
         assertTrue(faulty.get("Checksum").endsWith(" - correct"), faulty.toString());
 
-        final Map<String, String> spare = Mdadm.examineFields(
-            Mdadm.writeMember(dir.resolve("deg4.img"), Samples.MEMBER_BYTES, members[4]));
+        final Map<String, String> spare =
+                Mdadm.examineFields(Mdadm.writeMember(dir.resolve("deg4.img"), Samples.MEMBER_BYTES, members[4]));
         assertEquals("spare", spare.get("Device Role"), spare.toString());
         assertTrue(spare.get("Checksum").endsWith(" - correct"), spare.toString());
     }
@@ -131,9 +134,12 @@ class MdadmExamineTest {
     @Test
     void aSlotHeldTwiceIsAReplacementAndABadRoleIsReportedAsSuch() {
         // mdadm's own consistency report: dev 4 replacing slot 3 shows 'R'
-        final Superblock sb = Samples.member(4).devRole(4, 3).featureMap(Superblock.MD_FEATURE_REPLACEMENT
-            | Superblock.MD_FEATURE_RECOVERY_OFFSET).recoveryOffset(2048);
-        final Map<String, String> f = Mdadm.examineFields(Mdadm.writeMember(dir.resolve("repl.img"), Samples.MEMBER_BYTES, sb));
+        final Superblock sb = Samples.member(4)
+                .devRole(4, 3)
+                .featureMap(Superblock.MD_FEATURE_REPLACEMENT | Superblock.MD_FEATURE_RECOVERY_OFFSET)
+                .recoveryOffset(2048);
+        final Map<String, String> f =
+                Mdadm.examineFields(Mdadm.writeMember(dir.resolve("repl.img"), Samples.MEMBER_BYTES, sb));
         assertEquals("Replacement device 3", f.get("Device Role"), f.toString());
         assertTrue(f.get("Array State").startsWith("AAAR "), f.toString());
     }
@@ -141,11 +147,12 @@ class MdadmExamineTest {
     @Test
     void recoveringMemberShowsRecoveryOffset() {
         final Superblock sb = Samples.member(3)
-            .featureMap(Superblock.MD_FEATURE_RECOVERY_OFFSET)
-            .recoveryOffset(12_345)
-            .events(43)
-            .resyncOffset(Superblock.RESYNC_CLEAN);
-        final Map<String, String> f = Mdadm.examineFields(Mdadm.writeMember(dir.resolve("rec.img"), Samples.MEMBER_BYTES, sb));
+                .featureMap(Superblock.MD_FEATURE_RECOVERY_OFFSET)
+                .recoveryOffset(12_345)
+                .events(43)
+                .resyncOffset(Superblock.RESYNC_CLEAN);
+        final Map<String, String> f =
+                Mdadm.examineFields(Mdadm.writeMember(dir.resolve("rec.img"), Samples.MEMBER_BYTES, sb));
         assertEquals("0x2", f.get("Feature Map"), f.toString());
         assertEquals("12345 sectors", f.get("Recovery Offset"), f.toString());
         assertEquals("Active device 3", f.get("Device Role"), f.toString());
@@ -158,7 +165,8 @@ class MdadmExamineTest {
         final Superblock sb = Samples.member(0).raidDisks(4);
         sb.devNumber(300).devRole(300, 2).devRole(2, Superblock.ROLE_FAULTY); // a dev number past 128 took slot 2
         assertEquals(301, sb.maxDev());
-        final Map<String, String> f = Mdadm.examineFields(Mdadm.writeMember(dir.resolve("big.img"), Samples.MEMBER_BYTES, sb));
+        final Map<String, String> f =
+                Mdadm.examineFields(Mdadm.writeMember(dir.resolve("big.img"), Samples.MEMBER_BYTES, sb));
         assertEquals("Active device 2", f.get("Device Role"), f.toString());
         assertTrue(f.get("Array State").startsWith("AAAA "), f.toString());
         assertEquals(String.format("%x - correct", sb.sbCsum()), f.get("Checksum"), f.toString());

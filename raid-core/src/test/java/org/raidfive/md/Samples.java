@@ -11,8 +11,7 @@ final class Samples {
     static final long CTIME = MdTime.of(1_700_000_000L, 0);
     static final long UTIME = MdTime.of(1_700_000_123L, 456_789);
 
-    private Samples() {
-    }
+    private Samples() {}
 
     /** Member {@code devNumber} (0..3, role = dev number) of a clean 4-disk raid5, events 42. */
     static Superblock member(final int devNumber) {
@@ -22,21 +21,21 @@ final class Samples {
     static Superblock member(final int devNumber, final int chunkSectors) {
         final long dataOffset = DataOffset.forNewMember(MEMBER_SECTORS, chunkSectors);
         final Superblock sb = new Superblock()
-            .setUuid(MdUuid.parse(ARRAY_UUID))
-            .name("rf-testhost:r5")
-            .ctime(CTIME)
-            .level(Superblock.LEVEL_RAID5)
-            .layout(MdLayout.LEFT_SYMMETRIC)
-            .chunkSectors(chunkSectors)
-            .raidDisks(4)
-            .size(DataOffset.usableSectors(MEMBER_SECTORS, chunkSectors))
-            .dataOffset(dataOffset)
-            .dataSize(MEMBER_SECTORS - dataOffset)
-            .devNumber(devNumber)
-            .deviceUuid(deviceUuid(devNumber))
-            .utime(UTIME)
-            .events(42)
-            .resyncOffset(Superblock.RESYNC_CLEAN);
+                .setUuid(MdUuid.parse(ARRAY_UUID))
+                .name("rf-testhost:r5")
+                .ctime(CTIME)
+                .level(Superblock.LEVEL_RAID5)
+                .layout(MdLayout.LEFT_SYMMETRIC)
+                .chunkSectors(chunkSectors)
+                .raidDisks(4)
+                .size(DataOffset.usableSectors(MEMBER_SECTORS, chunkSectors))
+                .dataOffset(dataOffset)
+                .dataSize(MEMBER_SECTORS - dataOffset)
+                .devNumber(devNumber)
+                .deviceUuid(deviceUuid(devNumber))
+                .utime(UTIME)
+                .events(42)
+                .resyncOffset(Superblock.RESYNC_CLEAN);
         for (int d = 0; d < 4; d++) {
             sb.devRole(d, d);
         }
@@ -45,7 +44,7 @@ final class Samples {
 
     static byte[] deviceUuid(final int devNumber) {
         final byte[] uuid = MdUuid.parse("a1b2c3d4:e5f60718:293a4b5c:6d7e8f90");
-        uuid[15] = (byte)devNumber;
+        uuid[15] = (byte) devNumber;
         return uuid;
     }
 

@@ -1,12 +1,11 @@
 package org.raidfive.md;
 
+import static org.junit.jupiter.api.Assertions.*;
+
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-
 import org.junit.jupiter.api.Test;
-
-import static org.junit.jupiter.api.Assertions.*;
 
 /**
  * Every single-byte corruption of a valid superblock is detected: each byte of
@@ -24,8 +23,11 @@ class SingleByteCorruptionTest {
 
     @Test
     void everyByteValueChangeIsDetectedWithTrailingSixteenBitWord() {
-        final Superblock sb = Samples.member(0).maxDev(131).devNumber(130)
-            .featureMap(Superblock.MD_FEATURE_RECOVERY_OFFSET).recoveryOffset(777);
+        final Superblock sb = Samples.member(0)
+                .maxDev(131)
+                .devNumber(130)
+                .featureMap(Superblock.MD_FEATURE_RECOVERY_OFFSET)
+                .recoveryOffset(777);
         sb.devRole(0, Superblock.ROLE_FAULTY).devRole(130, 0).devRole(129, Superblock.ROLE_FAULTY);
         assertAllDetected(sb);
     }
@@ -36,13 +38,15 @@ class SingleByteCorruptionTest {
         final List<String> kinds = new ArrayList<>();
         for (final int at : new int[] {0, 4, 220, 100, 300}) {
             final byte[] copy = block.clone();
-            copy[at] ^= (byte)0x40;
-            kinds.add(assertThrows(SuperblockException.class,
-                () -> Superblock.decode(ByteBuffer.wrap(copy), MEMBER)).problem());
+            copy[at] ^= (byte) 0x40;
+            kinds.add(assertThrows(SuperblockException.class, () -> Superblock.decode(ByteBuffer.wrap(copy), MEMBER))
+                    .problem());
         }
         assertTrue(kinds.get(0).startsWith("not an md member (magic 0xa92b4ebc"), kinds.get(0));
         assertTrue(kinds.get(1).startsWith("unsupported superblock major version 65"), kinds.get(1));
-        assertTrue(kinds.get(2).startsWith("max_dev 192 ") || kinds.get(2).startsWith("bad superblock checksum"), kinds.get(2));
+        assertTrue(
+                kinds.get(2).startsWith("max_dev 192 ") || kinds.get(2).startsWith("bad superblock checksum"),
+                kinds.get(2));
         assertTrue(kinds.get(3).startsWith("bad superblock checksum: expected 0x"), kinds.get(3));
         assertTrue(kinds.get(4).startsWith("bad superblock checksum: expected 0x"), kinds.get(4));
     }
@@ -54,11 +58,12 @@ class SingleByteCorruptionTest {
         for (int at = 0; at < span; at++) {
             final byte original = block[at];
             for (int delta = 1; delta < 256; delta++) {
-                block[at] = (byte)(original ^ delta);
+                block[at] = (byte) (original ^ delta);
                 try {
                     final Superblock wrong = Superblock.decode(ByteBuffer.wrap(block), MEMBER);
-                    fail(String.format("byte %d changed 0x%02x -> 0x%02x went undetected: %s",
-                        at, original & 0xff, block[at] & 0xff, wrong));
+                    fail(String.format(
+                            "byte %d changed 0x%02x -> 0x%02x went undetected: %s",
+                            at, original & 0xff, block[at] & 0xff, wrong));
                 } catch (final SuperblockException expected) {
                     if (!expected.getMessage().startsWith(MEMBER + ": ")) {
                         fail("message does not name the member: " + expected.getMessage());

@@ -1,12 +1,11 @@
 package org.raidfive.md;
 
+import static org.junit.jupiter.api.Assertions.*;
+
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.function.Consumer;
-
 import org.junit.jupiter.api.Test;
-
-import static org.junit.jupiter.api.Assertions.*;
 
 /** Each rule of decode, one at a time: the exception type and a message that names the member and the problem. */
 class SuperblockDecodeTest {
@@ -28,8 +27,8 @@ class SuperblockDecodeTest {
 
     @Test
     void zerosAreNotAnMdMember() {
-        final SuperblockException ex = assertThrows(SuperblockException.class,
-            () -> Superblock.decode(ByteBuffer.allocate(4096), MEMBER));
+        final SuperblockException ex =
+                assertThrows(SuperblockException.class, () -> Superblock.decode(ByteBuffer.allocate(4096), MEMBER));
         assertFalse(ex instanceof CorruptSuperblockException);
         assertEquals(MEMBER + ": not an md member (magic 0x00000000, expected 0xa92b4efc)", ex.getMessage());
         assertEquals(MEMBER, ex.memberName());
@@ -37,8 +36,8 @@ class SuperblockDecodeTest {
 
     @Test
     void shortBufferIsNotAnMdMember() {
-        final SuperblockException ex = assertThrows(SuperblockException.class,
-            () -> Superblock.decode(ByteBuffer.allocate(100), MEMBER));
+        final SuperblockException ex =
+                assertThrows(SuperblockException.class, () -> Superblock.decode(ByteBuffer.allocate(100), MEMBER));
         assertTrue(ex.getMessage().contains("only 100 bytes"), ex.getMessage());
     }
 
@@ -55,10 +54,11 @@ class SuperblockDecodeTest {
         final int stored = ChecksumOracleTest.le32(block, 216);
         block[300] ^= 1; // a role byte
         final int expected = Superblock.checksum(ByteBuffer.wrap(block));
-        final SuperblockException ex = assertThrows(CorruptSuperblockException.class,
-            () -> Superblock.decode(ByteBuffer.wrap(block), MEMBER));
-        assertEquals(String.format("%s: bad superblock checksum: expected 0x%08x, found 0x%08x", MEMBER, expected, stored),
-            ex.getMessage());
+        final SuperblockException ex =
+                assertThrows(CorruptSuperblockException.class, () -> Superblock.decode(ByteBuffer.wrap(block), MEMBER));
+        assertEquals(
+                String.format("%s: bad superblock checksum: expected 0x%08x, found 0x%08x", MEMBER, expected, stored),
+                ex.getMessage());
     }
 
     @Test
@@ -71,15 +71,15 @@ class SuperblockDecodeTest {
         final byte[] exact = Samples.encode(Samples.member(0));
         final ByteBuffer b = ByteBuffer.wrap(exact).order(ByteOrder.LITTLE_ENDIAN);
         b.putInt(220, 200);
-        final SuperblockException ex = assertThrows(CorruptSuperblockException.class,
-            () -> Superblock.decode(ByteBuffer.wrap(exact), MEMBER));
+        final SuperblockException ex =
+                assertThrows(CorruptSuperblockException.class, () -> Superblock.decode(ByteBuffer.wrap(exact), MEMBER));
         assertEquals(MEMBER + ": truncated superblock: max_dev 200 needs 656 bytes, only 512 read", ex.getMessage());
     }
 
     @Test
     void nonZeroPaddingIsRejected() {
         assertProblem("reserved field pad0 is 0x00000001, must be zero", b -> b.putInt(12, 1));
-        assertProblem("reserved field pad3[5] is 0x80, must be zero", b -> b.put(224 + 5, (byte)0x80));
+        assertProblem("reserved field pad3[5] is 0x80, must be zero", b -> b.put(224 + 5, (byte) 0x80));
     }
 
     @Test
@@ -92,7 +92,9 @@ class SuperblockDecodeTest {
         final SuperblockException ex = rejectRaw(b -> b.putInt(72, 6));
         assertFalse(ex instanceof CorruptSuperblockException);
         assertEquals(MEMBER + ": raid level 6 is not supported (only raid5)", ex.getMessage());
-        assertEquals(MEMBER + ": raid level -1 is not supported (only raid5)", rejectRaw(b -> b.putInt(72, -1)).getMessage());
+        assertEquals(
+                MEMBER + ": raid level -1 is not supported (only raid5)",
+                rejectRaw(b -> b.putInt(72, -1)).getMessage());
     }
 
     @Test
@@ -138,11 +140,13 @@ class SuperblockDecodeTest {
 
     @Test
     void rolesMustBeSlotsOrSpareFaultyJournal() {
-        assertProblem("dev_roles[2] is slot 4, beyond raid_disks 4", b -> b.putShort(256 + 4, (short)4));
-        assertProblem("dev_roles[9] is 0xff00, neither a slot nor spare/faulty/journal",
-            b -> b.putShort(256 + 18, (short)0xff00));
-        assertProblem("this device's role is journal but feature_map lacks MD_FEATURE_JOURNAL",
-            b -> b.putShort(256 + 2 * 2, (short)Superblock.ROLE_JOURNAL));
+        assertProblem("dev_roles[2] is slot 4, beyond raid_disks 4", b -> b.putShort(256 + 4, (short) 4));
+        assertProblem(
+                "dev_roles[9] is 0xff00, neither a slot nor spare/faulty/journal",
+                b -> b.putShort(256 + 18, (short) 0xff00));
+        assertProblem(
+                "this device's role is journal but feature_map lacks MD_FEATURE_JOURNAL",
+                b -> b.putShort(256 + 2 * 2, (short) Superblock.ROLE_JOURNAL));
     }
 
     @Test
@@ -154,12 +158,15 @@ class SuperblockDecodeTest {
 
     @Test
     void contradictoryFeaturesAreRejected() {
-        assertProblem("PPL cannot be combined with a bitmap or a journal (feature_map 0x401)",
-            b -> b.putInt(8, Superblock.MD_FEATURE_PPL | Superblock.MD_FEATURE_BITMAP_OFFSET));
-        assertProblem("MD_FEATURE_RAID0_LAYOUT is set on a raid5 member",
-            b -> b.putInt(8, Superblock.MD_FEATURE_RAID0_LAYOUT));
-        assertProblem("MD_FEATURE_BAD_BLOCKS is set but bblog_offset is 0",
-            b -> b.putInt(8, Superblock.MD_FEATURE_BAD_BLOCKS));
+        assertProblem(
+                "PPL cannot be combined with a bitmap or a journal (feature_map 0x401)",
+                b -> b.putInt(8, Superblock.MD_FEATURE_PPL | Superblock.MD_FEATURE_BITMAP_OFFSET));
+        assertProblem(
+                "MD_FEATURE_RAID0_LAYOUT is set on a raid5 member",
+                b -> b.putInt(8, Superblock.MD_FEATURE_RAID0_LAYOUT));
+        assertProblem(
+                "MD_FEATURE_BAD_BLOCKS is set but bblog_offset is 0",
+                b -> b.putInt(8, Superblock.MD_FEATURE_BAD_BLOCKS));
     }
 
     @Test
@@ -167,7 +174,7 @@ class SuperblockDecodeTest {
         final Superblock sb = Samples.member(3);
         final byte[] block = Samples.block(sb);
         for (int i = sb.encodedLength(); i < block.length; i++) {
-            block[i] = (byte)0xa5;
+            block[i] = (byte) 0xa5;
         }
         assertEquals(sb, Superblock.decode(ByteBuffer.wrap(block), MEMBER));
     }
@@ -185,10 +192,12 @@ class SuperblockDecodeTest {
 
     @Test
     void encodeRefusesWhatDecodeWouldRefuse() {
-        final IllegalStateException ex = assertThrows(IllegalStateException.class,
-            () -> Samples.member(0).chunkSectors(96).encode(ByteBuffer.allocate(4096)));
-        assertEquals("refusing to encode an invalid superblock: chunk size 96 sectors is not a power of two",
-            ex.getMessage());
+        final IllegalStateException ex = assertThrows(
+                IllegalStateException.class,
+                () -> Samples.member(0).chunkSectors(96).encode(ByteBuffer.allocate(4096)));
+        assertEquals(
+                "refusing to encode an invalid superblock: chunk size 96 sectors is not a power of two",
+                ex.getMessage());
         assertThrows(IllegalArgumentException.class, () -> Samples.member(0).encode(ByteBuffer.allocate(511)));
     }
 
@@ -242,11 +251,29 @@ class SuperblockDecodeTest {
         final Superblock sb = Samples.member(1).devRole(3, Superblock.ROLE_FAULTY);
         Samples.encode(sb);
         final String text = sb.toString();
-        for (final String field : new String[] {"magic=0xa92b4efc", "major_version=1", "feature_map=0x0",
-            "set_uuid=" + Samples.ARRAY_UUID, "set_name='rf-testhost:r5'", "level=5", "layout=2 (left-symmetric)",
-            "chunksize=1024", "raid_disks=4", "data_offset=4096", "super_offset=8", "dev_number=1", "events=42",
-            "resync_offset=clean(all ones)", "max_dev=128", "dev_roles=[0:0, 1:1, 2:2, 3:faulty; 124 spare]",
-            "sb_csum=0x" + Integer.toHexString(sb.sbCsum()), "ctime=", "utime=", "bblog_offset=", "new_offset="}) {
+        for (final String field : new String[] {
+            "magic=0xa92b4efc",
+            "major_version=1",
+            "feature_map=0x0",
+            "set_uuid=" + Samples.ARRAY_UUID,
+            "set_name='rf-testhost:r5'",
+            "level=5",
+            "layout=2 (left-symmetric)",
+            "chunksize=1024",
+            "raid_disks=4",
+            "data_offset=4096",
+            "super_offset=8",
+            "dev_number=1",
+            "events=42",
+            "resync_offset=clean(all ones)",
+            "max_dev=128",
+            "dev_roles=[0:0, 1:1, 2:2, 3:faulty; 124 spare]",
+            "sb_csum=0x" + Integer.toHexString(sb.sbCsum()),
+            "ctime=",
+            "utime=",
+            "bblog_offset=",
+            "new_offset="
+        }) {
             assertTrue(text.contains(field), () -> field + " missing from " + text);
         }
     }

@@ -1,17 +1,16 @@
 package org.raidfive.md;
 
+import static org.junit.jupiter.api.Assertions.*;
+import static org.raidfive.md.Superblock.*;
+
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Random;
-
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
-
-import static org.junit.jupiter.api.Assertions.*;
-import static org.raidfive.md.Superblock.*;
 
 /**
  * encode then decode gives back every field, and encoding the result again
@@ -41,9 +40,18 @@ class SuperblockRoundTripTest {
 
     /** A random superblock that satisfies every decode rule, with every field exercised. */
     static Superblock randomSuperblock(final Random r) {
-        final int[] optional = {MD_FEATURE_BITMAP_OFFSET, MD_FEATURE_RECOVERY_OFFSET, MD_FEATURE_RESHAPE_ACTIVE,
-            MD_FEATURE_BAD_BLOCKS, MD_FEATURE_REPLACEMENT, MD_FEATURE_RESHAPE_BACKWARDS, MD_FEATURE_NEW_OFFSET,
-            MD_FEATURE_RECOVERY_BITMAP, MD_FEATURE_CLUSTERED, MD_FEATURE_JOURNAL};
+        final int[] optional = {
+            MD_FEATURE_BITMAP_OFFSET,
+            MD_FEATURE_RECOVERY_OFFSET,
+            MD_FEATURE_RESHAPE_ACTIVE,
+            MD_FEATURE_BAD_BLOCKS,
+            MD_FEATURE_REPLACEMENT,
+            MD_FEATURE_RESHAPE_BACKWARDS,
+            MD_FEATURE_NEW_OFFSET,
+            MD_FEATURE_RECOVERY_BITMAP,
+            MD_FEATURE_CLUSTERED,
+            MD_FEATURE_JOURNAL
+        };
         int features = 0;
         for (final int f : optional) {
             features |= r.nextInt(3) == 0 ? f : 0;
@@ -62,36 +70,36 @@ class SuperblockRoundTripTest {
         final long size = 1 + Math.floorMod(r.nextLong(), dataSize);
 
         final Superblock sb = new Superblock()
-            .featureMap(features)
-            .setUuid(MdUuid.random(r))
-            .name(randomName(r))
-            .ctime(r.nextLong())
-            .level(LEVEL_RAID5)
-            .layout(r.nextInt(6))
-            .size(size)
-            .chunkSectors(1 << (3 + r.nextInt(20)))
-            .raidDisks(raidDisks)
-            .bitmapOffset(r.nextInt())
-            .newLevel(r.nextInt())
-            .reshapePosition(r.nextLong())
-            .deltaDisks(r.nextInt(9) - 4)
-            .newLayout(r.nextInt())
-            .newChunk(r.nextInt())
-            .newOffset(r.nextInt(1 << 20))
-            .dataOffset(dataOffset)
-            .dataSize(dataSize)
-            .recoveryOffset(r.nextLong())
-            .maxDev(maxDev)
-            .devNumber(devNumber)
-            .cntCorrectedRead(r.nextInt())
-            .deviceUuid(MdUuid.random(r))
-            .devflags(r.nextInt(256))
-            .bblogShift(r.nextInt(256))
-            .bblogSize((features & MD_FEATURE_BAD_BLOCKS) != 0 ? r.nextInt(9) : r.nextInt(65536))
-            .bblogOffset((features & MD_FEATURE_BAD_BLOCKS) != 0 ? 1 + r.nextInt(1000) : r.nextInt())
-            .utime(r.nextLong())
-            .events(r.nextLong())
-            .resyncOffset(r.nextBoolean() ? RESYNC_CLEAN : r.nextLong());
+                .featureMap(features)
+                .setUuid(MdUuid.random(r))
+                .name(randomName(r))
+                .ctime(r.nextLong())
+                .level(LEVEL_RAID5)
+                .layout(r.nextInt(6))
+                .size(size)
+                .chunkSectors(1 << (3 + r.nextInt(20)))
+                .raidDisks(raidDisks)
+                .bitmapOffset(r.nextInt())
+                .newLevel(r.nextInt())
+                .reshapePosition(r.nextLong())
+                .deltaDisks(r.nextInt(9) - 4)
+                .newLayout(r.nextInt())
+                .newChunk(r.nextInt())
+                .newOffset(r.nextInt(1 << 20))
+                .dataOffset(dataOffset)
+                .dataSize(dataSize)
+                .recoveryOffset(r.nextLong())
+                .maxDev(maxDev)
+                .devNumber(devNumber)
+                .cntCorrectedRead(r.nextInt())
+                .deviceUuid(MdUuid.random(r))
+                .devflags(r.nextInt(256))
+                .bblogShift(r.nextInt(256))
+                .bblogSize((features & MD_FEATURE_BAD_BLOCKS) != 0 ? r.nextInt(9) : r.nextInt(65536))
+                .bblogOffset((features & MD_FEATURE_BAD_BLOCKS) != 0 ? 1 + r.nextInt(1000) : r.nextInt())
+                .utime(r.nextLong())
+                .events(r.nextLong())
+                .resyncOffset(r.nextBoolean() ? RESYNC_CLEAN : r.nextLong());
         for (int d = 0; d < sb.maxDev(); d++) {
             sb.devRole(d, randomRole(r, raidDisks, (features & MD_FEATURE_JOURNAL) != 0));
         }
@@ -115,7 +123,7 @@ class SuperblockRoundTripTest {
         final int length = r.nextInt(5) == 0 ? 32 : r.nextInt(33);
         final StringBuilder name = new StringBuilder();
         while (name.toString().getBytes(StandardCharsets.UTF_8).length < length) {
-            name.append((char)(r.nextInt(10) == 0 ? 0xe9 : 'a' + r.nextInt(26))); // some 2-byte UTF-8
+            name.append((char) (r.nextInt(10) == 0 ? 0xe9 : 'a' + r.nextInt(26))); // some 2-byte UTF-8
         }
         String s = name.toString();
         while (s.getBytes(StandardCharsets.UTF_8).length > 32) {

@@ -11,8 +11,22 @@ import org.junit.jupiter.api.Test;
 class AddressRangeTest {
     @Test
     void blocksAreReadAsInetPtonReadsThem() throws Exception {
-        for (String bad : new String[] {"127.1/16", "127.1", "010.0.0.1/8", "1.2.3.256", " 10.0.0.0/8", "10.0.0.0/8 ",
-            "10.0.0.0/8x", "10.0.0.0/33", "10.0.0.0/+8", "0x7f.0.0.1", "localhost", "::1/129", "", "١٢٧.0.0.1"}) {
+        for (String bad : new String[] {
+            "127.1/16",
+            "127.1",
+            "010.0.0.1/8",
+            "1.2.3.256",
+            " 10.0.0.0/8",
+            "10.0.0.0/8 ",
+            "10.0.0.0/8x",
+            "10.0.0.0/33",
+            "10.0.0.0/+8",
+            "0x7f.0.0.1",
+            "localhost",
+            "::1/129",
+            "",
+            "١٢٧.0.0.1"
+        }) {
             assertThrows(IllegalArgumentException.class, () -> AddressRange.parse(bad), "'" + bad + "' refused");
         }
         AddressRange local = AddressRange.parse("127.0.0.0/16");

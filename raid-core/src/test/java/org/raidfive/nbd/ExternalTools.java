@@ -23,8 +23,7 @@ final class ExternalTools {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(Process::destroyForcibly)));
     }
 
-    private ExternalTools() {
-    }
+    private ExternalTools() {}
 
     static boolean onPath(String tool) {
         String path = System.getenv("PATH");
@@ -39,8 +38,7 @@ final class ExternalTools {
         Assumptions.assumeTrue(onPath(tool), tool + " is not installed (apt-get install " + aptPackage + ")");
     }
 
-    record Result(int exitCode, String output) {
-    }
+    record Result(int exitCode, String output) {}
 
     /**
      * Runs a command to completion in a scratch directory (tools such as fio drop state files in
@@ -50,8 +48,11 @@ final class ExternalTools {
         Path dir = Files.createTempDirectory("nbd-tool");
         Path log = dir.resolve("output.log");
         try {
-            Process process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-                    .redirectOutput(log.toFile()).start();
+            Process process = new ProcessBuilder(command)
+                    .directory(dir.toFile())
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile())
+                    .start();
             LIVE.add(process);
             try {
                 if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -88,7 +89,10 @@ final class ExternalTools {
 
     /** Starts a long-running process with output to {@code log}; killed at JVM exit if still alive. */
     static Process start(List<String> command, Path log) throws IOException {
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process process = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         LIVE.add(process);
         process.onExit().thenRun(() -> LIVE.remove(process));
         return process;

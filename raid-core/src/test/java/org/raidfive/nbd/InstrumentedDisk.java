@@ -72,7 +72,6 @@ final class InstrumentedDisk extends ForwardingDisk {
         }
     }
 
-
     @Override
     public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
         try {
@@ -103,5 +102,4 @@ final class InstrumentedDisk extends ForwardingDisk {
     public String name() {
         return "instrumented " + inner.name();
     }
-
 }

@@ -18,12 +18,13 @@ class LocalPeerTest {
     void aLoopbackClientIsItsOwnersUid() throws Exception {
         long self = ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).longValue();
         try (ServerSocketChannel server = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
-             SocketChannel client = SocketChannel.open(server.getLocalAddress());
-             SocketChannel accepted = server.accept()) {
-            assertEquals(self, LocalPeer.uid((InetSocketAddress) accepted.getRemoteAddress(),
-                    (InetSocketAddress) accepted.getLocalAddress()));
+                SocketChannel client = SocketChannel.open(server.getLocalAddress());
+                SocketChannel accepted = server.accept()) {
+            assertEquals(self, LocalPeer.uid((InetSocketAddress) accepted.getRemoteAddress(), (InetSocketAddress)
+                    accepted.getLocalAddress()));
             // the server's own end is not a client's: it is listed with its ends the other way round
-            assertEquals(-1, LocalPeer.uid(new InetSocketAddress("127.0.0.1", 1), (InetSocketAddress) accepted.getLocalAddress()));
+            assertEquals(-1, LocalPeer.uid(new InetSocketAddress("127.0.0.1", 1), (InetSocketAddress)
+                    accepted.getLocalAddress()));
         }
     }
 

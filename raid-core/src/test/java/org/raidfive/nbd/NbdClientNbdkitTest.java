@@ -34,7 +34,7 @@ class NbdClientNbdkitTest {
     @Test
     void readsWritesFlushTrimAndZeroesOverTcp() throws Exception {
         try (Nbdkit nbdkit = Nbdkit.tcp(tmp, "memory", "64M");
-             NbdClient client = NbdClient.connect(nbdkit.uri(), NbdClientConfig.defaults())) {
+                NbdClient client = NbdClient.connect(nbdkit.uri(), NbdClientConfig.defaults())) {
             ExportInfo export = client.export();
             assertEquals(64L << 20, export.size());
             assertTrue(export.canFlush() && export.canTrim() && export.canWriteZeroes(), export.toString());
@@ -59,7 +59,7 @@ class NbdClientNbdkitTest {
     @Test
     void nonFixedNewstyleServerIsReachedWithExportName() throws Exception {
         try (Nbdkit nbdkit = Nbdkit.unix(tmp, "--mask-handshake=0", "memory", "1M");
-             NbdDisk disk = NbdDisk.open(nbdkit.uri(), NbdClientConfig.defaults())) {
+                NbdDisk disk = NbdDisk.open(nbdkit.uri(), NbdClientConfig.defaults())) {
             assertEquals(1 << 20, disk.size());
             disk.write(0, ByteBuffer.wrap(new byte[] {1, 2, 3}), 0, 3);
             ByteBuffer back = ByteBuffer.allocate(3);
@@ -72,7 +72,8 @@ class NbdClientNbdkitTest {
     void killingTheServerMidIoFailsEveryCallPromptly() throws Exception {
         Nbdkit nbdkit = Nbdkit.unix(tmp, "memory", "64M");
         // A long request timeout: promptness must come from noticing the dead socket, not a timer.
-        NbdClientConfig config = NbdClientConfig.builder().requestTimeout(Duration.ofSeconds(30)).build();
+        NbdClientConfig config =
+                NbdClientConfig.builder().requestTimeout(Duration.ofSeconds(30)).build();
         try (NbdDisk disk = NbdDisk.open(nbdkit.uri(), config)) {
             ExecutorService pool = Executors.newFixedThreadPool(4);
             try {
@@ -124,9 +125,9 @@ class NbdClientNbdkitTest {
     @Test
     void errorFilterFailsRequestsOnDemandAndTheConnectionSurvives() throws Exception {
         Path inject = tmp.resolve("inject");
-        try (Nbdkit nbdkit = Nbdkit.unix(tmp, "--filter=error", "memory", "64M", "error-rate=100%",
-                "error-file=" + inject);
-             NbdDisk disk = NbdDisk.open(nbdkit.uri(), NbdClientConfig.defaults())) {
+        try (Nbdkit nbdkit =
+                        Nbdkit.unix(tmp, "--filter=error", "memory", "64M", "error-rate=100%", "error-file=" + inject);
+                NbdDisk disk = NbdDisk.open(nbdkit.uri(), NbdClientConfig.defaults())) {
             ByteBuffer data = ByteBuffer.allocate(4096);
             Arrays.fill(data.array(), (byte) 7);
             disk.write(8192, data, 0, 4096);
@@ -147,10 +148,11 @@ class NbdClientNbdkitTest {
 
     @Test
     void errorFilterChoosesTheErrorCode() throws Exception {
-        try (Nbdkit nbdkit = Nbdkit.unix(tmp, "--filter=error", "memory", "1M", "error=ENOSPC",
-                "error-pwrite-rate=100%");
-             NbdDisk disk = NbdDisk.open(nbdkit.uri(), NbdClientConfig.defaults())) {
-            NbdErrorException e = assertThrows(NbdErrorException.class, () -> disk.write(0, ByteBuffer.allocate(512), 0, 512));
+        try (Nbdkit nbdkit =
+                        Nbdkit.unix(tmp, "--filter=error", "memory", "1M", "error=ENOSPC", "error-pwrite-rate=100%");
+                NbdDisk disk = NbdDisk.open(nbdkit.uri(), NbdClientConfig.defaults())) {
+            NbdErrorException e =
+                    assertThrows(NbdErrorException.class, () -> disk.write(0, ByteBuffer.allocate(512), 0, 512));
             assertEquals(NbdProtocol.ENOSPC, e.error());
             disk.read(0, ByteBuffer.allocate(512), 0, 512);
         }
@@ -159,7 +161,9 @@ class NbdClientNbdkitTest {
     @Test
     void hungServerProducesATimeoutWithinTheConfiguredBound() throws Exception {
         try (Nbdkit nbdkit = Nbdkit.unix(tmp, "--filter=delay", "memory", "64M", "delay-read=30")) {
-            NbdClientConfig config = NbdClientConfig.builder().requestTimeout(Duration.ofSeconds(1)).build();
+            NbdClientConfig config = NbdClientConfig.builder()
+                    .requestTimeout(Duration.ofSeconds(1))
+                    .build();
             try (NbdDisk disk = NbdDisk.open(nbdkit.uri(), config)) {
                 disk.write(0, ByteBuffer.allocate(4096), 0, 4096); // writes are not delayed
                 long start = System.nanoTime();

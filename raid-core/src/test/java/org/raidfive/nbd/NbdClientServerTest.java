@@ -38,6 +38,7 @@ class NbdClientServerTest {
 
     @TempDir
     Path tmp;
+
     private final List<AutoCloseable> cleanup = new ArrayList<>();
 
     @AfterEach
@@ -67,8 +68,8 @@ class NbdClientServerTest {
     @Test
     void pipelinedConcurrentIoFromFourThreadsIsVerified() throws Exception {
         InstrumentedDisk disk = pipelinedConcurrentIo(RequestExecution.WORKER_POOL);
-        assertTrue(disk.maxActive.get() > 1, "requests ran concurrently on the server (max "
-                + disk.maxActive.get() + ")");
+        assertTrue(
+                disk.maxActive.get() > 1, "requests ran concurrently on the server (max " + disk.maxActive.get() + ")");
     }
 
     @Test
@@ -80,9 +81,10 @@ class NbdClientServerTest {
     private InstrumentedDisk pipelinedConcurrentIo(RequestExecution execution) throws Exception {
         // 100 us per call: long enough that requests in flight together overlap on the server even on
         // a loaded 2-core machine (with bare memory they may finish before the next one starts).
-        InstrumentedDisk disk = closeLater(new InstrumentedDisk(new org.raidfive.disk.FaultyDisk(new MemoryDisk(SIZE))
-                .latency(100, TimeUnit.MICROSECONDS)));
-        NbdServer server = serve(disk, NbdServerConfig.builder().workerThreads(4).requestExecution(execution));
+        InstrumentedDisk disk = closeLater(new InstrumentedDisk(
+                new org.raidfive.disk.FaultyDisk(new MemoryDisk(SIZE)).latency(100, TimeUnit.MICROSECONDS)));
+        NbdServer server =
+                serve(disk, NbdServerConfig.builder().workerThreads(4).requestExecution(execution));
         NbdClient client = client(server);
         long seed = seed();
         byte[] reference = new byte[(int) SIZE];
@@ -103,8 +105,10 @@ class NbdClientServerTest {
                         if (random.nextInt(3) == 0) {
                             client.read(position, buffer, 0, length);
                             buffer.get(0, data, 0, length);
-                            assertArrayEquals(Arrays.copyOfRange(reference, (int) position, (int) position + length),
-                                    Arrays.copyOf(data, length), "thread " + id + " op " + op + " seed " + seed);
+                            assertArrayEquals(
+                                    Arrays.copyOfRange(reference, (int) position, (int) position + length),
+                                    Arrays.copyOf(data, length),
+                                    "thread " + id + " op " + op + " seed " + seed);
                             verified++;
                         } else {
                             random.nextBytes(data);
@@ -132,7 +136,9 @@ class NbdClientServerTest {
         InstrumentedDisk disk = disk(1 << 20);
         NbdServer server = serve(disk, NbdServerConfig.builder());
         NbdClient client = client(server);
-        assertTrue(client.export().canFua() && client.export().canFlush() && client.export().canMultiConn());
+        assertTrue(client.export().canFua()
+                && client.export().canFlush()
+                && client.export().canMultiConn());
         ByteBuffer data = ByteBuffer.allocate(4096);
         client.write(0, data, 0, 4096);
         assertEquals(0, disk.flushes.get(), "a plain write does not flush");
@@ -188,8 +194,8 @@ class NbdClientServerTest {
         NbdErrorException read = assertThrows(NbdErrorException.class, () -> client.read(1 << 20, buffer, 0, 4096));
         assertEquals(NbdProtocol.EIO, read.error());
         assertEquals("EIO", read.errorName());
-        NbdErrorException write = assertThrows(NbdErrorException.class,
-                () -> client.write((1 << 20) + 4096, buffer, 0, 4096));
+        NbdErrorException write =
+                assertThrows(NbdErrorException.class, () -> client.write((1 << 20) + 4096, buffer, 0, 4096));
         assertEquals(NbdProtocol.EIO, write.error());
         NbdErrorException bug = assertThrows(NbdErrorException.class, () -> client.read(3 << 20, buffer, 0, 4096));
         assertEquals(NbdProtocol.EIO, bug.error());
@@ -203,7 +209,8 @@ class NbdClientServerTest {
     @Test
     void readOnlyExportRefusesWritesLocallyAndServesReads() throws IOException {
         InstrumentedDisk disk = disk(1 << 20);
-        NbdDisk nbd = closeLater(NbdDisk.open(serve(disk, NbdServerConfig.builder().readOnly(true)).uri()));
+        NbdDisk nbd = closeLater(NbdDisk.open(
+                serve(disk, NbdServerConfig.builder().readOnly(true)).uri()));
         assertTrue(nbd.client().export().readOnly());
         IOException e = assertThrows(IOException.class, () -> nbd.write(0, ByteBuffer.allocate(8), 0, 8));
         assertTrue(e.getMessage().contains("read-only"), e.getMessage());
@@ -214,7 +221,8 @@ class NbdClientServerTest {
     @Test
     void closingTheServerLetsInFlightRequestsFinishAndReply() throws Exception {
         InstrumentedDisk disk = disk(8 << 20);
-        NbdServer server = NbdServer.start(disk, NbdServerConfig.builder().port(0).workerThreads(8).build());
+        NbdServer server = NbdServer.start(
+                disk, NbdServerConfig.builder().port(0).workerThreads(8).build());
         NbdClient client = client(server);
         disk.closeGate();
         ExecutorService pool = Executors.newFixedThreadPool(8);
@@ -331,7 +339,8 @@ class NbdClientServerTest {
         assertEquals("array0", NbdUri.parse(server.uri()).exportName());
         closeLater(NbdClient.connect("nbd://127.0.0.1:" + server.port(), NbdClientConfig.defaults()));
         closeLater(NbdClient.connect("nbd://127.0.0.1:" + server.port() + "/array0", NbdClientConfig.defaults()));
-        IOException e = assertThrows(IOException.class,
+        IOException e = assertThrows(
+                IOException.class,
                 () -> NbdClient.connect("nbd://127.0.0.1:" + server.port() + "/raid", NbdClientConfig.defaults()));
         assertTrue(e.getMessage().contains("NBD_REP_ERR_UNKNOWN"), e.getMessage());
     }
@@ -348,8 +357,8 @@ class NbdClientServerTest {
         ByteBuffer back = ByteBuffer.allocate(data.length);
         nbd.read(777, back, 0, data.length);
         assertArrayEquals(data, back.array());
-        assertThrows(IllegalArgumentException.class,
-                () -> nbd.client().read(0, ByteBuffer.allocate(2 << 20), 0, 2 << 20));
+        assertThrows(
+                IllegalArgumentException.class, () -> nbd.client().read(0, ByteBuffer.allocate(2 << 20), 0, 2 << 20));
     }
 
     @Test
@@ -360,13 +369,16 @@ class NbdClientServerTest {
         }
         assertTrue(Files.exists(socket));
         InstrumentedDisk disk = disk(1 << 20);
-        NbdServer server = closeLater(NbdServer.start(disk, NbdServerConfig.builder().unixSocket(socket).build()));
+        NbdServer server = closeLater(NbdServer.start(
+                disk, NbdServerConfig.builder().unixSocket(socket).build()));
         assertEquals(-1, server.port());
         assertTrue(server.uri().startsWith("nbd+unix:///raid?socket="), server.uri());
         NbdClient client = client(server);
         assertEquals(1 << 20, client.size());
-        IOException e = assertThrows(IOException.class,
-                () -> NbdServer.start(disk, NbdServerConfig.builder().unixSocket(socket).build()));
+        IOException e = assertThrows(
+                IOException.class,
+                () -> NbdServer.start(
+                        disk, NbdServerConfig.builder().unixSocket(socket).build()));
         assertTrue(e.getMessage().contains("already served"), e.getMessage());
         client.close();
         server.close();
@@ -379,7 +391,8 @@ class NbdClientServerTest {
             listener.bind(new InetSocketAddress("127.0.0.1", 0));
             int port = ((InetSocketAddress) listener.getLocalAddress()).getPort();
             CompletableFuture<List<Integer>> options = CompletableFuture.supplyAsync(() -> oldServer(listener));
-            try (NbdClient client = NbdClient.connect("nbd://127.0.0.1:" + port + "/legacy", NbdClientConfig.defaults())) {
+            try (NbdClient client =
+                    NbdClient.connect("nbd://127.0.0.1:" + port + "/legacy", NbdClientConfig.defaults())) {
                 assertEquals(1 << 20, client.size());
                 ByteBuffer buffer = ByteBuffer.allocate(512);
                 buffer.put(0, (byte) 9);
@@ -394,8 +407,11 @@ class NbdClientServerTest {
     private static List<Integer> oldServer(ServerSocketChannel listener) {
         List<Integer> seen = new ArrayList<>();
         try (RawPeer peer = new RawPeer(listener.accept())) {
-            peer.write(ByteBuffer.allocate(18).putLong(NbdProtocol.NBDMAGIC).putLong(NbdProtocol.IHAVEOPT)
-                    .putShort((short) NbdProtocol.FLAG_FIXED_NEWSTYLE).flip());
+            peer.write(ByteBuffer.allocate(18)
+                    .putLong(NbdProtocol.NBDMAGIC)
+                    .putLong(NbdProtocol.IHAVEOPT)
+                    .putShort((short) NbdProtocol.FLAG_FIXED_NEWSTYLE)
+                    .flip());
             assertEquals(NbdProtocol.FLAG_C_FIXED_NEWSTYLE, peer.read(4).getInt(), "no NO_ZEROES: not offered");
             while (true) {
                 ByteBuffer header = peer.read(16);
@@ -407,17 +423,26 @@ class NbdClientServerTest {
                 seen.add(option);
                 if (option == NbdProtocol.OPT_EXPORT_NAME) {
                     assertEquals("legacy", new String(data, java.nio.charset.StandardCharsets.UTF_8));
-                    peer.write(ByteBuffer.allocate(134).putLong(1 << 20)
-                            .putShort((short) (NbdProtocol.FLAG_HAS_FLAGS | NbdProtocol.FLAG_SEND_FLUSH)).clear());
+                    peer.write(ByteBuffer.allocate(134)
+                            .putLong(1 << 20)
+                            .putShort((short) (NbdProtocol.FLAG_HAS_FLAGS | NbdProtocol.FLAG_SEND_FLUSH))
+                            .clear());
                     break;
                 }
-                peer.write(ByteBuffer.allocate(20).putLong(NbdProtocol.OPTION_REPLY_MAGIC).putInt(option)
-                        .putInt(NbdProtocol.REP_ERR_UNSUP).putInt(0).flip());
+                peer.write(ByteBuffer.allocate(20)
+                        .putLong(NbdProtocol.OPTION_REPLY_MAGIC)
+                        .putInt(option)
+                        .putInt(NbdProtocol.REP_ERR_UNSUP)
+                        .putInt(0)
+                        .flip());
             }
             ByteBuffer request = peer.read(28);
             request.position(8);
             long cookie = request.getLong();
-            ByteBuffer reply = ByteBuffer.allocate(16 + 512).putInt(NbdProtocol.SIMPLE_REPLY_MAGIC).putInt(0).putLong(cookie);
+            ByteBuffer reply = ByteBuffer.allocate(16 + 512)
+                    .putInt(NbdProtocol.SIMPLE_REPLY_MAGIC)
+                    .putInt(0)
+                    .putLong(cookie);
             reply.put(16, (byte) 0x5A);
             peer.write(reply.clear());
             peer.read(28); // NBD_CMD_DISC
@@ -432,10 +457,12 @@ class NbdClientServerTest {
         try (ServerSocketChannel listener = ServerSocketChannel.open()) {
             listener.bind(new InetSocketAddress("127.0.0.1", 0));
             int port = ((InetSocketAddress) listener.getLocalAddress()).getPort();
-            NbdClientConfig config = NbdClientConfig.builder().connectTimeout(Duration.ofMillis(300)).build();
+            NbdClientConfig config = NbdClientConfig.builder()
+                    .connectTimeout(Duration.ofMillis(300))
+                    .build();
             long start = System.nanoTime();
-            NbdTimeoutException e = assertThrows(NbdTimeoutException.class,
-                    () -> NbdClient.connect("nbd://127.0.0.1:" + port, config));
+            NbdTimeoutException e =
+                    assertThrows(NbdTimeoutException.class, () -> NbdClient.connect("nbd://127.0.0.1:" + port, config));
             long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             assertTrue(millis >= 250 && millis < 3000, "timed out after " + millis + " ms: " + e.getMessage());
         }
@@ -445,7 +472,8 @@ class NbdClientServerTest {
     void hungServerYieldsTimeoutThenEveryCallFailsFast() throws Exception {
         InstrumentedDisk disk = disk(1 << 20);
         NbdServer server = serve(disk, NbdServerConfig.builder().drainTimeout(Duration.ofSeconds(1)));
-        NbdClient client = closeLater(NbdClient.connect(server.uri(),
+        NbdClient client = closeLater(NbdClient.connect(
+                server.uri(),
                 NbdClientConfig.builder().requestTimeout(Duration.ofMillis(500)).build()));
         disk.closeGate();
         try {

@@ -12,12 +12,12 @@ import org.raidfive.disk.MemoryDisk;
 
 /** The one {@link MemberDiskContract}, over NbdDisk against our server (TCP, Unix socket, connection-thread mode) and nbdkit. */
 final class NbdDiskContractTest {
-    private NbdDiskContractTest() {
-    }
+    private NbdDiskContractTest() {}
 
     /** Runs our server over a fresh MemoryDisk per disk the contract asks for; stops them after each test. */
     abstract static class OverOurServer extends MemberDiskContract {
         private final List<NbdServer> servers = new ArrayList<>();
+
         @TempDir
         Path tmp;
 
@@ -49,19 +49,26 @@ final class NbdDiskContractTest {
     static final class OverOurServerUnixSocketTest extends OverOurServer {
         @Override
         NbdServerConfig config(int index) {
-            return NbdServerConfig.builder().unixSocket(tmp.resolve("raid" + index + ".sock")).workerThreads(2).build();
+            return NbdServerConfig.builder()
+                    .unixSocket(tmp.resolve("raid" + index + ".sock"))
+                    .workerThreads(2)
+                    .build();
         }
     }
 
     static final class OverOurServerOnConnectionThreadTest extends OverOurServer {
         @Override
         NbdServerConfig config(int index) {
-            return NbdServerConfig.builder().port(0).requestExecution(RequestExecution.CONNECTION_THREAD).build();
+            return NbdServerConfig.builder()
+                    .port(0)
+                    .requestExecution(RequestExecution.CONNECTION_THREAD)
+                    .build();
         }
     }
 
     static final class OverNbdkitMemoryTest extends MemberDiskContract {
         private final List<Nbdkit> servers = new ArrayList<>();
+
         @TempDir
         Path tmp;
 

@@ -38,10 +38,13 @@ class NbdMemberFailureTest {
     private static final int CHUNK = 64 * 1024;
     private static final String MEMBER_SIZE = "16M";
     private static final NbdClientConfig CLIENT = NbdClientConfig.builder()
-            .connectTimeout(Duration.ofSeconds(10)).requestTimeout(Duration.ofSeconds(5)).build();
+            .connectTimeout(Duration.ofSeconds(10))
+            .requestTimeout(Duration.ofSeconds(5))
+            .build();
 
     @TempDir
     Path tmp;
+
     private final List<Nbdkit> servers = new ArrayList<>();
 
     @AfterEach
@@ -66,8 +69,14 @@ class NbdMemberFailureTest {
 
     private static Raid5Array create(List<MemberDisk> disks) throws IOException {
         // nbdkit's memory plugin starts as zeros: parity already holds.
-        return Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true)
-                .syncLimits(SyncLimits.UNLIMITED).name("nbd:test").build(), disks);
+        return Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK)
+                        .assumeClean(true)
+                        .syncLimits(SyncLimits.UNLIMITED)
+                        .name("nbd:test")
+                        .build(),
+                disks);
     }
 
     /** Writes random bytes over the whole array, in 1 MiB pieces; returns them. */
@@ -149,8 +158,8 @@ class NbdMemberFailureTest {
             exports.set(1, fresh);
         }
         // The superblocks live on the exports: the array assembles again from fresh connections.
-        try (Raid5Array again = Raid5Array.assemble(connect(List.of(exports.get(3), exports.get(1), exports.get(0),
-                exports.get(2)), CLIENT))) {
+        try (Raid5Array again = Raid5Array.assemble(
+                connect(List.of(exports.get(3), exports.get(1), exports.get(0), exports.get(2)), CLIENT))) {
             assertFalse(again.isDegraded());
             assertHolds(again, image);
         }
@@ -161,10 +170,17 @@ class NbdMemberFailureTest {
         Path errorFile = tmp.resolve("member2-fails");
         List<Nbdkit> exports = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            exports.add(i == 2
-                    ? nbdkit("m" + i, "--filter=error", "memory", MEMBER_SIZE, "error=EIO", "error-rate=100%",
-                            "error-file=" + errorFile)
-                    : nbdkit("m" + i, "memory", MEMBER_SIZE));
+            exports.add(
+                    i == 2
+                            ? nbdkit(
+                                    "m" + i,
+                                    "--filter=error",
+                                    "memory",
+                                    MEMBER_SIZE,
+                                    "error=EIO",
+                                    "error-rate=100%",
+                                    "error-file=" + errorFile)
+                            : nbdkit("m" + i, "memory", MEMBER_SIZE));
         }
         List<MemberDisk> disks = connect(exports, CLIENT);
         try (Raid5Array array = create(disks)) {
@@ -187,10 +203,13 @@ class NbdMemberFailureTest {
         Path log = tmp.resolve("member0.log");
         List<Nbdkit> exports = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            exports.add(i == 0 ? nbdkit("m" + i, "--filter=log", "memory", MEMBER_SIZE, "logfile=" + log)
-                    : nbdkit("m" + i, "memory", MEMBER_SIZE));
+            exports.add(
+                    i == 0
+                            ? nbdkit("m" + i, "--filter=log", "memory", MEMBER_SIZE, "logfile=" + log)
+                            : nbdkit("m" + i, "memory", MEMBER_SIZE));
         }
-        NbdClientConfig quick = NbdClientConfig.builder().requestTimeout(Duration.ofSeconds(1)).build();
+        NbdClientConfig quick =
+                NbdClientConfig.builder().requestTimeout(Duration.ofSeconds(1)).build();
         List<MemberDisk> disks = connect(exports, quick);
         try (Raid5Array array = create(disks)) {
             byte[] image = fill(array, 6);
@@ -211,7 +230,8 @@ class NbdMemberFailureTest {
             scribble(array, image, 20, 8);
             assertHolds(array, image);
             Thread.sleep(500);
-            List<String> after = Files.readAllLines(log).stream().skip(lines(log, logged)).toList();
+            List<String> after =
+                    Files.readAllLines(log).stream().skip(lines(log, logged)).toList();
             long writes = after.stream().filter(l -> l.contains(" Write id=")).count();
             System.out.println("member 0 after it hung:\n" + String.join("\n", after));
             // At most the one request sent before the timeout; the client never resends and the

@@ -25,8 +25,14 @@ class NbdNoListTest {
     @BeforeEach
     void start() throws IOException {
         disk = new MemoryDisk(1 << 20);
-        server = NbdServer.start(disk, NbdServerConfig.builder().port(0).exportName("hidden").listExports(false)
-                .description(SECRET).build());
+        server = NbdServer.start(
+                disk,
+                NbdServerConfig.builder()
+                        .port(0)
+                        .exportName("hidden")
+                        .listExports(false)
+                        .description(SECRET)
+                        .build());
     }
 
     @AfterEach
@@ -53,8 +59,8 @@ class NbdNoListTest {
             assertEquals(NbdProtocol.REP_ERR_POLICY, list.type());
             assertFalse(text(list).contains("hidden"), text(list));
             for (String name : new String[] {"wrong", ""}) {
-                raw.sendOption(NbdProtocol.OPT_INFO, RawNbd.goData(name, NbdProtocol.INFO_NAME,
-                        NbdProtocol.INFO_DESCRIPTION));
+                raw.sendOption(
+                        NbdProtocol.OPT_INFO, RawNbd.goData(name, NbdProtocol.INFO_NAME, NbdProtocol.INFO_DESCRIPTION));
                 RawNbd.OptionReply r = raw.readOptionReply();
                 assertEquals(NbdProtocol.REP_ERR_UNKNOWN, r.type(), "'" + name + "' does not select the export");
                 assertFalse(text(r).contains("hidden") || text(r).contains("vol0"), text(r));
@@ -66,7 +72,8 @@ class NbdNoListTest {
                     break;
                 }
                 assertEquals(NbdProtocol.REP_INFO, r.type());
-                assertFalse(ByteBuffer.wrap(r.data()).getShort() == NbdProtocol.INFO_DESCRIPTION,
+                assertFalse(
+                        ByteBuffer.wrap(r.data()).getShort() == NbdProtocol.INFO_DESCRIPTION,
                         "no description: " + text(r));
             }
         }

@@ -27,8 +27,13 @@ class NbdServerConfigTest {
 
     @Test
     void toBuilderKeepsValues() {
-        NbdServerConfig config = NbdServerConfig.builder().exportName("x").readOnly(true).port(0)
-                .workerThreads(7).trimMode(TrimMode.ZERO).build();
+        NbdServerConfig config = NbdServerConfig.builder()
+                .exportName("x")
+                .readOnly(true)
+                .port(0)
+                .workerThreads(7)
+                .trimMode(TrimMode.ZERO)
+                .build();
         assertEquals(config.toString(), config.toBuilder().build().toString());
     }
 
@@ -49,16 +54,22 @@ class NbdServerConfigTest {
     }
 
     private static void assertRejected(UnaryOperator<NbdServerConfig.Builder> change, String mention) {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
                 () -> change.apply(NbdServerConfig.builder()).build());
         assertTrue(e.getMessage().contains(mention), e.getMessage());
     }
 
     @Test
     void clientConfigValidates() {
-        assertThrows(IllegalArgumentException.class, () -> NbdClientConfig.builder().maxInFlight(0).build());
-        assertThrows(IllegalArgumentException.class,
-                () -> NbdClientConfig.builder().requestTimeout(java.time.Duration.ZERO).build());
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> NbdClientConfig.builder().maxInFlight(0).build());
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> NbdClientConfig.builder()
+                        .requestTimeout(java.time.Duration.ZERO)
+                        .build());
         assertEquals(64, NbdClientConfig.defaults().maxInFlight());
     }
 }

@@ -52,7 +52,7 @@ class NbdServerLimitsTest {
     @Test
     void anUnfinishedHandshakeIsCutOffAfterTheTimeout() throws Exception {
         try (NbdServer s = start(NbdServerConfig.builder().handshakeTimeout(Duration.ofMillis(500)));
-             SocketChannel c = SocketChannel.open(address(s))) {
+                SocketChannel c = SocketChannel.open(address(s))) {
             long t0 = System.nanoTime();
             assertTrue(hungUp(c));
             long ms = (System.nanoTime() - t0) / 1_000_000;
@@ -62,7 +62,10 @@ class NbdServerLimitsTest {
 
     @Test
     void idleHandshakesAreEvictedSoARealClientGetsIn() throws Exception {
-        try (NbdServer s = start(NbdServerConfig.builder().maxConnections(8).maxConnectionsPerAddress(8).maxHandshaking(4)
+        try (NbdServer s = start(NbdServerConfig.builder()
+                .maxConnections(8)
+                .maxConnectionsPerAddress(8)
+                .maxHandshaking(4)
                 .handshakeTimeout(Duration.ZERO))) {
             List<SocketChannel> idle = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
@@ -96,10 +99,13 @@ class NbdServerLimitsTest {
     @Test
     void aClientThatNeverReadsHoldsOnlyItsShareAndOthersAreServed() throws Exception {
         long budget = 16L << 20;
-        try (NbdServer s = start(NbdServerConfig.builder().inFlightBudgetBytes(budget)
-                .connectionReserveBytes(1 << 20).maxInFlightBytesPerConnection(8L << 20).maxRequestBytes(4 << 20)
-                .replyTimeout(Duration.ZERO));
-             RawNbd greedy = new RawNbd(address(s))) {
+        try (NbdServer s = start(NbdServerConfig.builder()
+                        .inFlightBudgetBytes(budget)
+                        .connectionReserveBytes(1 << 20)
+                        .maxInFlightBytesPerConnection(8L << 20)
+                        .maxRequestBytes(4 << 20)
+                        .replyTimeout(Duration.ZERO));
+                RawNbd greedy = new RawNbd(address(s))) {
             greedy.go("raid");
             Thread sender = new Thread(() -> {
                 try {
@@ -113,8 +119,9 @@ class NbdServerLimitsTest {
             sender.setDaemon(true);
             sender.start();
             Thread.sleep(1000);
-            assertTrue(s.sharedBudgetInUse() <= 8L << 20, "one connection holds at most its cap: "
-                    + s.sharedBudgetInUse());
+            assertTrue(
+                    s.sharedBudgetInUse() <= 8L << 20,
+                    "one connection holds at most its cap: " + s.sharedBudgetInUse());
             try (NbdDisk other = NbdDisk.open("nbd://127.0.0.1:" + s.port() + "/raid")) {
                 ByteBuffer b = ByteBuffer.allocateDirect(4096);
                 for (int i = 0; i < 100; i++) {
@@ -127,9 +134,10 @@ class NbdServerLimitsTest {
 
     @Test
     void aClientThatStopsTakingRepliesIsDisconnectedAfterTheReplyTimeout() throws Exception {
-        try (NbdServer s = start(NbdServerConfig.builder().replyTimeout(Duration.ofSeconds(1))
-                .requestExecution(RequestExecution.WORKER_POOL));
-             RawNbd stalled = new RawNbd(address(s))) {
+        try (NbdServer s = start(NbdServerConfig.builder()
+                        .replyTimeout(Duration.ofSeconds(1))
+                        .requestExecution(RequestExecution.WORKER_POOL));
+                RawNbd stalled = new RawNbd(address(s))) {
             stalled.go("raid");
             Thread sender = new Thread(() -> {
                 try {
@@ -154,7 +162,7 @@ class NbdServerLimitsTest {
     @Test
     void listCanBeHiddenAndOversizedRequestsAreRefusedUnbuffered() throws Exception {
         try (NbdServer s = start(NbdServerConfig.builder().listExports(false).maxRequestBytes(1 << 20));
-             RawNbd c = new RawNbd(address(s))) {
+                RawNbd c = new RawNbd(address(s))) {
             c.greet(NbdProtocol.FLAG_C_FIXED_NEWSTYLE | NbdProtocol.FLAG_C_NO_ZEROES);
             c.sendOption(NbdProtocol.OPT_LIST, new byte[0]);
             assertEquals(NbdProtocol.REP_ERR_POLICY, c.readOptionReply().type());

@@ -66,12 +66,20 @@ class NbdServerProtocolTest {
         try (RawNbd raw = connect()) {
             raw.greet(NbdProtocol.FLAG_C_FIXED_NEWSTYLE);
             assertEquals(NbdProtocol.FLAG_FIXED_NEWSTYLE | NbdProtocol.FLAG_NO_ZEROES, raw.handshakeFlags);
-            int[] unsupported = {NbdProtocol.OPT_STRUCTURED_REPLY, NbdProtocol.OPT_STARTTLS,
-                    NbdProtocol.OPT_LIST_META_CONTEXT, NbdProtocol.OPT_SET_META_CONTEXT,
-                    NbdProtocol.OPT_EXTENDED_HEADERS, 4, 0xDEAD, 0xFFFFFFFF};
+            int[] unsupported = {
+                NbdProtocol.OPT_STRUCTURED_REPLY,
+                NbdProtocol.OPT_STARTTLS,
+                NbdProtocol.OPT_LIST_META_CONTEXT,
+                NbdProtocol.OPT_SET_META_CONTEXT,
+                NbdProtocol.OPT_EXTENDED_HEADERS,
+                4,
+                0xDEAD,
+                0xFFFFFFFF
+            };
             for (int option : unsupported) {
                 byte[] data = option == NbdProtocol.OPT_SET_META_CONTEXT
-                        ? metaContextQuery("raid", "base:allocation") : new byte[option == 0xDEAD ? 100 : 0];
+                        ? metaContextQuery("raid", "base:allocation")
+                        : new byte[option == 0xDEAD ? 100 : 0];
                 raw.sendOption(option, data);
                 RawNbd.OptionReply reply = raw.readOptionReply();
                 assertEquals(option, reply.option(), "option echoed");
@@ -94,8 +102,14 @@ class NbdServerProtocolTest {
             raw.sendOption(NbdProtocol.OPT_LIST, new byte[3]);
             assertEquals(NbdProtocol.REP_ERR_INVALID, raw.readOptionReply().type(), "LIST with data");
 
-            raw.sendOption(NbdProtocol.OPT_INFO, RawNbd.goData("raid", NbdProtocol.INFO_BLOCK_SIZE,
-                    NbdProtocol.INFO_NAME, NbdProtocol.INFO_DESCRIPTION, 0x7777));
+            raw.sendOption(
+                    NbdProtocol.OPT_INFO,
+                    RawNbd.goData(
+                            "raid",
+                            NbdProtocol.INFO_BLOCK_SIZE,
+                            NbdProtocol.INFO_NAME,
+                            NbdProtocol.INFO_DESCRIPTION,
+                            0x7777));
             boolean sawExport = false;
             boolean sawBlockSize = false;
             boolean sawName = false;
@@ -128,7 +142,8 @@ class NbdServerProtocolTest {
                     assertEquals("raid", StandardCharsets.UTF_8.decode(data).toString());
                     sawName = true;
                 } else if (info == NbdProtocol.INFO_DESCRIPTION) {
-                    assertEquals("test array", StandardCharsets.UTF_8.decode(data).toString());
+                    assertEquals(
+                            "test array", StandardCharsets.UTF_8.decode(data).toString());
                     sawDescription = true;
                 }
             }
@@ -154,8 +169,13 @@ class NbdServerProtocolTest {
     private static byte[] metaContextQuery(String export, String query) {
         byte[] e = export.getBytes(StandardCharsets.UTF_8);
         byte[] q = query.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(4 + e.length + 4 + 4 + q.length).putInt(e.length).put(e).putInt(1)
-                .putInt(q.length).put(q).array();
+        return ByteBuffer.allocate(4 + e.length + 4 + 4 + q.length)
+                .putInt(e.length)
+                .put(e)
+                .putInt(1)
+                .putInt(q.length)
+                .put(q)
+                .array();
     }
 
     @Test
@@ -346,7 +366,8 @@ class NbdServerProtocolTest {
         new Random(7).nextBytes(data);
         try (RawNbd raw = transmission()) {
             ByteBuffer burst = ByteBuffer.allocate(28 + data.length + 28);
-            burst.put(RawNbd.requestHeader(0, NbdProtocol.CMD_WRITE, 1, 4096, data.length)).put(data)
+            burst.put(RawNbd.requestHeader(0, NbdProtocol.CMD_WRITE, 1, 4096, data.length))
+                    .put(data)
                     .put(RawNbd.requestHeader(0, NbdProtocol.CMD_DISC, 2, 0, 0));
             raw.write(burst.flip());
             assertEquals(new RawNbd.Reply(0, 1), raw.readReply(), "in-flight write answered before the close");

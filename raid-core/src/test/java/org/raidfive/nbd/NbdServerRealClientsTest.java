@@ -35,6 +35,7 @@ class NbdServerRealClientsTest {
 
     @TempDir
     Path tmp;
+
     private MemoryDisk disk;
     private NbdServer server;
     private String uri;
@@ -47,7 +48,8 @@ class NbdServerRealClientsTest {
     @BeforeEach
     void start() throws IOException {
         disk = new MemoryDisk(SIZE);
-        server = NbdServer.start(disk, config().description("raidfive test export").build());
+        server = NbdServer.start(
+                disk, config().description("raidfive test export").build());
         uri = "nbd://127.0.0.1:" + server.port() + "/";
     }
 
@@ -60,11 +62,17 @@ class NbdServerRealClientsTest {
     @Test
     void nbdinfoReportsTheSize() throws Exception {
         ExternalTools.assumeInstalled("nbdinfo", "libnbd-bin");
-        assertEquals(Long.toString(SIZE), ExternalTools.runOk(TOOL_TIMEOUT, "nbdinfo", "--size", uri).trim());
+        assertEquals(
+                Long.toString(SIZE),
+                ExternalTools.runOk(TOOL_TIMEOUT, "nbdinfo", "--size", uri).trim());
         String details = ExternalTools.runOk(TOOL_TIMEOUT, "nbdinfo", uri);
         assertTrue(details.contains("export-size: " + SIZE), details);
-        assertTrue(details.contains("can_flush: true") && details.contains("can_fua: true")
-                && details.contains("can_multi_conn: true") && details.contains("block_size_maximum: 33554432"), details);
+        assertTrue(
+                details.contains("can_flush: true")
+                        && details.contains("can_fua: true")
+                        && details.contains("can_multi_conn: true")
+                        && details.contains("block_size_maximum: 33554432"),
+                details);
     }
 
     @Test
@@ -79,8 +87,12 @@ class NbdServerRealClientsTest {
     void nbdinfoOverAUnixSocket() throws Exception {
         ExternalTools.assumeInstalled("nbdinfo", "libnbd-bin");
         Path socket = tmp.resolve("raid.sock");
-        try (NbdServer unix = NbdServer.start(disk, NbdServerConfig.builder().unixSocket(socket).build())) {
-            assertEquals(Long.toString(SIZE), ExternalTools.runOk(TOOL_TIMEOUT, "nbdinfo", "--size", unix.uri()).trim());
+        try (NbdServer unix = NbdServer.start(
+                disk, NbdServerConfig.builder().unixSocket(socket).build())) {
+            assertEquals(
+                    Long.toString(SIZE),
+                    ExternalTools.runOk(TOOL_TIMEOUT, "nbdinfo", "--size", unix.uri())
+                            .trim());
         }
     }
 
@@ -90,7 +102,8 @@ class NbdServerRealClientsTest {
         byte[] image = randomImage(16 << 20, 11);
         Path source = tmp.resolve("source.img");
         Files.write(source, image);
-        ExternalTools.runOk(TOOL_TIMEOUT, "qemu-img", "convert", "-n", "-f", "raw", "-O", "raw", source.toString(), uri);
+        ExternalTools.runOk(
+                TOOL_TIMEOUT, "qemu-img", "convert", "-n", "-f", "raw", "-O", "raw", source.toString(), uri);
         // Oracle one: the bytes on the served disk itself.
         assertArrayEquals(image, NbdServerProtocolTest.read(disk, 0, image.length));
         Path back = tmp.resolve("back.img");
@@ -118,9 +131,20 @@ class NbdServerRealClientsTest {
     void fioRandomWritesThenAVerifyOnlyPassFindEveryBlock() throws Exception {
         ExternalTools.assumeInstalled("fio", "fio");
         assertTrue(ExternalTools.runOk(TOOL_TIMEOUT, "fio", "--enghelp").contains("nbd"), "fio has the nbd engine");
-        List<String> job = List.of("fio", "--name=nbdverify", "--ioengine=nbd", "--uri=" + uri, "--rw=randwrite",
-                "--bs=4k", "--size=32m", "--iodepth=16", "--verify=crc32c", "--randseed=1234",
-                "--verify_fatal=1", "--verify_state_save=0", "--group_reporting");
+        List<String> job = List.of(
+                "fio",
+                "--name=nbdverify",
+                "--ioengine=nbd",
+                "--uri=" + uri,
+                "--rw=randwrite",
+                "--bs=4k",
+                "--size=32m",
+                "--iodepth=16",
+                "--verify=crc32c",
+                "--randseed=1234",
+                "--verify_fatal=1",
+                "--verify_state_save=0",
+                "--group_reporting");
         ExternalTools.Result write = ExternalTools.run(TOOL_TIMEOUT, job);
         assertEquals(0, write.exitCode(), write.output());
         assertTrue(write.output().contains("err= 0"), write.output());
@@ -136,8 +160,10 @@ class NbdServerRealClientsTest {
         block.put(100, (byte) ~block.get(100));
         disk.write(victim, block, 0, 4096);
         ExternalTools.Result corrupted = ExternalTools.run(TOOL_TIMEOUT, verify);
-        assertNotEquals(0, corrupted.exitCode(), "fio must detect the corrupted block at " + victim + ":\n"
-                + corrupted.output());
+        assertNotEquals(
+                0,
+                corrupted.exitCode(),
+                "fio must detect the corrupted block at " + victim + ":\n" + corrupted.output());
     }
 
     private static List<String> concat(List<String> list, String extra) {

@@ -31,12 +31,14 @@ import org.raidfive.disk.MemoryDisk;
 class NbdTlsTest {
     @TempDir
     static Path dir;
+
     static Path p12;
     static Path trust;
     static Path untrusted;
 
     private static void keytool(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "keytool").toString()));
+        List<String> cmd = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "keytool").toString()));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());
@@ -46,19 +48,75 @@ class NbdTlsTest {
     @BeforeAll
     static void credentials() throws Exception {
         p12 = dir.resolve("server.p12");
-        keytool("-genkeypair", "-alias", "srv", "-keyalg", "RSA", "-keysize", "2048", "-dname", "CN=localhost",
-                "-ext", "SAN=dns:localhost,ip:127.0.0.1", "-validity", "2", "-keystore", p12.toString(),
-                "-storetype", "PKCS12", "-storepass", "secret", "-keypass", "secret");
+        keytool(
+                "-genkeypair",
+                "-alias",
+                "srv",
+                "-keyalg",
+                "RSA",
+                "-keysize",
+                "2048",
+                "-dname",
+                "CN=localhost",
+                "-ext",
+                "SAN=dns:localhost,ip:127.0.0.1",
+                "-validity",
+                "2",
+                "-keystore",
+                p12.toString(),
+                "-storetype",
+                "PKCS12",
+                "-storepass",
+                "secret",
+                "-keypass",
+                "secret");
         trust = Files.createDirectories(dir.resolve("trust"));
-        keytool("-exportcert", "-rfc", "-alias", "srv", "-keystore", p12.toString(), "-storepass", "secret",
-                "-file", trust.resolve("ca-cert.pem").toString());
+        keytool(
+                "-exportcert",
+                "-rfc",
+                "-alias",
+                "srv",
+                "-keystore",
+                p12.toString(),
+                "-storepass",
+                "secret",
+                "-file",
+                trust.resolve("ca-cert.pem").toString());
         Path other = dir.resolve("other.p12");
-        keytool("-genkeypair", "-alias", "o", "-keyalg", "RSA", "-keysize", "2048", "-dname", "CN=localhost",
-                "-ext", "SAN=ip:127.0.0.1", "-validity", "2", "-keystore", other.toString(), "-storetype", "PKCS12",
-                "-storepass", "secret", "-keypass", "secret");
+        keytool(
+                "-genkeypair",
+                "-alias",
+                "o",
+                "-keyalg",
+                "RSA",
+                "-keysize",
+                "2048",
+                "-dname",
+                "CN=localhost",
+                "-ext",
+                "SAN=ip:127.0.0.1",
+                "-validity",
+                "2",
+                "-keystore",
+                other.toString(),
+                "-storetype",
+                "PKCS12",
+                "-storepass",
+                "secret",
+                "-keypass",
+                "secret");
         untrusted = Files.createDirectories(dir.resolve("untrusted"));
-        keytool("-exportcert", "-rfc", "-alias", "o", "-keystore", other.toString(), "-storepass", "secret",
-                "-file", untrusted.resolve("ca-cert.pem").toString());
+        keytool(
+                "-exportcert",
+                "-rfc",
+                "-alias",
+                "o",
+                "-keystore",
+                other.toString(),
+                "-storepass",
+                "secret",
+                "-file",
+                untrusted.resolve("ca-cert.pem").toString());
     }
 
     @Test
@@ -73,21 +131,28 @@ class NbdTlsTest {
         }
         java.security.PrivateKey key = (java.security.PrivateKey) mine.getKey("srv", "secret".toCharArray());
         TlsCredentials.checkPair(key, mine.getCertificate("srv"), Path.of("key.pem"), Path.of("cert.pem"));
-        IOException e = assertThrows(IOException.class, () -> TlsCredentials.checkPair(
-                key, theirs.getCertificate("o"), Path.of("key.pem"), Path.of("cert.pem")));
+        IOException e = assertThrows(
+                IOException.class,
+                () -> TlsCredentials.checkPair(
+                        key, theirs.getCertificate("o"), Path.of("key.pem"), Path.of("cert.pem")));
         assertTrue(e.getMessage().contains("is not the private key of cert.pem"), e.getMessage());
     }
 
     private static NbdServer server(TlsMode mode, RequestExecution execution) throws IOException {
-        return NbdServer.start(new MemoryDisk(32 << 20), NbdServerConfig.builder().port(0).requestExecution(execution)
-                .tls(mode, TlsCredentials.server(p12, "secret".toCharArray())).build());
+        return NbdServer.start(
+                new MemoryDisk(32 << 20),
+                NbdServerConfig.builder()
+                        .port(0)
+                        .requestExecution(execution)
+                        .tls(mode, TlsCredentials.server(p12, "secret".toCharArray()))
+                        .build());
     }
 
     @Test
     void pipelinedIoOverTlsReadsBackWhatWasWritten() throws Exception {
         for (RequestExecution execution : RequestExecution.values()) {
             try (NbdServer s = server(TlsMode.REQUIRE, execution);
-                 NbdDisk d = NbdDisk.open("nbds://127.0.0.1:" + s.port() + "/raid?tls-certificates=" + trust)) {
+                    NbdDisk d = NbdDisk.open("nbds://127.0.0.1:" + s.port() + "/raid?tls-certificates=" + trust)) {
                 assertTrue(s.uri().startsWith("nbds://"), s.uri());
                 ExecutorService pool = Executors.newFixedThreadPool(4);
                 List<Future<?>> jobs = new ArrayList<>();
@@ -120,15 +185,17 @@ class NbdTlsTest {
     @Test
     void optionalTlsServesBothAndRequiredTlsRefusesPlainText() throws Exception {
         try (NbdServer s = server(TlsMode.ON, RequestExecution.WORKER_POOL);
-             NbdDisk plain = NbdDisk.open("nbd://127.0.0.1:" + s.port() + "/raid");
-             NbdDisk tls = NbdDisk.open("nbds://127.0.0.1:" + s.port() + "/raid?tls-certificates=" + trust)) {
+                NbdDisk plain = NbdDisk.open("nbd://127.0.0.1:" + s.port() + "/raid");
+                NbdDisk tls = NbdDisk.open("nbds://127.0.0.1:" + s.port() + "/raid?tls-certificates=" + trust)) {
             assertEquals(plain.size(), tls.size());
         }
         try (NbdServer s = server(TlsMode.REQUIRE, RequestExecution.WORKER_POOL)) {
-            IOException e = assertThrows(IOException.class, () -> NbdDisk.open("nbd://127.0.0.1:" + s.port() + "/raid"));
+            IOException e =
+                    assertThrows(IOException.class, () -> NbdDisk.open("nbd://127.0.0.1:" + s.port() + "/raid"));
             assertTrue(e.getMessage().contains("TLS"), e.getMessage());
-            IOException bad = assertThrows(IOException.class, () -> NbdDisk.open("nbds://127.0.0.1:" + s.port()
-                    + "/raid?tls-certificates=" + untrusted));
+            IOException bad = assertThrows(
+                    IOException.class,
+                    () -> NbdDisk.open("nbds://127.0.0.1:" + s.port() + "/raid?tls-certificates=" + untrusted));
             assertTrue(bad.getMessage().contains("TLS handshake failed"), bad.getMessage());
         }
     }

@@ -16,15 +16,17 @@ import org.junit.jupiter.params.provider.ValueSource;
 class NbdUriTest {
 
     @ParameterizedTest(name = "{0} -> export ''{1}''")
-    @CsvSource(delimiter = '|', value = {
-        "nbd://example.com/disk           | disk",
-        "nbd://example.com/               | ''",
-        "nbd://example.com                | ''",
-        "nbd://example.com//disk          | /disk",
-        "nbd://example.com/hello%20world  | hello world",
-        "nbd://example.com/a+b            | a+b",
-        "nbd://example.com/%C3%A9t%C3%A9  | été",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "nbd://example.com/disk           | disk",
+                "nbd://example.com/               | ''",
+                "nbd://example.com                | ''",
+                "nbd://example.com//disk          | /disk",
+                "nbd://example.com/hello%20world  | hello world",
+                "nbd://example.com/a+b            | a+b",
+                "nbd://example.com/%C3%A9t%C3%A9  | été",
+            })
     void exportNameIsThePathWithoutItsSlash(String uri, String export) {
         NbdUri parsed = NbdUri.parse(uri);
         assertEquals(export, parsed.exportName());
@@ -56,7 +58,9 @@ class NbdUriTest {
         assertNull(uri.host());
         assertEquals("nbd+unix:///disk?socket=/tmp/my%20sock", uri.toString());
         assertEquals("", NbdUri.parse("nbd+unix://?socket=s").exportName());
-        assertEquals(Path.of("relative.sock"), NbdUri.parse("nbd+unix:///?socket=relative.sock").socket());
+        assertEquals(
+                Path.of("relative.sock"),
+                NbdUri.parse("nbd+unix:///?socket=relative.sock").socket());
     }
 
     @Test
@@ -81,27 +85,29 @@ class NbdUriTest {
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {
-        "nbd://h/x?tls-certificates=/d  | tls-certificates belongs to nbds",
-        "nbds://h/x?tls-type=x509       | TLS parameter 'tls-type'",
-        "nbd+unix:///x                  | socket=",
-        "nbd+unix://host/x?socket=s     | no host",
-        "nbd://h/x?socket=s             | nbd+unix",
-        "nbd:///x                       | needs a host",
-        "nbd://h:0/x                    | port",
-        "nbd://h:65536/x                | port",
-        "nbd://h:12ab/x                 | port",
-        "nbd://h/x?bogus=1              | unknown query parameter 'bogus'",
-        "nbd://h/x#frag                 | fragment",
-        "nbd://h/%zz                    | percent-escape",
-        "nbd://h/%4                     | percent-escape",
-        "nbd://h/%C3                    | UTF-8",
-        "nbd:h/x                        | '//'",
-        "http://h/x                     | scheme",
-        "nbd+unix:///x?socket=%00abs    | abstract",
-        "nbd://h/a%00b                  | NUL",
-        "nbd://[::1/x                   | IPv6",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "nbd://h/x?tls-certificates=/d  | tls-certificates belongs to nbds",
+                "nbds://h/x?tls-type=x509       | TLS parameter 'tls-type'",
+                "nbd+unix:///x                  | socket=",
+                "nbd+unix://host/x?socket=s     | no host",
+                "nbd://h/x?socket=s             | nbd+unix",
+                "nbd:///x                       | needs a host",
+                "nbd://h:0/x                    | port",
+                "nbd://h:65536/x                | port",
+                "nbd://h:12ab/x                 | port",
+                "nbd://h/x?bogus=1              | unknown query parameter 'bogus'",
+                "nbd://h/x#frag                 | fragment",
+                "nbd://h/%zz                    | percent-escape",
+                "nbd://h/%4                     | percent-escape",
+                "nbd://h/%C3                    | UTF-8",
+                "nbd:h/x                        | '//'",
+                "http://h/x                     | scheme",
+                "nbd+unix:///x?socket=%00abs    | abstract",
+                "nbd://h/a%00b                  | NUL",
+                "nbd://[::1/x                   | IPv6",
+            })
     void badUrisAreRejectedWithTheReason(String uri, String reason) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NbdUri.parse(uri));
         assertTrue(e.getMessage().contains(reason), e.getMessage());

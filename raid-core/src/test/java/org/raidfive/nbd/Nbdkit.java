@@ -51,7 +51,8 @@ final class Nbdkit implements AutoCloseable {
         try (ServerSocket probe = new ServerSocket(0)) {
             port = probe.getLocalPort();
         }
-        List<String> command = new ArrayList<>(List.of("nbdkit", "-f", "-i", "127.0.0.1", "-p", Integer.toString(port)));
+        List<String> command =
+                new ArrayList<>(List.of("nbdkit", "-f", "-i", "127.0.0.1", "-p", Integer.toString(port)));
         command.addAll(List.of(args));
         Path log = dir.resolve("nbdkit.log");
         Nbdkit nbdkit = new Nbdkit(ExternalTools.start(command, log), log, NbdUri.tcp("127.0.0.1", port, ""));

@@ -28,8 +28,7 @@ final class RawNbd implements AutoCloseable {
         }
     }
 
-    record Reply(int error, long cookie) {
-    }
+    record Reply(int error, long cookie) {}
 
     /** Reads the greeting and sends the client flags. */
     void greet(int clientFlags) throws IOException {
@@ -46,7 +45,11 @@ final class RawNbd implements AutoCloseable {
     }
 
     void sendOptionHeader(int option, long length) throws IOException {
-        write(ByteBuffer.allocate(16).putLong(NbdProtocol.IHAVEOPT).putInt(option).putInt((int) length).flip());
+        write(ByteBuffer.allocate(16)
+                .putLong(NbdProtocol.IHAVEOPT)
+                .putInt(option)
+                .putInt((int) length)
+                .flip());
     }
 
     OptionReply readOptionReply() throws IOException {
@@ -84,7 +87,8 @@ final class RawNbd implements AutoCloseable {
             if (reply.type() == NbdProtocol.REP_ACK) {
                 return new long[] {size, flags};
             }
-            assertEquals(NbdProtocol.REP_INFO, reply.type(), "reply type to GO: " + NbdProtocol.replyName(reply.type()));
+            assertEquals(
+                    NbdProtocol.REP_INFO, reply.type(), "reply type to GO: " + NbdProtocol.replyName(reply.type()));
             ByteBuffer data = ByteBuffer.wrap(reply.data());
             if (data.getShort() == NbdProtocol.INFO_EXPORT) {
                 size = data.getLong();
@@ -98,8 +102,14 @@ final class RawNbd implements AutoCloseable {
     }
 
     static ByteBuffer requestHeader(int flags, int type, long cookie, long offset, long length) {
-        return ByteBuffer.allocate(28).putInt(NbdProtocol.REQUEST_MAGIC).putShort((short) flags)
-                .putShort((short) type).putLong(cookie).putLong(offset).putInt((int) length).flip();
+        return ByteBuffer.allocate(28)
+                .putInt(NbdProtocol.REQUEST_MAGIC)
+                .putShort((short) flags)
+                .putShort((short) type)
+                .putLong(cookie)
+                .putLong(offset)
+                .putInt((int) length)
+                .flip();
     }
 
     void write(ByteBuffer buffer) throws IOException {
@@ -118,7 +128,8 @@ final class RawNbd implements AutoCloseable {
         ByteBuffer buffer = ByteBuffer.allocate(n);
         while (buffer.hasRemaining()) {
             if (channel.read(buffer) < 0) {
-                throw new EOFException("server closed the connection after " + buffer.position() + " of " + n + " bytes");
+                throw new EOFException(
+                        "server closed the connection after " + buffer.position() + " of " + n + " bytes");
             }
         }
         return buffer.flip();

@@ -20,7 +20,8 @@ class XorTest {
     static Stream<Arguments> buffers() {
         IntFunction<ByteBuffer> heap = ByteBuffer::allocate;
         IntFunction<ByteBuffer> direct = ByteBuffer::allocateDirect;
-        IntFunction<ByteBuffer> sliced = n -> ByteBuffer.allocateDirect(n + 13).position(13).slice();
+        IntFunction<ByteBuffer> sliced =
+                n -> ByteBuffer.allocateDirect(n + 13).position(13).slice();
         IntFunction<ByteBuffer> bigEndianHeap = n -> ByteBuffer.allocate(n).order(ByteOrder.BIG_ENDIAN);
         IntFunction<ByteBuffer> littleDirect = n -> ByteBuffer.allocateDirect(n).order(ByteOrder.LITTLE_ENDIAN);
         return Stream.of(
@@ -73,8 +74,8 @@ class XorTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("buffers")
-    void parityOfManySourcesMatchesOracleAndIsReusable(String label, IntFunction<ByteBuffer> dstKind,
-                                                       IntFunction<ByteBuffer> srcKind) {
+    void parityOfManySourcesMatchesOracleAndIsReusable(
+            String label, IntFunction<ByteBuffer> dstKind, IntFunction<ByteBuffer> srcKind) {
         Random random = new Random(SEED + 1);
         ByteBuffer dst = dstKind.apply(70000);
         for (int count = 1; count <= 8; count++) {
@@ -100,8 +101,8 @@ class XorTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("buffers")
-    void readOnlySourcesTakeThePortablePathWithTheSameResult(String label, IntFunction<ByteBuffer> dstKind,
-                                                             IntFunction<ByteBuffer> srcKind) {
+    void readOnlySourcesTakeThePortablePathWithTheSameResult(
+            String label, IntFunction<ByteBuffer> dstKind, IntFunction<ByteBuffer> srcKind) {
         Random random = new Random(SEED + 2);
         int len = 4096 * 3 + 13;
         byte[][] data = new byte[5][len];

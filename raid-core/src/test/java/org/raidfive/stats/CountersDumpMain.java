@@ -4,8 +4,7 @@ import java.nio.file.Path;
 
 /** Run in another JVM by the tests: prints every counter of a counters file as "scope TAB stat TAB value". */
 public final class CountersDumpMain {
-    private CountersDumpMain() {
-    }
+    private CountersDumpMain() {}
 
     public static void main(String[] args) throws Exception {
         try (CountersFile file = CountersFile.open(Path.of(args[0]))) {

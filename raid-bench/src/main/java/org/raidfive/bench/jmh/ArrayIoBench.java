@@ -56,8 +56,13 @@ public class ArrayIoBench {
             for (int i = 0; i < 4; i++) {
                 members.add(new MemoryDisk(REGION / 3 + (8L << 20)));
             }
-            array = Raid5Array.create(ArraySpec.builder().chunkSize(512 * 1024).assumeClean(true)
-                    .counterMode(counters).build(), members);
+            array = Raid5Array.create(
+                    ArraySpec.builder()
+                            .chunkSize(512 * 1024)
+                            .assumeClean(true)
+                            .counterMode(counters)
+                            .build(),
+                    members);
             raw = new MemoryDisk(REGION);
         }
 

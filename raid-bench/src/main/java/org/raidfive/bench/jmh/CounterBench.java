@@ -84,7 +84,8 @@ public class CounterBench {
                 case "PercpuRefOwned" -> {
                     PercpuRef ref = PercpuRef.inflightCounter(CounterMode.PERCPU);
                     if (!ref.toString().contains("owned")) {
-                        throw new IllegalStateException("no owned cells in this JVM (membarrier unavailable; see the log)");
+                        throw new IllegalStateException(
+                                "no owned cells in this JVM (membarrier unavailable; see the log)");
                     }
                     counter = pair(ref);
                 }
@@ -199,8 +200,7 @@ public class CounterBench {
 
     /** {@link SwitchState} shared by the threads of one {@code switchUnderLoad} group. */
     @State(Scope.Group)
-    public static class LoadedSwitchState extends SwitchState {
-    }
+    public static class LoadedSwitchState extends SwitchState {}
 
     /** The switcher of {@code switchUnderLoad}: one round trip per call, its latency sampled. */
     @Benchmark

@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.raidfive.array.AsyncIo;
+import org.raidfive.disk.AsyncIo;
 import org.raidfive.disk.FileDisk;
 import org.raidfive.disk.MemberDisk;
 

@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
-import org.raidfive.array.AsyncIo;
+import org.raidfive.disk.AsyncIo;
 import org.raidfive.disk.MemberDisk;
 
 /**

@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.PatternSyntaxException;
 import java.util.stream.Stream;
+import org.raidfive.disk.FileKind;
 import org.raidfive.md.MdUuid;
 import org.raidfive.md.Superblock;
 import org.raidfive.md.SuperblockException;
@@ -254,10 +255,8 @@ final class ArraySource {
     /** A regular file or a block device (following links); false for anything else or what cannot be read. */
     private static boolean fileOrBlockDevice(Path p) {
         try {
-            int mode = (Integer) Files.getAttribute(p, "unix:mode");
-            int type = mode & 0170000;
-            return type == 0100000 || type == 0060000;
-        } catch (IOException | UnsupportedOperationException | IllegalArgumentException | SecurityException e) {
+            return FileKind.of(p).canBeMember();
+        } catch (IOException | SecurityException e) {
             return false;
         }
     }

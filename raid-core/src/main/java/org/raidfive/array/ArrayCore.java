@@ -55,6 +55,8 @@ final class ArrayCore {
     volatile Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
     final PercpuRef activeAlignedReads;
     final ArrayHooks hooks;
+    /** When unreadable sectors are recorded as bad blocks and when they fail the member. */
+    final BadBlockPolicy badBlocks = new BadBlockPolicy(this);
 
     /** Foreground operations, counted only while a sync pass runs (it yields to them). */
     final LongAdder foregroundOps = new LongAdder();

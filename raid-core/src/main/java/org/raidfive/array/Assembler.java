@@ -53,8 +53,6 @@ final class Assembler {
      * all back, so the array comes back whole and no stripe is rebuilt from a half-written one.
      */
     static final long FORCE_TOGETHER_EVENTS = 8;
-    /** md's limit for a partial parity log: one bit per member in {@code disk_flush_bitmap}. */
-    static final int PPL_MAX_DISKS = 64;
 
     private Assembler() {}
 
@@ -87,8 +85,8 @@ final class Assembler {
             }
         }
         boolean ppl = spec.consistencyPolicy() == ConsistencyPolicy.PPL;
-        if (ppl && disks.size() > PPL_MAX_DISKS) {
-            throw new ArrayConfigException("a partial parity log takes at most " + PPL_MAX_DISKS
+        if (ppl && disks.size() > PplHeader.MAX_DISKS) {
+            throw new ArrayConfigException("a partial parity log takes at most " + PplHeader.MAX_DISKS
                     + " members (md's limit), got " + disks.size());
         }
         long dataOffset = DataOffset.forNewMember(smallest / 512, spec.chunkSize() / 512, ppl) * 512;
@@ -129,11 +127,9 @@ final class Assembler {
                         : new Member(
                                 disks.get(i),
                                 dataOffset,
-                                i,
-                                MdUuid.random(),
+                                DeviceId.fresh(i),
                                 i,
                                 MemberState.IN_SYNC,
-                                0,
                                 spec.counterMode());
             }
             ArrayMetadata meta = new ArrayMetadata(
@@ -161,11 +157,9 @@ final class Assembler {
                 meta.members.add(new Member(
                         spares.get(j),
                         dataOffset,
-                        slots.length + j,
-                        MdUuid.random(),
+                        DeviceId.fresh(slots.length + j),
                         -1,
                         MemberState.SPARE,
-                        0,
                         spec.counterMode()));
             }
             for (int i = 0; i < meta.members.size(); i++) {
@@ -211,13 +205,7 @@ final class Assembler {
      * them); a bitmap older than the superblocks (it missed an update) is stale: every chunk is dirty.
      */
     private static WriteIntentBitmap loadBitmap(
-            ArrayCore core,
-            ArrayMetadata meta,
-            MemberDisk from,
-            Superblock top,
-            BitmapSuperblock sb,
-            boolean degraded,
-            long recoveryCp)
+            ArrayMetadata meta, MemberDisk from, Superblock top, BitmapSuperblock sb, boolean degraded, long recoveryCp)
             throws IOException {
         int chunks = (int) sb.bits(); // its area fits before the data (checkAreas), so this is small
         boolean stale = sb.stale() || Long.compareUnsigned(sb.events(), top.events()) < 0;
@@ -239,7 +227,7 @@ final class Assembler {
         for (int c = 0; c < chunks; c++) {
             needed[c] = set[c] && (stale || (c + 1L) * sb.chunkBytes() > start);
         }
-        return WriteIntentBitmap.of(core, meta::events, sb, top.bitmapOffset(), set, needed);
+        return WriteIntentBitmap.of(meta.core(), meta::events, sb, top.bitmapOffset(), set, needed);
     }
 
     /**
@@ -341,11 +329,9 @@ final class Assembler {
                 Member spare = new Member(
                         disk,
                         dataOffset,
-                        meta.nextDevNumber(),
-                        MdUuid.random(),
+                        DeviceId.fresh(meta.nextDevNumber()),
                         -1,
                         MemberState.SPARE,
-                        0,
                         array.core.counterMode);
                 // The PPL area goes with the data offset: both as the first member has them.
                 spare.pplOffset = meta.members.isEmpty() ? meta.pplOffset : meta.members.get(0).pplOffset;
@@ -694,7 +680,7 @@ final class Assembler {
                 notes.add("the write-intent bitmap is marked out of date (BITMAP_STALE): every chunk is resynced, "
                         + "as md does");
             }
-            core.consistency = loadBitmap(core, meta, freshest.disk, top, bitmap, degraded, recoveryCp);
+            core.consistency = loadBitmap(meta, freshest.disk, top, bitmap, degraded, recoveryCp);
         }
         meta.members.addAll(members);
         for (Member m : members) {
@@ -758,11 +744,9 @@ final class Assembler {
         Member m = new Member(
                 f.disk,
                 sb.dataOffset() * 512,
-                sb.devNumber(),
-                sb.deviceUuid(),
+                new DeviceId(sb.devNumber(), sb.deviceUuid()),
                 -1,
                 MemberState.SPARE,
-                0,
                 opts.counterMode());
         m.correctedSectors.set(Integer.toUnsignedLong(sb.cntCorrectedRead()));
         m.devflags = sb.devflags();

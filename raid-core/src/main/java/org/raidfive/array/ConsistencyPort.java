@@ -1,7 +1,6 @@
 package org.raidfive.array;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 
 /**
  * What the stripe engine and the passes ask of the array's consistency policy: one implementation
@@ -36,13 +35,10 @@ interface ConsistencyPort {
     }
 
     /**
-     * Logs a stripe's partial parity ({@code ppSize} bytes at {@code pp[ppOffset..)}, none for a full
-     * stripe) on {@code parity}'s log, and returns once it is durable; {@code dataSector} and
-     * {@code dataSize} describe the modified data as md's entry does. Only when {@link #logsPartialParity}.
+     * Logs a stripe's {@code entry} on {@code parity}'s log (slot {@code paritySlot}) and returns once
+     * it is durable. Only when {@link #logsPartialParity}.
      */
-    default Logged log(
-            Member parity, int paritySlot, long dataSector, int dataSize, ByteBuffer pp, int ppOffset, int ppSize)
-            throws IOException {
+    default Logged log(Member parity, int paritySlot, PartialParityEntry entry) throws IOException {
         throw new UnsupportedOperationException(policy() + " logs no partial parity");
     }
 

@@ -100,24 +100,14 @@ final class Member {
     /** This array's ownership of the storage; null until claimed, and after release. */
     private volatile DiskClaim claim;
 
-    Member(
-            MemberDisk disk,
-            long dataOffsetBytes,
-            int devNumber,
-            byte[] deviceUuid,
-            int slot,
-            MemberState state,
-            long recoveryOffset,
-            CounterMode counterMode) {
+    Member(MemberDisk disk, long dataOffsetBytes, DeviceId id, int slot, MemberState state, CounterMode counterMode) {
         this.disk = disk;
         this.async = AsyncDisk.of(disk);
         this.dataOffsetBytes = dataOffsetBytes;
-        this.devNumber = devNumber;
-        this.deviceUuid = deviceUuid;
+        this.devNumber = id.devNumber();
+        this.deviceUuid = id.uuid();
         this.slot = slot;
         this.state = state;
-        this.recoveryOffset = recoveryOffset;
-        this.writeLimit = recoveryOffset;
         this.nrPending = PercpuRef.inflightCounter(counterMode);
         this.dataSizeSectors = (disk.size() - dataOffsetBytes) / 512;
     }

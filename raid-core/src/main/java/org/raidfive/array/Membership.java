@@ -359,11 +359,9 @@ final class Membership {
             Member back = new Member(
                     disk,
                     sb.dataOffset() * 512,
-                    devNumber,
-                    sb.deviceUuid(),
+                    new DeviceId(devNumber, sb.deviceUuid()),
                     slot,
                     MemberState.REBUILDING,
-                    0,
                     core.counterMode);
             back.claimed(claim);
             back.bblogOffset = sb.bblogOffset();

@@ -112,15 +112,13 @@ final class PartialParityLog implements ConsistencyPort {
     }
 
     /**
-     * Logs one entry on {@code parity}'s log (slot {@code paritySlot}) and returns once it is durable:
-     * the caller then writes the stripe's data and parity, and calls {@link #finished} whatever
-     * happens. {@code ppSize} bytes of partial parity are at {@code pp[ppOffset..)} (none for a full
-     * stripe); {@code dataSector} and {@code dataSize} describe the modified data as md's entry does.
+     * Logs {@code entry} on {@code parity}'s log (slot {@code paritySlot}) and returns once it is
+     * durable: the caller then writes the stripe's data and parity, and calls {@link #endWrite}
+     * whatever happens. The entry's partial parity is copied into the io_unit.
      */
     @Override
-    public Unit log(
-            Member parity, int paritySlot, long dataSector, int dataSize, ByteBuffer pp, int ppOffset, int ppSize)
-            throws IOException {
+    public Unit log(Member parity, int paritySlot, PartialParityEntry entry) throws IOException {
+        int ppSize = entry.size;
         MemberLog log = logs[paritySlot];
         Unit unit;
         boolean submit = false;
@@ -138,7 +136,7 @@ final class PartialParityLog implements ConsistencyPort {
                 log.current = log.take(parity);
             }
             unit = log.current;
-            unit.add(dataSector, ppSize, dataSize, paritySlot, pp, ppOffset);
+            unit.add(entry.dataSector, ppSize, entry.dataSize, paritySlot, entry.partialParity, 0);
             unit.pending++;
             if (log.inFlight == null) {
                 log.inFlight = unit;

@@ -232,11 +232,13 @@ final class PplRecovery {
                 int slot = layout.dataSlot(stripe, layout.dataIndexOfChunk(chunk));
                 long memberOffset = layout.memberOffset(stripe) + (offset & (layout.chunkSize() - 1));
                 Member m = core.table.slots[slot];
-                if (m == null || m.state == MemberState.FAULTY || !m.readable(memberOffset)) {
-                    update = false; // modified data on a missing member: md leaves the stripe alone
+                if (m == null || !m.readable(memberOffset, memberOffset, blockBytes)) {
+                    // modified data on a missing member (or sectors it lists as bad): md leaves the
+                    // stripe alone rather than compute parity from what is not there
+                    update = false;
                     break;
                 }
-                m.disk.read(m.dataOffsetBytes + memberOffset, block, 0, blockBytes);
+                m.readData(memberOffset, block, 0, blockBytes);
                 Xor.xorInto(sum, 0, block, 0, blockBytes);
             }
             if (!update) {
@@ -262,7 +264,7 @@ final class PplRecovery {
                 return applied;
             }
             long parityAt = layout.memberOffset(stripe) + (offset & (layout.chunkSize() - 1));
-            logMember.disk.write(logMember.dataOffsetBytes + parityAt, sum, 0, blockBytes);
+            logMember.writeData(parityAt, sum, 0, blockBytes);
             applied = true;
         }
         return applied;

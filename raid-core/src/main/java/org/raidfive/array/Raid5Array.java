@@ -13,10 +13,10 @@ import org.raidfive.disk.AsyncDisk;
 import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.layout.Raid5Layout;
+import org.raidfive.md.DataOffset;
 import org.raidfive.md.MdTime;
 import org.raidfive.md.MdUuid;
 import org.raidfive.md.PplHeader;
-import org.raidfive.md.Superblock;
 
 /**
  * A RAID-5 array over {@link MemberDisk}s, stored in Linux md's v1.2 format.
@@ -537,16 +537,9 @@ public final class Raid5Array implements AsyncDisk {
      * KiB when the chunk is mdadm's; in sectors.
      */
     private long bitmapRoom() throws ArrayConfigException {
-        long room = Long.MAX_VALUE;
+        long room = DataOffset.ADDED_BITMAP_MAX_SECTORS;
         for (Member m : membership.liveMembers()) {
-            long r = m.bblogSize != 0
-                    ? (long) m.bblogOffset + m.bblogSize
-                    : m.dataOffsetBytes / 512 - Superblock.SUPERBLOCK_OFFSET_SECTORS;
-            long bbl = m.bblogSize != 0 ? m.bblogSize : 8;
-            room = Math.min(room, r - 8 - bbl);
-        }
-        if (room > 256) {
-            room = 256;
+            room = Math.min(room, DataOffset.addedBitmapRoom(m.bblogOffset, m.bblogSize, m.dataOffsetBytes / 512));
         }
         if (room <= 1) {
             throw new ArrayConfigException(core.name + " has no room for a write-intent bitmap between its "
@@ -557,29 +550,21 @@ public final class Raid5Array implements AsyncDisk {
 
     /** mdadm's placement of a partial parity log added to an existing 1.2 array: {offset, size} in sectors. */
     private int[] pplArea() throws ArrayConfigException {
-        if (core.layout.disks() > Assembler.PPL_MAX_DISKS) {
+        if (core.layout.disks() > PplHeader.MAX_DISKS) {
             throw new ArrayConfigException(core.name + " has " + core.layout.disks() + " members; md's partial "
-                    + "parity log takes at most " + Assembler.PPL_MAX_DISKS);
+                    + "parity log takes at most " + PplHeader.MAX_DISKS);
         }
-        long space = Long.MAX_VALUE;
+        long room = Long.MAX_VALUE;
         for (Member m : membership.liveMembers()) {
-            long room = m.bblogOffset != 0
-                    ? m.bblogOffset - 8L
-                    : m.dataOffsetBytes / 512 - Superblock.SUPERBLOCK_OFFSET_SECTORS - 8;
-            space = Math.min(space, room);
+            room = Math.min(room, DataOffset.addedPplRoom(m.bblogOffset, m.dataOffsetBytes / 512));
         }
-        int header = PplHeader.SIZE / 512;
-        if (space < header + 8) {
-            throw new ArrayConfigException(core.name + " has no room for a partial parity log: " + space
-                    + " sectors between the superblock and the bad block log or data, md needs " + (header + 8));
+        long size = DataOffset.addedPplSize(room, core.layout.chunkSize());
+        if (size < 0) {
+            throw new ArrayConfigException(core.name + " has no room for a partial parity log: " + room
+                    + " sectors between the superblock and the bad block log or data, md needs "
+                    + (PplHeader.SIZE / 512 + 8));
         }
-        if (space >= PplHeader.AREA_SECTORS) {
-            space = PplHeader.AREA_SECTORS;
-        } else {
-            long optimal = header + Math.max(core.layout.chunkSize() / 512, 256);
-            space = Math.min(Math.min(space, optimal), 0xffff);
-        }
-        return new int[] {PplHeader.AREA_OFFSET, (int) space};
+        return new int[] {PplHeader.AREA_OFFSET, (int) size};
     }
 
     /**

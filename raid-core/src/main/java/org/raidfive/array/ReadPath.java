@@ -156,7 +156,7 @@ final class ReadPath {
                     core.activeAlignedReads.put();
                 }
             }
-            readPageByPage(m, stripe, slot, inChunk, dst, dstOffset, n);
+            readPageByPage(stripe, slot, inChunk, dst, dstOffset, n);
             return;
         }
         reconstruct(stripe, slot, inChunk, dst, dstOffset, n);
@@ -166,15 +166,16 @@ final class ReadPath {
      * md's retry of a failed (or bad-block) read, one 4 KiB page at a time ({@code R5_ReadNoMerge}):
      * pages that read are kept, pages that fail or that the member lists as bad are corrected.
      */
-    private void readPageByPage(Member m, long stripe, int slot, int inChunk, ByteBuffer dst, int dstOffset, int n)
+    private void readPageByPage(long stripe, int slot, int inChunk, ByteBuffer dst, int dstOffset, int n)
             throws IOException {
         long stripeOffset = layout.memberOffset(stripe);
+        Member m = core.table.slots[slot]; // the table stays as it is while the read holds the configuration read side
         int done = 0;
         while (done < n) {
             long at = stripeOffset + inChunk + done;
             int len = (int) Math.min(n - done, PAGE - (at & (PAGE - 1)));
             IOException error = null;
-            if (m.state == MemberState.FAULTY || core.table.slots[slot] != m) {
+            if (m.state == MemberState.FAULTY) {
                 reconstruct(stripe, slot, inChunk + done, dst, dstOffset + done, n - done);
                 return;
             }
@@ -187,101 +188,27 @@ final class ReadPath {
                     error = e;
                 }
             }
-            correct(m, stripe, slot, inChunk + done, dst, dstOffset + done, len, error);
+            if (error != null) {
+                countReadError(m, error);
+            }
+            try (StripeOp op = core.ops.acquire(stripe)) {
+                op.correctPage(slot, inChunk + done, dst, dstOffset + done, len, error);
+            }
             done += len;
         }
     }
 
     private static final int PAGE = 4096;
 
-    /**
-     * md's read-error handling (and its handling of listed bad blocks, {@code error == null}) for
-     * one page: rebuild the bytes from the other members, hand them to the caller and write them
-     * back over the bad sectors, then read them again to prove the correction.
-     */
-    private void correct(
-            Member m, long stripe, int slot, int inChunk, ByteBuffer dst, int dstOffset, int n, IOException error)
-            throws IOException {
-        if (error != null && m.readErrors.incrementAndGet() > Member.MAX_READ_ERRORS) {
+    /** md counts read errors in a row per member and fails it past its limit. */
+    private void countReadError(Member m, IOException error) throws IOException {
+        if (m.readErrors.incrementAndGet() > Member.MAX_READ_ERRORS) {
             core.memberFailed(
                     m,
                     new IOException(
                             m.name() + ": more than " + Member.MAX_READ_ERRORS + " read errors in a row (md's limit)",
                             error));
         }
-        try (StripeOp op = core.ops.acquire(stripe)) {
-            long memberOffset = layout.memberOffset(stripe) + inChunk;
-            if (m.state == MemberState.FAULTY || core.table.slots[slot] != m) {
-                op.readSlot(slot, inChunk, dst, dstOffset, n);
-                return;
-            }
-            if (!op.othersReadable(slot, memberOffset, n)) {
-                notCorrectable(m, stripe, memberOffset, n, error);
-                return;
-            }
-            op.rebuildFromOthers(slot, inChunk, dst, dstOffset, n);
-            if (core.readOnly) {
-                return;
-            }
-            try {
-                m.writeData(memberOffset, dst, dstOffset, n);
-            } catch (IOException rewriteError) {
-                if (error != null) {
-                    rewriteError.addSuppressed(error);
-                }
-                recordOrFail(m, memberOffset, n, rewriteError);
-                return;
-            }
-            if (error == null) {
-                return; // listed bad blocks, now written good
-            }
-            try {
-                m.readData(memberOffset, op.scratch(), 0, n);
-            } catch (IOException reread) {
-                reread.addSuppressed(error);
-                recordOrFail(
-                        m,
-                        memberOffset,
-                        n,
-                        new IOException(
-                                m.name() + ": read error not corrected (the " + "rewritten sectors at member offset "
-                                        + memberOffset + " fail again)",
-                                reread));
-                return;
-            }
-            m.corrected(n / 512);
-        }
-    }
-
-    /**
-     * The member's sectors cannot be read and the stripe has nothing left to rebuild them from:
-     * md records them as bad blocks where the member keeps a log (the data there is lost, the
-     * array goes on) and fails the member where it does not. Either way this read fails.
-     */
-    private void notCorrectable(Member m, long stripe, long memberOffset, int n, IOException error) throws IOException {
-        if (error == null) {
-            throw new IOException(core.name + ": sectors at member offset " + memberOffset + " of " + m.name()
-                    + " are listed as bad blocks and stripe " + stripe + " has no other copy of them: "
-                    + "that data is lost");
-        }
-        recordOrFail(m, memberOffset, n, error);
-        if (m.state != MemberState.FAULTY) {
-            throw new IOException(
-                    core.name + ": read error not correctable on " + m.name() + " (stripe " + stripe
-                            + " is degraded); recorded as bad blocks: " + error.getMessage(),
-                    error);
-        }
-        throw core.stripeLost(stripe);
-    }
-
-    /** md's {@code rdev_set_badblocks} or {@code md_error}. */
-    private void recordOrFail(Member m, long memberOffset, int n, IOException cause) throws IOException {
-        if (!core.readOnly && m.canRecordBadBlocks() && m.state == MemberState.IN_SYNC) {
-            m.recordBadBlocks(memberOffset, n);
-            core.hooks.badBlocksRecorded(m);
-            return;
-        }
-        core.memberFailed(m, cause);
     }
 
     /** Produces the bytes of {@code slot} under the stripe lock: from its member where it reads, else from the others. */

@@ -2,7 +2,7 @@ package org.raidfive.array;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.locks.LockSupport;
+import org.raidfive.counter.Backoff;
 import org.raidfive.counter.ThreadStats;
 
 /**
@@ -13,15 +13,12 @@ import org.raidfive.counter.ThreadStats;
  * <p>Each word sits alone in a 128-byte span (16 longs apart) so that threads locking different
  * stripes never write the same cache line or its adjacent-line prefetch partner. Locking is a CAS
  * from 0 to 1 (acquire), unlocking a release store of 0; a waiter spins briefly, then yields, then
- * parks with growing sleeps. Holders keep the lock across member I/O, so waiters must not burn a
- * core; no wake-up list keeps lock and unlock allocation-free. Not reentrant.
+ * parks with growing sleeps ({@link Backoff}). Holders keep the lock across member I/O, so waiters
+ * must not burn a core; no wake-up list keeps lock and unlock allocation-free. Not reentrant.
  */
 final class StripeLocks {
     private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
     private static final int STRIDE_SHIFT = 4; // 16 longs = 128 bytes
-    private static final int SPINS = 128;
-    private static final int YIELDS = 16;
-    private static final long MAX_PARK_NANOS = 200_000;
 
     private final long[] words;
     private final int mask;
@@ -49,19 +46,11 @@ final class StripeLocks {
             return;
         }
         IoStats.one(stats, IoStats.LOCK_WAITS);
-        long park = 1_000;
         for (int attempt = 0; ; attempt++) {
             if ((long) WORDS.getOpaque(words, i) == 0L && WORDS.compareAndSet(words, i, 0L, 1L)) {
                 return;
             }
-            if (attempt < SPINS) {
-                Thread.onSpinWait();
-            } else if (attempt < SPINS + YIELDS) {
-                Thread.yield();
-            } else {
-                LockSupport.parkNanos(park);
-                park = Math.min(MAX_PARK_NANOS, park << 1);
-            }
+            Backoff.idle(attempt, this);
         }
     }
 

@@ -185,12 +185,69 @@ final class StripeOp implements AutoCloseable {
         }
     }
 
-    /** A piece-sized buffer of this operation's own, e.g. to read back a correction. */
-    ByteBuffer scratch() {
-        return scratch;
+    /**
+     * md's read-error handling (and its handling of listed bad blocks, {@code error == null}) for
+     * one page of {@code slot} at {@code inChunk}: rebuild the bytes from the other members, hand
+     * them to the caller at {@code dst[dstOffset..)} and write them back over the bad sectors, then
+     * read them again to prove the correction. Sectors that cannot be corrected go to the
+     * {@link BadBlockPolicy}. Caller holds the stripe lock.
+     */
+    void correctPage(int slot, int inChunk, ByteBuffer dst, int dstOffset, int n, IOException error)
+            throws IOException {
+        Member m = table.slots[slot];
+        long memberOffset = stripeOffset + inChunk;
+        if (m == null || m.state == MemberState.FAULTY) {
+            readSlot(slot, inChunk, dst, dstOffset, n);
+            return;
+        }
+        if (!othersReadable(slot, memberOffset, n)) {
+            throw core.badBlocks.notCorrectable(m, stripe, memberOffset, n, error);
+        }
+        rebuildFromOthers(slot, inChunk, dst, dstOffset, n);
+        if (core.readOnly) {
+            return;
+        }
+        try {
+            m.writeData(memberOffset, dst, dstOffset, n);
+        } catch (IOException rewriteError) {
+            if (error != null) {
+                rewriteError.addSuppressed(error);
+            }
+            core.badBlocks.recordOrFail(m, memberOffset, n, rewriteError);
+            return;
+        }
+        if (error == null) {
+            return; // listed bad blocks, now written good
+        }
+        try {
+            m.readData(memberOffset, scratch, 0, n);
+        } catch (IOException reread) {
+            reread.addSuppressed(error);
+            core.badBlocks.recordOrFail(
+                    m,
+                    memberOffset,
+                    n,
+                    new IOException(
+                            m.name() + ": read error not corrected (the rewritten sectors at member offset "
+                                    + memberOffset + " fail again)",
+                            reread));
+            return;
+        }
+        m.corrected(n / 512);
     }
 
     // ------------------------------------------------------------------ writes
+
+    /**
+     * Writes columns {@code [from, to)} of data indices {@code lo..hi}, piece by piece; the new bytes
+     * of index {@code i} at column {@code from} are at {@code src[srcFrom + (i-lo)*chunk]}.
+     */
+    void writeColumns(int lo, int hi, int from, int to, ByteBuffer src, int srcFrom) throws IOException {
+        int piece = Math.min(pieceSize, core.consistency.maxPiece());
+        for (int x = from; x < to; x += piece) {
+            writePiece(lo, hi, x, Math.min(piece, to - x), src, srcFrom + x - from);
+        }
+    }
 
     /**
      * Writes columns {@code [x, x+len)} of data indices {@code lo..hi} ({@code len <= } the piece
@@ -199,6 +256,7 @@ final class StripeOp implements AutoCloseable {
      * with direct access), then writes data, parity and replacements in one phase.
      */
     void writePiece(int lo, int hi, int x, int len, ByteBuffer src, int srcAt) throws IOException {
+        piece.set(lo, hi, x, len, src, srcAt);
         long memberOffset = stripeOffset + x;
         ConsistencyPort consistency = core.consistency;
         boolean logs = !core.readOnly && consistency.logsPartialParity();
@@ -217,18 +275,14 @@ final class StripeOp implements AutoCloseable {
                 plan = choosePlan(memberOffset, len, lo, hi);
                 // md logs a stripe when its parity member is in sync and written; not without one.
                 logged = logs && plan != Plan.DATA_ONLY && table.slots[paritySlot].state == MemberState.IN_SYNC;
-                if (plan == Plan.DATA_ONLY
-                        || (logged
-                                ? computeLoggedParity(plan, lo, hi, x, len, src, srcAt)
-                                : computeParity(plan, lo, hi, memberOffset, len, src, srcAt))) {
+                if (plan == Plan.DATA_ONLY || (logged ? computeLoggedParity(plan) : computeParity(plan))) {
                     break;
                 }
             }
             if (logged) {
                 // The partial parity is durable before any of the stripe's data or parity is written;
                 // only then is the new parity made, in the parity member's memory where it can be.
-                unit = consistency.log(
-                        table.slots[paritySlot], paritySlot, ppDataSector, ppDataSize, ppBuffer, 0, ppSize);
+                unit = consistency.log(table.slots[paritySlot], paritySlot, entry);
                 finishLoggedParity(memberOffset, len);
             }
             int chunkSize = layout.chunkSize();
@@ -244,10 +298,10 @@ final class StripeOp implements AutoCloseable {
                 writeTo(r[slot], memberOffset, src, at, len);
             }
             if (plan != Plan.DATA_ONLY) {
-                if (!parityInPlace && writeTo(s[paritySlot], memberOffset, parityBuffer, parityOffset, len)) {
+                if (!parity.inMember && writeTo(s[paritySlot], memberOffset, parity.buffer, parity.offset, len)) {
                     wrote |= 1L << paritySlot;
                 }
-                writeTo(r[paritySlot], memberOffset, parityBuffer, parityOffset, len);
+                writeTo(r[paritySlot], memberOffset, parity.buffer, parity.offset, len);
             }
             complete = phase.await();
             if (!complete) {
@@ -272,12 +326,33 @@ final class StripeOp implements AutoCloseable {
         return true;
     }
 
-    /** What {@link #computeLoggedParity} leaves for the log: md's entry for this piece and its partial parity. */
-    private ByteBuffer ppBuffer;
+    /** The write piece in hand, as {@link #writePiece} was given it, for the parity computations. */
+    private final Piece piece = new Piece();
 
-    private long ppDataSector;
-    private int ppDataSize;
-    private int ppSize;
+    /**
+     * A write piece: columns {@code [x, x+len)} of data indices {@code lo..hi}, the new bytes of index
+     * {@code i} at {@code src[srcAt + (i-lo)*chunk ..)}.
+     */
+    private static final class Piece {
+        int lo;
+        int hi;
+        int x;
+        int len;
+        ByteBuffer src;
+        int srcAt;
+
+        void set(int lo, int hi, int x, int len, ByteBuffer src, int srcAt) {
+            this.lo = lo;
+            this.hi = hi;
+            this.x = x;
+            this.len = len;
+            this.src = src;
+            this.srcAt = srcAt;
+        }
+    }
+
+    /** What {@link #computeLoggedParity} leaves for the log: md's entry for this piece and its partial parity. */
+    private final PartialParityEntry entry = new PartialParityEntry();
 
     /**
      * {@link #computeParity} for an array with a partial parity log: also computes the piece's
@@ -288,21 +363,27 @@ final class StripeOp implements AutoCloseable {
      * the new parity of the piece is then partial parity XOR the new data, whose sources this leaves
      * in place for {@link #finishLoggedParity}: nothing of the stripe may change before the log is durable.
      */
-    private boolean computeLoggedParity(Plan plan, int lo, int hi, int x, int len, ByteBuffer src, int srcAt)
-            throws IOException {
+    private boolean computeLoggedParity(Plan plan) throws IOException {
+        int lo = piece.lo;
+        int hi = piece.hi;
+        int x = piece.x;
+        int len = piece.len;
+        ByteBuffer src = piece.src;
+        int srcAt = piece.srcAt;
         int chunkSize = layout.chunkSize();
         int written = hi - lo + 1;
         int x4 = x & ~(PAGE - 1);
         int len4 = ((x + len + PAGE - 1) & ~(PAGE - 1)) - x4;
         long pageOffset = stripeOffset + x4;
         Member[] s = table.slots;
-        if (ppBuffer == null) {
-            ppBuffer = AlignedBuffers.allocate(pieceSize); // once per operation object, for arrays with a log
+        if (entry.partialParity == null) {
+            entry.partialParity =
+                    AlignedBuffers.allocate(pieceSize); // once per operation object, for arrays with a log
         }
         if (written == layout.dataDisks()) {
-            ppSize = 0;
-            ppDataSector = arraySector(0, x4);
-            ppDataSize = written * len4;
+            entry.size = 0;
+            entry.dataSector = arraySector(0, x4);
+            entry.dataSize = written * len4;
             beginSources();
         } else {
             beginSources();
@@ -325,12 +406,12 @@ final class StripeOp implements AutoCloseable {
             if (!ok) {
                 return false;
             }
-            xorSourcesInto(ppBuffer, 0, len4);
-            ppSize = len4;
-            ppDataSector = arraySector(lo, x4);
-            ppDataSize = written * len4;
+            xorSourcesInto(entry.partialParity, 0, len4);
+            entry.size = len4;
+            entry.dataSector = arraySector(lo, x4);
+            entry.dataSize = written * len4;
             beginSources();
-            addCallerSource(ppBuffer, x - x4);
+            addCallerSource(entry.partialParity, x - x4);
         }
         for (int i = lo; i <= hi; i++) {
             addCallerSource(src, srcAt + (i - lo) * chunkSize);
@@ -341,12 +422,10 @@ final class StripeOp implements AutoCloseable {
     /** After the log is durable: the new parity, into the parity member in place when it offers direct access. */
     private void finishLoggedParity(long memberOffset, int len) {
         boolean inPlace = pinDestination(table.slots[paritySlot], memberOffset, len);
-        ByteBuffer dst = inPlace ? destination : scratch;
-        int dOff = inPlace ? destinationOffset : 0;
+        ByteBuffer dst = inPlace ? destination.buffer : scratch;
+        int dOff = inPlace ? destination.offset : 0;
         xorSourcesInto(dst, dOff, len);
-        parityInPlace = inPlace;
-        parityBuffer = dst;
-        parityOffset = dOff;
+        parity.set(dst, dOff, inPlace);
     }
 
     /** md's array sector of column {@code column} of data index {@code dataIndex} in this stripe. */
@@ -354,11 +433,21 @@ final class StripeOp implements AutoCloseable {
         return (layout.chunkNumber(stripe, dataIndex) * layout.chunkSize() + column) >>> 9;
     }
 
-    /** Where {@link #computeParity} left its result, and whether that is the parity member itself. */
-    private ByteBuffer parityBuffer;
+    /** Where {@link #computeParity} (or {@link #finishLoggedParity}) left the new parity. */
+    private final Place parity = new Place();
 
-    private int parityOffset;
-    private boolean parityInPlace;
+    /** Where a result of the operation is: a buffer, an offset in it, and whether that is a member's own memory. */
+    private static final class Place {
+        ByteBuffer buffer;
+        int offset;
+        boolean inMember;
+
+        void set(ByteBuffer buffer, int offset, boolean inMember) {
+            this.buffer = buffer;
+            this.offset = offset;
+            this.inMember = inMember;
+        }
+    }
 
     /**
      * The plan, as md's {@code handle_stripe_dirtying} chooses: read-modify-write needs
@@ -411,8 +500,13 @@ final class StripeOp implements AutoCloseable {
      * when its disk offers direct access, or else into the scratch buffer. Returns false if a member
      * read failed: that member is now faulty and the caller re-plans.
      */
-    private boolean computeParity(Plan plan, int lo, int hi, long memberOffset, int len, ByteBuffer src, int srcAt)
-            throws IOException {
+    private boolean computeParity(Plan plan) throws IOException {
+        int lo = piece.lo;
+        int hi = piece.hi;
+        long memberOffset = stripeOffset + piece.x;
+        int len = piece.len;
+        ByteBuffer src = piece.src;
+        int srcAt = piece.srcAt;
         int chunkSize = layout.chunkSize();
         Member[] s = table.slots;
         beginSources();
@@ -452,14 +546,12 @@ final class StripeOp implements AutoCloseable {
         } else {
             inPlace = pinDestination(s[paritySlot], memberOffset, len);
             if (inPlace) {
-                dst = destination;
-                dOff = destinationOffset;
+                dst = destination.buffer;
+                dOff = destination.offset;
             }
         }
         xorSourcesInto(dst, dOff, len);
-        parityInPlace = inPlace;
-        parityBuffer = dst;
-        parityOffset = dOff;
+        parity.set(dst, dOff, inPlace);
         return true;
     }
 
@@ -524,8 +616,8 @@ final class StripeOp implements AutoCloseable {
             }
             inPlace = pinDestination(target, memberOffset, len);
             if (inPlace) {
-                out = destination;
-                outOffset = destinationOffset;
+                out = destination.buffer;
+                outOffset = destination.offset;
             }
             xorSourcesInto(out, outOffset, len);
             if (!inPlace) {
@@ -544,22 +636,11 @@ final class StripeOp implements AutoCloseable {
     /** md's recovery over a survivor's bad block: the target cannot get those sectors, so they are bad there too. */
     private boolean survivorListsBadBlocks(int targetSlot, long memberOffset, int len, Member target)
             throws IOException {
-        if (!target.canRecordBadBlocks()) {
-            return false;
-        }
         Member[] s = table.slots;
         for (int j = 0; j < s.length; j++) {
             Member m = s[j];
             if (j != targetSlot && m != null && m.readable(stripeOffset) && m.hasBadBlocks(memberOffset, len)) {
-                target.recordBadBlocks(memberOffset, len);
-                core.hooks.badBlocksRecorded(target);
-                LOG.warn(
-                        "{}: {} lists bad blocks at member offset {}: recorded as bad on {} too",
-                        core.name,
-                        m.name(),
-                        memberOffset,
-                        target.name());
-                return true;
+                return core.badBlocks.inherit(target, m, memberOffset, len);
             }
         }
         return false;
@@ -657,8 +738,8 @@ final class StripeOp implements AutoCloseable {
 
     // ------------------------------------------------------------------ sources
 
-    private ByteBuffer destination;
-    private int destinationOffset;
+    /** The member memory {@link #pinDestination} pinned as a computation's destination. */
+    private final Place destination = new Place();
 
     /** Starts gathering the sources of a computation: earlier pins dropped, a new member phase. */
     private void beginSources() {
@@ -750,8 +831,7 @@ final class StripeOp implements AutoCloseable {
             m.nrPending.get();
             m.countIo(true, len); // written in place
             pinned[pinnedCount++] = m;
-            destination = inPlace;
-            destinationOffset = m.directIndex(memberOffset);
+            destination.set(inPlace, m.directIndex(memberOffset), true);
             return true;
         } catch (IOException e) {
             return false; // the copying path will meet the same error and fail the member
@@ -769,8 +849,8 @@ final class StripeOp implements AutoCloseable {
             Arrays.fill(sources, 0, sourceCount, null);
             sourceCount = 0;
         }
-        destination = null;
-        parityBuffer = null;
+        destination.buffer = null;
+        parity.buffer = null;
     }
 
     /**
@@ -806,6 +886,7 @@ final class StripeOp implements AutoCloseable {
         private void giveBack(StripeOp op) {
             long stripe = op.stripe; // read before another thread may take the operation
             op.table = null;
+            op.piece.src = null; // the caller's buffer is not kept past the operation
             queue.relaxedOffer(op);
             core.locks.unlock(stripe);
         }

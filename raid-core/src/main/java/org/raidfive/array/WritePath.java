@@ -24,21 +24,14 @@ final class WritePath {
 
     /** Caller holds the configuration read lock, has checked the range and marked the array dirty. */
     void write(long offset, ByteBuffer src, int srcOffset, int length) throws IOException {
-        int chunkSize = layout.chunkSize();
-        int shift = layout.chunkShift();
         long stripeBytes = layout.stripeDataBytes();
         while (length > 0) {
             long stripe = offset / stripeBytes;
             long inStripe = offset - stripe * stripeBytes;
             int n = (int) Math.min(length, stripeBytes - inStripe);
-            int firstIndex = (int) (inStripe >>> shift);
-            int firstStart = (int) (inStripe & (chunkSize - 1));
-            long endInStripe = inStripe + n;
-            int lastIndex = (int) ((endInStripe - 1) >>> shift);
-            int lastEnd = (int) (endInStripe - ((long) lastIndex << shift));
             try (StripeOp op = core.ops.acquire(stripe)) {
                 core.checkUsable();
-                writeStripe(op, firstIndex, firstStart, lastIndex, lastEnd, src, srcOffset);
+                writeStripe(op, inStripe, n, src, srcOffset);
             }
             offset += n;
             srcOffset += n;
@@ -47,48 +40,40 @@ final class WritePath {
     }
 
     /**
-     * Data indices {@code first..last} are written: {@code first} from column {@code firstStart},
-     * {@code last} up to column {@code lastEnd}, those between whole. {@code srcBase} is where the
-     * byte for (first, firstStart) sits in {@code src}.
+     * Writes {@code n} bytes from {@code src[srcBase..)} at {@code inStripe} bytes into the stripe's
+     * data: data indices {@code first..last}, {@code first} from column {@code firstStart},
+     * {@code last} up to column {@code lastEnd}, those between whole. The columns fall in up to three
+     * segments, split at {@code firstStart} and {@code lastEnd}, each written to one run of data indices.
      */
-    private void writeStripe(StripeOp op, int first, int firstStart, int last, int lastEnd, ByteBuffer src, int srcBase)
-            throws IOException {
+    private void writeStripe(StripeOp op, long inStripe, int n, ByteBuffer src, int srcBase) throws IOException {
         int chunkSize = layout.chunkSize();
-        int a = firstStart;
-        int b = lastEnd;
-        int lo = Math.min(a, b);
-        int hi = Math.max(a, b);
-        writeSegment(op, first, firstStart, last, lastEnd, 0, lo, src, srcBase);
-        writeSegment(op, first, firstStart, last, lastEnd, lo, hi, src, srcBase);
-        writeSegment(op, first, firstStart, last, lastEnd, hi, chunkSize, src, srcBase);
-    }
-
-    private void writeSegment(
-            StripeOp op,
-            int first,
-            int firstStart,
-            int last,
-            int lastEnd,
-            int from,
-            int to,
-            ByteBuffer src,
-            int srcBase)
-            throws IOException {
-        if (from >= to) {
-            return;
-        }
-        // Chunk 'first' covers [firstStart, C), chunk 'last' covers [0, lastEnd) (both when first == last).
-        int lowIndex = from >= firstStart ? first : first + 1;
-        int highIndex = to <= lastEnd ? last : last - 1;
-        if (lowIndex > highIndex) {
-            return;
-        }
-        int piece = Math.min(core.ops.pieceSize(), core.consistency.maxPiece());
-        for (int x = from; x < to; x += piece) {
-            int len = Math.min(piece, to - x);
-            // Offset in src of column x of data index lowIndex.
-            int srcAt = srcBase + (lowIndex - first) * layout.chunkSize() + x - firstStart;
-            op.writePiece(lowIndex, highIndex, x, len, src, srcAt);
+        int shift = layout.chunkShift();
+        int first = (int) (inStripe >>> shift);
+        int firstStart = (int) (inStripe & (chunkSize - 1));
+        long endInStripe = inStripe + n;
+        int last = (int) ((endInStripe - 1) >>> shift);
+        int lastEnd = (int) (endInStripe - ((long) last << shift));
+        int lo = Math.min(firstStart, lastEnd);
+        int hi = Math.max(firstStart, lastEnd);
+        for (int segment = 0; segment < 3; segment++) {
+            int from = segment == 0 ? 0 : segment == 1 ? lo : hi;
+            int to = segment == 0 ? lo : segment == 1 ? hi : chunkSize;
+            if (from >= to) {
+                continue;
+            }
+            // Chunk 'first' covers [firstStart, C), chunk 'last' covers [0, lastEnd) (both when first == last).
+            int lowIndex = from >= firstStart ? first : first + 1;
+            int highIndex = to <= lastEnd ? last : last - 1;
+            if (lowIndex <= highIndex) {
+                // src offset of column 'from' of data index lowIndex
+                op.writeColumns(
+                        lowIndex,
+                        highIndex,
+                        from,
+                        to,
+                        src,
+                        srcBase + (lowIndex - first) * chunkSize + from - firstStart);
+            }
         }
     }
 }

@@ -1,46 +1,42 @@
 /**
- * The RAID-5 engine: {@link org.raidfive.array.Raid5Array} and what stands behind it.
+ * The RAID-5 engine: {@link org.raidfive.array.Raid5Array} and what stands behind it, in layers,
+ * lowest first. A class names only its own layer or lower ones; what it needs from above arrives as
+ * an interface at construction, never by a setter afterwards. {@code LayersTest} (raid-core's tests)
+ * checks it on every build, with the packages beneath ({@code layout}, {@code parity},
+ * {@code counter}, {@code md}, {@code stats}, {@code disk}) naming neither {@code array} nor
+ * {@code nbd}, and no method taking more than six arguments outside the I/O and XOR hot paths.
  *
  * <pre>
- * Raid5Array    the API: range checks, the configuration read side around every I/O, blocking and
- *   |           completion-based read/write/flush, status; delegates everything else
- *   |-- ReadPath      cuts reads at chunks; a piece on a readable member goes straight to it (md's
- *   |                 aligned read, counted in activeAlignedReads); read errors corrected as md does
- *   |-- WritePath     cuts writes into stripes and each stripe into pieces, under the stripe lock
- *   |-- StripeOp      one pooled object per stripe in hand: the stripe, its parity slot, the member
- *   |                 table, buffers and the plan (degraded or corrected read, read-modify-write,
- *   |                 reconstruct-write, full stripe, rebuild piece, resync/check/repair piece); the
- *   |                 one "XOR of the other members"; each phase's member I/O issued at once
- *   |-- MemberPhase   the member I/Os of one phase, issued together and awaited together
- *   |-- StripeLocks   per-stripe exclusion, no array-wide lock
- *   |-- MemberTable   who holds each slot and which replacement builds beside it; immutable, swapped
- *   |                 as a whole while quiesced
- *   |-- Membership    every change of the table: fail, remove, add spare, replace, spare into an empty
- *   |                 slot, a finished replacement taking over; quiesce; drains a leaving member
- *   |-- Recovery      the background conductor: which pass runs, recovery after a failure, safemode,
- *   |                 speed limits, checkpoints; SyncJob runs one pass as a window of stripes
- *   `-- ArrayMetadata md's superblock state (events, clean/dirty, roles), written to every live member
- *                     before a state change acts; the one place a member becomes faulty
- * Assembler     create and assemble: claims, md's rules for stale and forced members
- * AsyncIo       queue depth over any disk, the array included; callbacks or CompletableFutures
- * ArrayEvents   what happened (ArrayEvent), handed to ArrayListeners in order on one event thread
- * ArrayCounters live counters and events in a memory-mapped file for other processes (IoStats:
- *               the I/O path's per-thread cells, counted only while published)
+ * 7 facade, factory  Raid5Array (range checks, the configuration read side around every I/O, status,
+ *                    the consistency switch) | ArrayCounters (live counters in a mapped file) |
+ *                    Assembler (create; assemble: judge members, force; load bitmap and PPL)
+ * 6 conductors       Membership (every change of the member table, quiesce, drains) |
+ *                    Recovery (which pass runs, safemode, speed limits, checkpoints)
+ * 5 metadata         ArrayMetadata (events, clean/dirty, roles; superblocks on every live member
+ *                    before a change acts; makes the ArrayCore whose hooks it is) | SuperblockIo
+ * 4 paths, policies  ReadPath (cut at chunks; the aligned bypass; md's page-by-page retry) |
+ *                    WritePath (cut into stripes, segments, columns) | SyncJob (a pass as a window
+ *                    of stripes) | PplRecovery | PartialParityLog, WriteIntentBitmap (consistency ports)
+ * 3 stripe engine    StripeOp (one bracket: try (StripeOp op = ops.acquire(stripe)) locks the stripe
+ *                    and lends an operation, close unlocks; the plans: degraded and corrected reads,
+ *                    read-modify-write, reconstruct-write, full stripe, rebuild, resync/check/repair;
+ *                    the one "XOR of the other members") | MemberPhase (a phase's member I/O, issued
+ *                    and awaited together) | BadBlockPolicy (record or fail, md's rules) | ArrayCore
+ * 2 ports            ArrayHooks (member failed, bad blocks recorded, before a write) |
+ *                    ConsistencyPort (resync | bitmap | PPL: startWrite, log, endWrite per piece)
+ * 1 members          Member (one member: disk, state, nr_pending, bad blocks) | MemberTable
+ *                    (immutable, swapped while quiesced) | StripeLocks
+ * 0 values           records, enums, exceptions, listener types (ArraySpec, ArrayStatus, ArrayEvent,
+ *                    DeviceId, PartialParityEntry, ...), ArrayEvents (delivery on its own thread)
  * </pre>
  *
- * <p>Layers, lowest first, as {@code LayersTest} (raid-core's tests) checks them on every build: values
- * (records, enums, exceptions, listener types, {@code ArrayEvents}) &lt; members ({@code Member},
- * {@code MemberTable}, {@code StripeLocks}, {@code AsyncIo}) &lt; ports ({@code ArrayHooks}) &lt; the
- * stripe engine ({@code ArrayCore}, {@code MemberPhase}, {@code StripeOp}) &lt; paths and consistency
- * policies ({@code ReadPath}, {@code WritePath}, {@code SyncJob}, {@code PplRecovery},
- * {@code PartialParityLog}, {@code WriteIntentBitmap}) &lt; metadata ({@code SuperblockIo},
- * {@code ArrayMetadata}) &lt; conductors ({@code Membership}, {@code Recovery}, {@code ArrayCounters})
- * &lt; the facade and the factory ({@code Raid5Array}, {@code Assembler}). A class names only its
- * own layer or lower ones; the test lists the seven references upward that remain (the engine
- * naming the log and the bitmap instead of one consistency port, {@code ReadPath} and
- * {@code ArrayCounters} reaching the facade, the bitmap reading the metadata) and fails on any new
- * one. The packages beneath ({@code layout}, {@code parity}, {@code counter}, {@code md},
- * {@code stats}, {@code disk}) name neither {@code array} nor {@code nbd}.
+ * <p>The geometry, the mapping from array sectors to (member, member sector), is
+ * {@link org.raidfive.layout.Raid5Layout}, an immutable value (md's algorithm, member count, chunk,
+ * member bytes used) that every path asks; each member keeps its own data offset, as md keeps one per
+ * device. md's space planning (where a bitmap or a PPL goes on a member, and how big) is in
+ * {@link org.raidfive.md.DataOffset}; completion-based I/O over any disk ({@link org.raidfive.disk.AsyncIo})
+ * is beside the other async disk code in {@code disk}; every wait without a wake-up backs off as
+ * {@link org.raidfive.counter.Backoff} does.
  *
  * <p>Locks, outermost first: the conductor's lock (which pass runs), the configuration write side
  * (quiesce), {@code ArrayMetadata.lock}. The I/O path holds only the configuration read side (a
@@ -62,6 +58,6 @@
  * {@code IOException} for a member's own error or a drain that timed out, its message naming the
  * member. Whatever is refused has written nothing. {@link IllegalArgumentException} and
  * {@link IllegalStateException} are kept for programming errors (a misaligned range, a closed
- * {@link AsyncIo}, publishing counters twice).
+ * {@link org.raidfive.disk.AsyncIo}, publishing counters twice).
  */
 package org.raidfive.array;

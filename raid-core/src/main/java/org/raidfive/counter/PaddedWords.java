@@ -2,7 +2,6 @@ package org.raidfive.counter;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Layout of the one {@code long[]} that holds every mutable hot word of a
@@ -90,20 +89,14 @@ final class PaddedWords {
 
     /**
      * Waits until {@code (words[index] & mask) == 0} (acquire): an owned cell's owner is in a
-     * section of a few instructions, or descheduled in one. Spins, then yields, then parks 20 us
-     * at a time. (Here, not in ThreadSlots: the Lincheck checks leave that class out of the model,
-     * and a wait must stay visible to them.)
+     * section of a few instructions, or descheduled in one. Waits as {@link Backoff} does. (Here,
+     * not in ThreadSlots: the Lincheck checks leave that class out of the model, and a wait must
+     * stay visible to them.)
      */
     static long awaitNotBusy(long[] words, int index, long mask, Object blocker) {
         long v;
         for (int spins = 0; ((v = (long) WORD.getAcquire(words, index)) & mask) != 0L; spins++) {
-            if (spins < 100) {
-                Thread.onSpinWait();
-            } else if (spins < 200) {
-                Thread.yield();
-            } else {
-                LockSupport.parkNanos(blocker, 20_000); // the owner is descheduled mid-section
-            }
+            Backoff.idle(spins, blocker); // parking: the owner is descheduled mid-section
         }
         return v;
     }

@@ -865,13 +865,7 @@ public final class PercpuRef {
             if (releaseState == DONE || c >= LIVE_LIMIT || (c & ~DEAD) != 0L) {
                 return; // released, or revived meanwhile (by the callback): the caller looks again
             }
-            if (spins < 100) {
-                Thread.onSpinWait();
-            } else if (spins < 200) {
-                Thread.yield();
-            } else {
-                LockSupport.parkNanos(this, 100_000);
-            }
+            Backoff.idle(spins, this);
         }
     }
 

@@ -13,7 +13,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -43,12 +42,6 @@ import java.util.List;
 public final class FileDisk implements AsyncDisk {
     /** Offsets, lengths and buffer addresses of O_DIRECT I/O are multiples of this. */
     public static final int DIRECT_ALIGNMENT = 4096;
-
-    private static final int S_IFMT = 0170000;
-    private static final int S_IFBLK = 0060000;
-    private static final int S_IFCHR = 0020000;
-    private static final int S_IFIFO = 0010000;
-    private static final int S_IFSOCK = 0140000;
 
     private final Path path;
     private final OpenFiles.Entry entry;
@@ -142,27 +135,21 @@ public final class FileDisk implements AsyncDisk {
      * reading a FIFO can block forever); true for a regular file.
      */
     static boolean checkStorage(Path path) throws IOException {
-        BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class);
-        if (a.isRegularFile()) {
-            return true;
+        FileKind kind = FileKind.of(path);
+        switch (kind) {
+            case REGULAR_FILE:
+                return true;
+            case BLOCK_DEVICE:
+            case UNKNOWN: // no unix view: the OS cannot tell us more, treat it as a device
+                return false;
+            case DIRECTORY:
+                throw new FileSystemException(path.toString(), null, "is a directory, not a file or block device");
+            default:
+                throw new FileSystemException(
+                        path.toString(),
+                        null,
+                        "is " + kind.description() + ", not a file or block device: it cannot be a member");
         }
-        if (a.isDirectory()) {
-            throw new FileSystemException(path.toString(), null, "is a directory, not a file or block device");
-        }
-        int type;
-        try {
-            type = ((Number) Files.getAttribute(path, "unix:mode")).intValue() & S_IFMT;
-        } catch (UnsupportedOperationException | IllegalArgumentException e) {
-            return false; // no unix view: the OS cannot tell us more, treat it as a device
-        }
-        if (type == S_IFBLK) {
-            return false;
-        }
-        String what = type == S_IFIFO
-                ? "a FIFO (named pipe)"
-                : type == S_IFSOCK ? "a socket" : type == S_IFCHR ? "a character device" : "not a regular file";
-        throw new FileSystemException(
-                path.toString(), null, "is " + what + ", not a file or block device: " + "it cannot be a member");
     }
 
     private static String mode(boolean direct, boolean readOnly) {

@@ -99,6 +99,49 @@ public final class DataOffset {
         return 4 * 2;
     }
 
+    /** mdadm caps a bitmap added to an existing array at this many sectors (128 KiB). */
+    public static final long ADDED_BITMAP_MAX_SECTORS = 256;
+
+    /**
+     * mdadm's room for a write-intent bitmap added to an existing v1.2 array on one member
+     * ({@code add_internal_bitmap1}, not creating): from 8 sectors after the superblock to the bad
+     * block log (or, without one, to the data, less the 8 sectors a bad block log would take), in
+     * sectors; offsets count from the superblock, {@code dataOffsetSectors} from the device's start.
+     * The array's room is the smallest of its members', at most {@link #ADDED_BITMAP_MAX_SECTORS}.
+     */
+    public static long addedBitmapRoom(final long bblogOffset, final long bblogSize, final long dataOffsetSectors) {
+        long end = bblogSize != 0 ? bblogOffset + bblogSize : dataOffsetSectors - Superblock.SUPERBLOCK_OFFSET_SECTORS;
+        long badBlockLog = bblogSize != 0 ? bblogSize : BAD_BLOCK_LOG_SECTORS;
+        return end - 8 - badBlockLog;
+    }
+
+    /**
+     * mdadm's room for a partial parity log added to an existing v1.2 array on one member: from
+     * {@link PplHeader#AREA_OFFSET} after the superblock to the bad block log or the data, in sectors.
+     */
+    public static long addedPplRoom(final long bblogOffset, final long dataOffsetSectors) {
+        return bblogOffset != 0
+                ? bblogOffset - PplHeader.AREA_OFFSET
+                : dataOffsetSectors - Superblock.SUPERBLOCK_OFFSET_SECTORS - PplHeader.AREA_OFFSET;
+    }
+
+    /**
+     * mdadm's size of a partial parity log added where the smallest member has {@code room} sectors
+     * for it: 1 MiB when it fits, else a header and a chunk (at least 128 KiB), at most the room and
+     * 0xffff sectors; -1 when the room is below the header and 8 sectors (md needs that much).
+     */
+    public static long addedPplSize(final long room, final int chunkBytes) {
+        int header = PplHeader.SIZE / 512;
+        if (room < header + 8) {
+            return -1;
+        }
+        if (room >= PplHeader.AREA_SECTORS) {
+            return PplHeader.AREA_SECTORS;
+        }
+        long optimal = header + Math.max(chunkBytes / 512, 256);
+        return Math.min(Math.min(room, optimal), 0xffff);
+    }
+
     /** Reshape headroom mdadm 4.2 leaves on a member: about 0.1% of it, at most 128 MiB, at least 2 chunks. */
     public static long headroom(final long memberSectors, final int chunkSectors) {
         checkChunk(chunkSectors);

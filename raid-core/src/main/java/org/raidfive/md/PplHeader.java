@@ -41,6 +41,8 @@ public final class PplHeader {
     public static final int AREA_SECTORS = 1024 * 1024 / 512;
     /** Where mdadm puts the area: sectors after the superblock. */
     public static final int AREA_OFFSET = 8;
+    /** md's limit of members for a partial parity log: one bit per member in {@code disk_flush_bitmap}. */
+    public static final int MAX_DISKS = 64;
 
     private PplHeader() {}
 

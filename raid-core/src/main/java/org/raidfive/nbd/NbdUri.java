@@ -29,7 +29,6 @@ import java.util.Objects;
  * parameters, fragments, bad ports and bad percent-encoding.
  */
 public final class NbdUri {
-    /** How to reach the server. */
     /** How the URI reaches the server: TCP ({@code nbd://}) or a Unix socket ({@code nbd+unix://}). */
     public enum Transport {
         /** {@code nbd://host:port/export} */
@@ -47,29 +46,29 @@ public final class NbdUri {
     private final Path tlsCertificates;
 
     private NbdUri(Transport transport, String host, int port, Path socket, String exportName) {
-        this(transport, host, port, socket, exportName, false, null);
-    }
-
-    private NbdUri(
-            Transport transport,
-            String host,
-            int port,
-            Path socket,
-            String exportName,
-            boolean tls,
-            Path tlsCertificates) {
         this.transport = transport;
         this.host = host;
         this.port = port;
         this.socket = socket;
         this.exportName = exportName;
-        this.tls = tls;
-        this.tlsCertificates = tlsCertificates;
+        this.tls = false;
+        this.tlsCertificates = null;
+    }
+
+    /** {@code plain} with TLS required, trusting {@code certificates} (null: the JDK's trust store). */
+    private NbdUri(NbdUri plain, Path certificates) {
+        this.transport = plain.transport;
+        this.host = plain.host;
+        this.port = plain.port;
+        this.socket = plain.socket;
+        this.exportName = plain.exportName;
+        this.tls = true;
+        this.tlsCertificates = certificates;
     }
 
     /** This URI with TLS required, trusting {@code certificates/ca-cert.pem} (null: the JDK's trust store). */
     public NbdUri withTls(Path certificates) {
-        return new NbdUri(transport, host, port, socket, exportName, true, certificates);
+        return new NbdUri(this, certificates);
     }
 
     /** True for {@code nbds} schemes: the client must switch to TLS before anything else. */

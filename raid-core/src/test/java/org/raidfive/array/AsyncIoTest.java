@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.raidfive.disk.AsyncIo;
 import org.raidfive.disk.ForwardingDisk;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.MemoryDisk;

@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.raidfive.disk.AsyncIo;
 import org.raidfive.disk.FaultyDisk;
 import org.raidfive.disk.ForwardingDisk;
 import org.raidfive.disk.MemberDisk;

@@ -1,4 +1,4 @@
-package org.raidfive.array;
+package org.raidfive.disk;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -10,14 +10,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.jctools.queues.MpmcArrayQueue;
-import org.raidfive.disk.AsyncDisk;
-import org.raidfive.disk.IoCallback;
-import org.raidfive.disk.MemberDisk;
+import org.raidfive.counter.Backoff;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Asynchronous I/O over any {@link MemberDisk} (a {@link Raid5Array} included): callers queue
+ * Asynchronous I/O over any {@link MemberDisk} (a {@link org.raidfive.array.Raid5Array} included): callers queue
  * requests and go on; a fixed set of worker threads run them against the disk's blocking calls and
  * report each one to its {@link Completion} on the worker. This is how one thread keeps more than
  * one I/O in flight (fio's iodepth).
@@ -43,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * requests may run concurrently on different workers and in any order.
  *
  * <p>Depth. A disk with completion-based I/O of its own ({@link AsyncDisk}: files, NBD members,
- * a {@link Raid5Array} over them) gets each request straight from the submitting thread, and its
+ * a {@link org.raidfive.array.Raid5Array} over them) gets each request straight from the submitting thread, and its
  * completion arrives from the disk's I/O: no worker is held while the request is in flight, so
  * {@code capacity} requests are really in flight at once, whatever the number of workers. Disks
  * that complete inline (memory) or have only blocking calls are run by the workers, as before.
@@ -59,9 +57,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class AsyncIo implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AsyncIo.class);
-    private static final int SPINS = 200;
-    private static final int YIELDS = 10;
-    private static final long MAX_PARK_NANOS = 100_000;
+    /** An idle worker spins this many times for new work before it parks until woken. */
+    private static final int WORKER_SPINS = 200;
+    /** A drain (close, a timeout's wait) parks with sleeps doubling up to this. */
+    private static final long DRAIN_MAX_PARK_NANOS = 1_000_000;
+
     private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(60);
 
     /** Receives the outcome of one request, on the worker thread that ran it. */
@@ -227,7 +227,7 @@ public final class AsyncIo implements AutoCloseable {
                 return false;
             }
             LockSupport.parkNanos(Math.min(left, park));
-            park = Math.min(MAX_PARK_NANOS * 10, park << 1);
+            park = Math.min(DRAIN_MAX_PARK_NANOS, park << 1);
         }
         return true;
     }
@@ -311,19 +311,11 @@ public final class AsyncIo implements AutoCloseable {
 
     private Request takeFree() throws InterruptedException {
         Request r = free.poll();
-        long park = 1_000;
         for (int attempt = 0; r == null; attempt++) {
             if (Thread.interrupted()) {
                 throw new InterruptedException("interrupted while waiting for a free AsyncIo request");
             }
-            if (attempt < SPINS) {
-                Thread.onSpinWait();
-            } else if (attempt < SPINS + YIELDS) {
-                Thread.yield();
-            } else {
-                LockSupport.parkNanos(this, park);
-                park = Math.min(MAX_PARK_NANOS, park << 1);
-            }
+            Backoff.idle(attempt, this);
             r = free.poll();
         }
         return r;
@@ -413,7 +405,7 @@ public final class AsyncIo implements AutoCloseable {
                         + " requests did not complete within " + CLOSE_TIMEOUT);
             }
             LockSupport.parkNanos(this, park);
-            park = Math.min(MAX_PARK_NANOS * 10, park << 1);
+            park = Math.min(DRAIN_MAX_PARK_NANOS, park << 1);
             interrupted |= Thread.interrupted();
         }
         stopping = true;
@@ -478,7 +470,7 @@ public final class AsyncIo implements AutoCloseable {
                 if (stopping) {
                     return;
                 }
-                if (idle < SPINS) {
+                if (idle < WORKER_SPINS) {
                     idle++;
                     Thread.onSpinWait();
                     continue;
@@ -599,7 +591,6 @@ public final class AsyncIo implements AutoCloseable {
         }
 
         private void acquire() throws InterruptedException {
-            long park = 1_000;
             for (int attempt = 0; ; attempt++) {
                 int n = inFlight.get();
                 if (n < maxInFlight && inFlight.compareAndSet(n, n + 1)) {
@@ -608,14 +599,7 @@ public final class AsyncIo implements AutoCloseable {
                 if (Thread.interrupted()) {
                     throw new InterruptedException("interrupted while waiting for an AsyncIo submitter slot");
                 }
-                if (attempt < SPINS) {
-                    Thread.onSpinWait();
-                } else if (attempt < SPINS + YIELDS) {
-                    Thread.yield();
-                } else {
-                    LockSupport.parkNanos(this, park);
-                    park = Math.min(MAX_PARK_NANOS, park << 1);
-                }
+                Backoff.idle(attempt, this);
             }
         }
 

@@ -138,7 +138,7 @@ final class StripeOp implements AutoCloseable {
     }
 
     /** True when every slot but {@code slot} can be read at {@code [memberOffset, +len)}. */
-    boolean othersReadable(int slot, long memberOffset, int len) {
+    private boolean othersReadable(int slot, long memberOffset, int len) {
         Member[] s = table.slots;
         for (int j = 0; j < s.length; j++) {
             if (j != slot && (s[j] == null || !s[j].readable(stripeOffset, memberOffset, len))) {
@@ -167,7 +167,7 @@ final class StripeOp implements AutoCloseable {
      * whose read fails is failed and the others tried again; throws when the stripe is lost. Caller
      * holds the stripe lock.
      */
-    void rebuildFromOthers(int slot, int inChunk, ByteBuffer dst, int dstOffset, int n) throws IOException {
+    private void rebuildFromOthers(int slot, int inChunk, ByteBuffer dst, int dstOffset, int n) throws IOException {
         try {
             for (int done = 0; done < n; ) {
                 int len = Math.min(pieceSize, n - done);
@@ -255,7 +255,7 @@ final class StripeOp implements AutoCloseable {
      * md's cheaper parity update by the number of member reads, computes parity (in place on members
      * with direct access), then writes data, parity and replacements in one phase.
      */
-    void writePiece(int lo, int hi, int x, int len, ByteBuffer src, int srcAt) throws IOException {
+    private void writePiece(int lo, int hi, int x, int len, ByteBuffer src, int srcAt) throws IOException {
         piece.set(lo, hi, x, len, src, srcAt);
         long memberOffset = stripeOffset + x;
         ConsistencyPort consistency = core.consistency;

@@ -232,12 +232,12 @@ final class PplRecovery {
                 int slot = layout.dataSlot(stripe, layout.dataIndexOfChunk(chunk));
                 long memberOffset = layout.memberOffset(stripe) + (offset & (layout.chunkSize() - 1));
                 Member m = core.table.slots[slot];
-                if (m == null || !m.readable(memberOffset, memberOffset, blockBytes)) {
-                    // modified data on a missing member (or sectors it lists as bad): md leaves the
-                    // stripe alone rather than compute parity from what is not there
-                    update = false;
+                if (m == null || !m.readable(memberOffset)) {
+                    update = false; // modified data on a missing member: md leaves the stripe alone
                     break;
                 }
+                // As md (ppl_recover_entry): sectors the member lists as bad are read as they are, so
+                // that parity matches what the members hold and the others stay reconstructable.
                 m.readData(memberOffset, block, 0, blockBytes);
                 Xor.xorInto(sum, 0, block, 0, blockBytes);
             }

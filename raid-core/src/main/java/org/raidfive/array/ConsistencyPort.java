@@ -43,8 +43,17 @@ interface ConsistencyPort {
     }
 
     /**
+     * Whether {@link #endWrite} reads its {@code whole} argument (the bitmap); the engine then looks at
+     * every member's state after a write, others pass false without looking.
+     */
+    default boolean asksWhole() {
+        return false;
+    }
+
+    /**
      * After the write, whatever happened: {@code whole} when it reached every member of an array with
-     * every member in sync (else the bitmap keeps its bits until a pass), {@code logged} what {@link #log}
+     * every member in sync (else the bitmap keeps its bits until a pass; false unless {@link
+     * #asksWhole}), {@code logged} what {@link #log}
      * returned (or null) and {@code wroteSlots} a mask of the slots written.
      */
     default void endWrite(long memberOffset, int len, boolean whole, Logged logged, long wroteSlots)

@@ -310,7 +310,8 @@ final class StripeOp implements AutoCloseable {
         } finally {
             // A write that did not reach every member keeps its bitmap bit until a pass makes it whole.
             try {
-                consistency.endWrite(memberOffset, len, complete && allInSync(), unit, wrote);
+                consistency.endWrite(
+                        memberOffset, len, complete && consistency.asksWhole() && allInSync(), unit, wrote);
             } finally {
                 release();
             }

@@ -203,6 +203,11 @@ final class WriteIntentBitmap implements ConsistencyPort {
      * member) keeps the bits.
      */
     @Override
+    public boolean asksWhole() {
+        return true;
+    }
+
+    @Override
     public void endWrite(long memberOffset, int len, boolean whole, Logged logged, long wroteSlots) {
         boolean degraded = !whole;
         if (!degraded) {

@@ -45,6 +45,10 @@ final class ExamineReport {
             field(s, "Used Dev Size", sb.size() + " sectors" + Sizes.mdadmHuman(sb.size() << 9));
         }
         field(s, "Data Offset", sb.dataOffset() + " sectors");
+        if (sb.newOffset() != 0 && sb.hasFeature(Superblock.MD_FEATURE_NEW_OFFSET)) {
+            // md's new_offset is a signed distance from data_offset, in sectors
+            field(s, "New Offset", (sb.dataOffset() + sb.newOffset()) + " sectors");
+        }
         field(s, "Super Offset", sb.superOffset() + " sectors");
         if (sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET)) {
             field(s, "Recovery Offset", Long.toUnsignedString(sb.recoveryOffset()) + " sectors");
@@ -61,6 +65,7 @@ final class ExamineReport {
         } else if (sb.hasFeature(Superblock.MD_FEATURE_PPL) || sb.hasFeature(Superblock.MD_FEATURE_MULTIPLE_PPLS)) {
             field(s, "PPL", sb.pplSize() + " sectors at offset " + sb.pplOffset() + " sectors from superblock");
         }
+        reshape(s, sb);
         field(s, "Update Time", time(sb.utime()));
         if (sb.bblogSize() != 0 && sb.bblogOffset() != 0) {
             field(
@@ -87,6 +92,31 @@ final class ExamineReport {
                 .append(arrayState(sb))
                 .append(" ('A' == active, '.' == missing, 'R' == replacing)\n");
         return s.toString();
+    }
+
+    /** mdadm's lines for a reshape in progress (MD_FEATURE_RESHAPE_ACTIVE), a blank line after them. */
+    private static void reshape(StringBuilder s, Superblock sb) {
+        if (!sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE)) {
+            return;
+        }
+        long position = sb.reshapePosition();
+        field(s, "Reshape pos'n", Long.toUnsignedString(position / 2) + Sizes.mdadmHuman(position << 9));
+        if (sb.deltaDisks() != 0) {
+            field(
+                    s,
+                    "Delta Devices",
+                    sb.deltaDisks() + " (" + (sb.raidDisks() - sb.deltaDisks()) + "->" + sb.raidDisks() + ")");
+        }
+        if (sb.newLevel() != sb.level()) {
+            field(s, "New Level", mdLevelName(sb.newLevel()));
+        }
+        if (sb.newLayout() != sb.layout() && sb.level() == Superblock.LEVEL_RAID5) {
+            field(s, "New Layout", layout(sb.newLayout()));
+        }
+        if (sb.newChunk() != sb.chunkSectors()) {
+            field(s, "New Chunksize", (sb.newChunk() / 2) + "K");
+        }
+        s.append('\n');
     }
 
     static Map<String, Object> json(String path, SuperblockFile.Read read, long memberBytes) {
@@ -122,6 +152,15 @@ final class ExamineReport {
         m.put("events", sb.events());
         m.put("layout", layout(sb.layout()));
         m.put("chunkSizeKiB", sb.chunkSectors() / 2);
+        boolean reshaping = sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE);
+        m.put("reshapePositionSectors", reshaping ? sb.reshapePosition() : null);
+        m.put("deltaDevices", reshaping ? sb.deltaDisks() : null);
+        m.put("newLevel", reshaping ? mdLevelName(sb.newLevel()) : null);
+        m.put("newLayout", reshaping ? layout(sb.newLayout()) : null);
+        m.put("newChunkSizeKiB", reshaping ? sb.newChunk() / 2 : null);
+        m.put(
+                "newOffsetSectors",
+                sb.hasFeature(Superblock.MD_FEATURE_NEW_OFFSET) ? sb.dataOffset() + sb.newOffset() : null);
         m.put("devNumber", sb.devNumber());
         int role = sb.role();
         m.put("role", role < Superblock.ROLE_MAX ? (Object) role : Superblock.describeRole(role));
@@ -173,6 +212,23 @@ final class ExamineReport {
         return level == Superblock.LEVEL_RAID5 ? "raid5" : "-unknown- (" + level + ")";
     }
 
+    /** mdadm's name of a RAID level (its {@code pers} table), or {@code -unknown-}. */
+    static String mdLevelName(int level) {
+        switch (level) {
+            case -1:
+                return "linear";
+            case 0:
+            case 1:
+            case 4:
+            case 5:
+            case 6:
+            case 10:
+                return "raid" + level;
+            default:
+                return "-unknown-";
+        }
+    }
+
     static String layout(int number) {
         return MdLayout.isValid(number) ? MdLayout.ofNumber(number).mdadmName() : "-unknown-";
     }
@@ -194,8 +250,11 @@ final class ExamineReport {
 
     /** mdadm's array state: per slot A (one member), R (two: replacing), . (none), ? (more). */
     static String arrayState(Superblock sb) {
-        StringBuilder s = new StringBuilder(sb.raidDisks());
-        for (int slot = 0; slot < sb.raidDisks(); slot++) {
+        // mdadm also shows the slots a shrinking reshape (delta_disks < 0) is leaving
+        int slots = sb.raidDisks()
+                + (sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE) && sb.deltaDisks() < 0 ? -sb.deltaDisks() : 0);
+        StringBuilder s = new StringBuilder(slots);
+        for (int slot = 0; slot < slots; slot++) {
             int count = 0;
             for (int dev = 0; dev < sb.maxDev(); dev++) {
                 if (sb.devRole(dev) == slot) {

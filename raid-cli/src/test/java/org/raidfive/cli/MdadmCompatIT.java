@@ -19,6 +19,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.raidfive.md.Superblock;
 
 /**
  * {@code raid examine} and {@code raid detail} against the real {@code mdadm --examine} on the same
@@ -141,6 +142,66 @@ class MdadmCompatIT {
             assertEquals(2, ours.exit(), ours.all());
         }
         compare(List.of("z2.img", "z3.img"), 2); // the others still say what they said (two of four: failed)
+    }
+
+    /**
+     * Members whose superblocks say a reshape is in progress (what md leaves when it stops mid-way):
+     * raid examine prints md's reshape lines ("Reshape pos'n", "Delta Devices", "New Layout", "New
+     * Chunksize", "New Offset") and every other field as mdadm --examine does on the same files, for a
+     * grow by one member with a moved data offset and for a shrink with a new chunk and layout.
+     */
+    @Test
+    void examineShowsAReshapeInProgressAsMdadmDoes() throws Exception {
+        List<String> m = List.of("r0.img", "r1.img", "r2.img", "r3.img");
+        RaidLauncher.Result created = raid(with(List.of("create", "--size", "32M", "--chunk", "64K"), m));
+        assertEquals(0, created.exit(), created.all());
+        // A grow 3 -> 4 members, 5 MiB in, the data moving down (md's new_offset).
+        stageReshape(
+                m,
+                sb -> sb.deltaDisks(1)
+                        .newOffset((int) -(sb.dataOffset() / 2)) // half way down to the metadata
+                        .setFeature(Superblock.MD_FEATURE_NEW_OFFSET, true)
+                        .reshapePosition(10240));
+        Map<String, String> grow = examineAgainstMdadm(m);
+        assertEquals("5120 (5.00 MiB 5.24 MB)", grow.get("Reshape pos'n"), grow.toString());
+        assertEquals("1 (3->4)", grow.get("Delta Devices"), grow.toString());
+        assertTrue(grow.containsKey("New Offset"), grow.toString());
+        // A shrink 5 -> 4 members with a new chunk and layout (md's backwards reshape).
+        stageReshape(
+                m,
+                sb -> sb.deltaDisks(-1)
+                        .newOffset(0)
+                        .setFeature(Superblock.MD_FEATURE_NEW_OFFSET, false)
+                        .setFeature(Superblock.MD_FEATURE_RESHAPE_BACKWARDS, true)
+                        .newChunk(256)
+                        .newLayout(0)
+                        .reshapePosition(4096));
+        Map<String, String> shrink = examineAgainstMdadm(m);
+        assertEquals("128K", shrink.get("New Chunksize"), shrink.toString());
+        assertEquals("left-asymmetric", shrink.get("New Layout"), shrink.toString());
+        assertEquals("-1 (5->4)", shrink.get("Delta Devices"), shrink.toString());
+    }
+
+    /** Sets the reshape fields {@code change} makes on every member's superblock, RESHAPE_ACTIVE on. */
+    private static void stageReshape(List<String> members, java.util.function.UnaryOperator<Superblock> change)
+            throws Exception {
+        for (String f : members) {
+            String path = dir.resolve(f).toString();
+            Superblock sb = MemberFiles.superblock(path);
+            MemberFiles.writeSuperblock(path, change.apply(sb.setFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE, true)));
+        }
+    }
+
+    /** raid examine and mdadm --examine on each member: every field equal; the first member's fields. */
+    private static Map<String, String> examineAgainstMdadm(List<String> members) throws Exception {
+        RaidLauncher.Result r = raid(with(List.of("examine"), members));
+        assertEquals(0, r.exit(), r.all());
+        Map<String, Map<String, String>> all = examineBlocks(r.out(), members);
+        for (String file : members) {
+            Map<String, String> theirs = mdadmExamine(file);
+            assertEquals(theirs, all.get(file), file + "\nmdadm:\n" + theirs + "\nraid:\n" + r.out());
+        }
+        return all.get(members.get(0));
     }
 
     /**

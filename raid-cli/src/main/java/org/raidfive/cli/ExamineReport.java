@@ -45,9 +45,9 @@ final class ExamineReport {
             field(s, "Used Dev Size", sb.size() + " sectors" + Sizes.mdadmHuman(sb.size() << 9));
         }
         field(s, "Data Offset", sb.dataOffset() + " sectors");
-        if (sb.newOffset() != 0 && sb.hasFeature(Superblock.MD_FEATURE_NEW_OFFSET)) {
-            // md's new_offset is a signed distance from data_offset, in sectors
-            field(s, "New Offset", (sb.dataOffset() + sb.newOffset()) + " sectors");
+        Long newOffset = newOffsetSectors(sb);
+        if (newOffset != null) {
+            field(s, "New Offset", newOffset + " sectors");
         }
         field(s, "Super Offset", sb.superOffset() + " sectors");
         if (sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET)) {
@@ -92,6 +92,17 @@ final class ExamineReport {
                 .append(arrayState(sb))
                 .append(" ('A' == active, '.' == missing, 'R' == replacing)\n");
         return s.toString();
+    }
+
+    /**
+     * Where a reshape moves the data to, in sectors (md's new_offset is a signed distance from
+     * data_offset), or null where mdadm prints no "New Offset": no MD_FEATURE_NEW_OFFSET, or a zero
+     * distance.
+     */
+    private static Long newOffsetSectors(Superblock sb) {
+        return sb.newOffset() != 0 && sb.hasFeature(Superblock.MD_FEATURE_NEW_OFFSET)
+                ? sb.dataOffset() + sb.newOffset()
+                : null;
     }
 
     /** mdadm's lines for a reshape in progress (MD_FEATURE_RESHAPE_ACTIVE), a blank line after them. */
@@ -158,9 +169,7 @@ final class ExamineReport {
         m.put("newLevel", reshaping ? mdLevelName(sb.newLevel()) : null);
         m.put("newLayout", reshaping ? layout(sb.newLayout()) : null);
         m.put("newChunkSizeKiB", reshaping ? sb.newChunk() / 2 : null);
-        m.put(
-                "newOffsetSectors",
-                sb.hasFeature(Superblock.MD_FEATURE_NEW_OFFSET) ? sb.dataOffset() + sb.newOffset() : null);
+        m.put("newOffsetSectors", newOffsetSectors(sb));
         m.put("devNumber", sb.devNumber());
         int role = sb.role();
         m.put("role", role < Superblock.ROLE_MAX ? (Object) role : Superblock.describeRole(role));

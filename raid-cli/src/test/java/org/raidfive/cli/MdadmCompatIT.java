@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
@@ -183,8 +184,7 @@ class MdadmCompatIT {
     }
 
     /** Sets the reshape fields {@code change} makes on every member's superblock, RESHAPE_ACTIVE on. */
-    private static void stageReshape(List<String> members, java.util.function.UnaryOperator<Superblock> change)
-            throws Exception {
+    private static void stageReshape(List<String> members, UnaryOperator<Superblock> change) throws Exception {
         for (String f : members) {
             String path = dir.resolve(f).toString();
             Superblock sb = MemberFiles.superblock(path);

@@ -52,9 +52,9 @@ interface ConsistencyPort {
 
     /**
      * After the write, whatever happened: {@code whole} when it reached every member of an array with
-     * every member in sync (else the bitmap keeps its bits until a pass; false unless {@link
-     * #asksWhole}), {@code logged} what {@link #log}
-     * returned (or null) and {@code wroteSlots} a mask of the slots written.
+     * every member in sync (else the bitmap keeps its bits until a pass; always false unless
+     * {@link #asksWhole}), {@code logged} what {@link #log} returned (or null) and {@code wroteSlots}
+     * a mask of the slots written.
      */
     default void endWrite(long memberOffset, int len, boolean whole, Logged logged, long wroteSlots)
             throws IOException {}

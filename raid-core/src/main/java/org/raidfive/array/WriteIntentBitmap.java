@@ -198,15 +198,16 @@ final class WriteIntentBitmap implements ConsistencyPort {
         }
     }
 
-    /**
-     * After the write: no longer in flight; a write that is not {@code whole} (it did not reach every
-     * member) keeps the bits.
-     */
+    /** The bitmap keeps a write's bits when the write did not reach every member in sync. */
     @Override
     public boolean asksWhole() {
         return true;
     }
 
+    /**
+     * After the write: no longer in flight; a write that is not {@code whole} (it did not reach every
+     * member) keeps the bits.
+     */
     @Override
     public void endWrite(long memberOffset, int len, boolean whole, Logged logged, long wroteSlots) {
         boolean degraded = !whole;

@@ -211,61 +211,67 @@ public final class PercpuRef {
      * Membarrier and logged there). The kernel's this_cpu_inc is a plain add
      * because preemption is off and the CPU's own area is written by that CPU
      * only. Here a thread holds a slot (ThreadSlots: one per thread, not a
-     * hash) and only it writes cell[slot]: in one 128-byte span, the sum of
-     * its gets (up), the sum of its puts (down) and a busy flag.
+     * hash) and only it writes its up and down words: in one 128-byte span,
+     * the sum of its gets (up) and of its puts (down), and beside them what
+     * the last fold read of each (folded up, folded down; written by folds).
      * get/put (addOwned), on the own, L1-resident line plus two reads of MODE
      * (whose striped value is STRIPED_OWNED for owned cells, so the read that
      * picks the path also says which cells; STRIPED below means that value):
-     *   P:  m = MODE (opaque); if m == ATOMIC: no section, go to COUNT
-     *   S1: busy := 1 (opaque)
-     *   L1: m = MODE (opaque)
-     *   S2: if m == STRIPED: up := up + n, or down := down + n for a put (plain)
-     *   S3: busy := 0 (release)
-     * and, if m was ATOMIC, the caller adds to COUNT as before. The fold
-     * (switcher, under switchLock):
+     *   P: m = MODE (opaque); if m == ATOMIC: go to COUNT
+     *   S: up := up + n, or down := down + n for a put (release; one word)
+     *   L: m = MODE (opaque); if m == STRIPED: done, counted in the cell
+     *   else settle (below)
+     * The fold (switcher, under switchLock, then foldLock):
      *   W: MODE := ATOMIC (volatile);  membarrier(PRIVATE_EXPEDITED)
-     *   for each cell of a slot ever taken (ThreadSlots.nextUsed):
-     *      R: busy (acquire); while 1, wait; then sum up - down
-     * then COUNT += (sum - foldedSum) - BIAS. The cells are never reset (a
-     * switcher never writes them, so they keep one writer): foldedSum
-     * remembers what the last fold took, and the next fold moves only the
-     * difference. Switching back to percpu is COUNT += BIAS, MODE := STRIPED.
+     *   R: for each cell of a slot ever taken (ThreadSlots.nextUsed): read
+     *      down and up (acquire), keep them as folded down and folded up
+     * then COUNT += (sum of up - down) - foldedSum - BIAS. The fold waits
+     * for nothing. The cells are never reset (their owners alone write
+     * them): foldedSum remembers what the last fold took, and the next fold
+     * moves only the difference. Switching back to percpu is COUNT += BIAS,
+     * then MODE := STRIPED under foldLock.
      *
-     * Why two words and a flag, not one count and a sequence (the first
-     * version): speed. Each word an operation loads is the one it stored
-     * last time, so consecutive operations form a chain through the store
-     * buffer, one store-to-load forwarding (about 5 cycles) per link. A
-     * sequence (load, +1, store; +2, store) and a count both chained every
-     * get to the put before it: two links per get+put pair, about 4 ns here.
-     * Now the flag's stores are constants (nothing loads them but the
-     * switcher), and gets and puts move different words: the up chain and
-     * the down chain run side by side, one link per pair. The wait stays
-     * bounded without a moving sequence thanks to P: after the membarrier a
-     * thread's P reads ATOMIC, so it opens no new section; the fold waits for
-     * at most the one section per thread that began before, however busy the
-     * thread is (with a bare flag, a thread opening section after section
-     * could show busy to every poll).
+     * Settle. A section whose L read ATOMIC raced a switch and cannot tell
+     * whether R read its S. It takes foldLock: every change of MODE and
+     * every fold's reading of the cells happen under it, so there the
+     * state stands still. If MODE is striped again, its S stands in the
+     * cell like any striped add (counted by the next fold if the last one
+     * did not read it). If atomic and the last fold's folded word holds the
+     * value S stored, that fold counted it. Otherwise no fold read S (the
+     * word is written by this thread only, so the fold read either the
+     * value before S or S's): the section stores the old value back and
+     * the caller counts on COUNT. Sections of other threads never wait for
+     * it, and it waits for a fold's reading of the cells, never for a
+     * callback (those run outside foldLock).
      *
-     * Why no add is lost or counted twice. This is Dekker's pattern (S1
-     * then L1 against W then R) with an asymmetric fence, the membarrier
-     * flavour of userspace RCU. membarrier returns only after every CPU
-     * running one of our threads has executed a full barrier (a thread not
-     * running has passed one: a context switch is one), and the call itself
-     * is a full barrier for the switcher. Take a section whose L1 read
-     * STRIPED. If the barrier on its CPU came before S1, then L1 came after
-     * the barrier, which is after W became visible: L1 would have read
-     * ATOMIC. So S1 came before the barrier and is visible when membarrier
-     * returns: R reads S1's 1 (and waits) or a later value; the wait ends
-     * on a 0, stored by this section's S3 or a later one, each a release
-     * store after S2 in program order, and R is an acquire load, so the add
-     * is in the up or down read next. A section whose L1 read ATOMIC leaves
-     * the cell alone and counts on COUNT, as does an operation whose P read
-     * ATOMIC. Every section that starts after the barrier reads ATOMIC. So
-     * the fold's sum holds exactly the adds of
-     * the sections that read STRIPED, and every other operation went to
-     * COUNT: each counted once. A thread descheduled between S1 and S2
-     * holds the fold (it waits, then parks 20 us at a time) as it would hold
-     * a kernel grace period; sections are straight-line code and never wait.
+     * Why one word, not a busy flag around the add (the version before):
+     * the flag's two stores per operation cost about a fifth of a get+put
+     * pair, and made the fold wait for every section open at its
+     * membarrier. The flag made a racing section invisible to the fold
+     * until it finished; now the racing section finds out afterwards, by
+     * its second read of MODE, and settles. Gets and puts still move
+     * different words, so the up chain and the down chain run side by side
+     * through the store buffer, one store-to-load forwarding per pair.
+     *
+     * Why no add is lost or counted twice. This is Dekker's pattern (S then
+     * L against W then R) with an asymmetric fence, the membarrier flavour
+     * of userspace RCU. membarrier returns only after every CPU running one
+     * of our threads has executed a full barrier (a thread not running has
+     * passed one: a context switch is one), and the call itself is a full
+     * barrier for the switcher. Take a section whose L read STRIPED. If the
+     * barrier on its CPU came before S, then L came after the barrier,
+     * which is after W became visible: L would have read ATOMIC. So S came
+     * before the barrier and is visible when membarrier returns: R reads
+     * S's value (or a later one of this thread), acquire against S's
+     * release, and the add is in the fold's sum. A section whose L read
+     * ATOMIC settles: counted by the fold, or taken back and counted on
+     * COUNT, decided under foldLock against the value the fold read, so
+     * exactly one of the two. An operation whose P read ATOMIC counts on
+     * COUNT. A section whose L read STRIPED after a switch to atomic and
+     * back (ABA) is counted by the fold that read its S or, if none did, by
+     * the next: it takes effect in the striped period in which its L ran,
+     * inside the call, so a tryGetLive that spans a kill and a resurrect
+     * holds a reference of the new lifetime, never of the killed one.
      *
      * What the JMM does not promise, and what supplies it. The JMM gives no
      * order between an opaque store and a later opaque load of another
@@ -275,11 +281,11 @@ public final class PercpuRef {
      * ordering mode (opaque, acquire, release) in MemBarCPUOrder nodes
      * (C2Access::needs_cpu_membar in barrierSetC2.cpp), which keep memory
      * accesses on both sides where they are; C1 and the interpreter do not
-     * reorder them. The hardware: x86-TSO may let L1 pass S1 (the store
+     * reorder them. The hardware: x86-TSO may let L pass S (the store
      * buffer) and nothing else, and ARMv8 may reorder both; that is exactly
      * the reordering the membarrier IPI's full barrier (MFENCE / DMB ISH)
-     * closes. What stays on the JMM's side: the release store S3 and the
-     * acquire loads R make "before put() happens-before the observer of zero"
+     * closes. What stays on the JMM's side: the release store S and the
+     * acquire loads R (or foldLock, for a section that settles) make "before put() happens-before the observer of zero"
      * hold, as the volatile RMWs do for shared cells.
      *
      * Bounds. |cell| < 2^61 and |x| < 2^59: at 10^9 unbalanced operations
@@ -324,11 +330,14 @@ public final class PercpuRef {
     private static final long DEAD_LIMIT = 1L << 59;
 
     private static final long MAX_DELTA = 1L << 32;
-    /** Owned cells, offsets in the cell's own span: the sum of its gets, of its puts, and the busy flag. */
+    /** Owned cells, offsets in the cell's own span: the sum of its gets and the sum of its puts. */
     private static final int UP = 0;
 
     private static final int DOWN = 1;
-    private static final int BUSY = 2;
+    /** Owned cells: what the last fold read of UP and of DOWN (written by the folder, under foldLock). */
+    private static final int FOLDED_UP = 2;
+
+    private static final int FOLDED_DOWN = 3;
 
     private static final int MODE = PaddedWords.controlIndex(0);
     private static final int COUNT = PaddedWords.controlIndex(1);
@@ -360,6 +369,11 @@ public final class PercpuRef {
     private final boolean allowReinit;
     private final boolean atomicOnly;
     private final Object switchLock = new Object();
+    /**
+     * Owned cells: held around every change of MODE and the fold's reading of the cells, and by a
+     * section that raced a switch while it settles (never while a callback runs).
+     */
+    private final Object foldLock = new Object();
     /** As the kernel's force_atomic: set by switchToAtomic, cleared by switchToPercpu. */
     private volatile boolean forceAtomic;
     /**
@@ -376,7 +390,7 @@ public final class PercpuRef {
     private static final int DONE = 2;
     private volatile Thread zeroWaiter;
     /**
-     * Owned cells: the sum of the cells' counts at the last fold (written under switchLock). The
+     * Owned cells: the sum of the cells' counts at the last fold (written under foldLock). The
      * cells are never reset (only their owners write them); the next fold moves what they gained
      * since into COUNT.
      */
@@ -583,14 +597,14 @@ public final class PercpuRef {
      * false (the ref is atomic, or the thread has no cell) and the caller counts on COUNT.
      */
     private boolean countedInCell(long[] w, long n) {
-        return countedInCell(w, n, null);
+        return countedInCell(w, n, null, null);
     }
 
-    /** {@link #countedInCell(long[], long)}; {@code midSection}: see {@link #addOwned}. */
-    private boolean countedInCell(long[] w, long n, Runnable midSection) {
+    /** {@link #countedInCell(long[], long)}; the pauses: see {@link #addOwned}. */
+    private boolean countedInCell(long[] w, long n, Runnable beforeStore, Runnable afterStore) {
         long m = (long) WORD.getOpaque(w, MODE);
         if (m == STRIPED_OWNED) {
-            return addOwned(w, n, midSection);
+            return addOwned(w, n, beforeStore, afterStore);
         }
         return m == STRIPED && (long) WORD.getAndAdd(w, cellIndex(), n) < LIVE_LIMIT;
     }
@@ -601,48 +615,67 @@ public final class PercpuRef {
     }
 
     /**
-     * Owned cells (see "Owned cells" above): read MODE, mark the cell busy, read MODE again, add
-     * to the own up or down word if striped, clear busy. Loads and stores only: no LOCK prefix,
-     * no fence, and no store whose value is loaded back by the next operation except the one
-     * word the add moves. {@code midSection} (tests only; null on the I/O path, folded away by
-     * the JIT) runs between the second read of MODE and the add, where a thread descheduled at
-     * the worst moment stands.
+     * Owned cells (see "Owned cells" above): the caller read MODE (P); store the own up or down
+     * word, read MODE again; if it still says striped the add is counted, else settle it. Loads and
+     * stores only: no LOCK prefix, no fence, and one word written. {@code beforeStore} and
+     * {@code afterStore} (tests only; null on the I/O path, folded away by the JIT) run where a
+     * thread descheduled at the worst moments stands: after the first read of MODE, before the
+     * store (a fold then misses the store), and after the store, before the second read of MODE
+     * (a fold then counts it, and the section learns so only by settling).
      */
-    private boolean addOwned(long[] w, long n, Runnable midSection) {
-        // P, the caller's read of MODE, saw STRIPED_OWNED: a thread that sees ATOMIC opens no
-        // section, so a fold waits for at most one section per thread, the one whose P came
-        // before the fold's membarrier.
+    private boolean addOwned(long[] w, long n, Runnable beforeStore, Runnable afterStore) {
         int slot = ThreadSlots.slot();
         if (slot < 0) {
             return false;
         }
-        int c = cell(slot);
-        WORD.setOpaque(w, c + BUSY, 1L);
-        // StoreLoad between that store and this load: a compiler barrier only (see above); the
-        // switcher's membarrier supplies the hardware fence.
-        boolean striped = (long) WORD.getOpaque(w, MODE) == STRIPED_OWNED;
-        if (midSection != null) {
-            midSection.run();
+        int word = cell(slot) + (n >= 0 ? UP : DOWN); // get() and put() pass a constant: no branch left
+        // Plain: only this thread writes the word, and it wrote the value it loads.
+        long before = (long) WORD.get(w, word);
+        if (beforeStore != null) {
+            beforeStore.run();
         }
-        if (striped) {
-            // Plain: only this thread writes the word, and it wrote the value it loads.
-            int word = n >= 0 ? c + UP : c + DOWN; // get() and put() pass a constant: no branch left
-            WORD.set(w, word, (long) WORD.get(w, word) + (n >= 0 ? n : -n));
+        long after = before + (n >= 0 ? n : -n);
+        WORD.setRelease(w, word, after); // S: a fold that acquires this value sees what came before it
+        if (afterStore != null) {
+            afterStore.run();
         }
-        WORD.setRelease(w, c + BUSY, 0L); // after the add: a switcher that acquires this sees it
-        return striped;
+        // L. StoreLoad between S and L: a compiler barrier only (see above); the switcher's
+        // membarrier supplies the hardware fence.
+        if ((long) WORD.getOpaque(w, MODE) == STRIPED_OWNED) {
+            return true;
+        }
+        return settleOwned(w, word, before, after);
     }
 
-    /** For tests: {@link #tryGetLive()} whose owned-cell section runs {@code midSection} after reading the mode. */
-    boolean tryGetLivePausing(Runnable midSection) {
-        final long[] w = words;
-        return countedInCell(w, 1L, midSection) || tryGetAtomic(w, true);
+    /**
+     * A section whose second read of MODE found a switch under way: it cannot tell from here
+     * whether the fold read its store. Under foldLock, with no switch in progress, it can: if
+     * the ref is striped again, the store stands in the cell (counted by the next fold if the
+     * last did not read it); if atomic and the last fold read {@code after}, the add is in COUNT;
+     * otherwise no fold read it, so the store is taken back and the caller counts on COUNT.
+     */
+    private boolean settleOwned(long[] w, int word, long before, long after) {
+        synchronized (foldLock) {
+            if ((long) WORD.getVolatile(w, MODE) == STRIPED_OWNED
+                    || (long) WORD.get(w, word + (FOLDED_UP - UP)) == after) {
+                return true;
+            }
+            WORD.setRelease(w, word, before);
+            return false;
+        }
     }
 
-    /** For tests: {@link #put()} whose owned-cell section runs {@code midSection} after reading the mode. */
-    void putPausing(Runnable midSection) {
+    /** For tests: {@link #tryGetLive()} whose owned-cell section runs the pauses (see {@link #addOwned}). */
+    boolean tryGetLivePausing(Runnable beforeStore, Runnable afterStore) {
         final long[] w = words;
-        if (!countedInCell(w, -1L, midSection) && (((long) WORD.getAndAdd(w, COUNT, -1L) - 1L) & ~DEAD) == 0L) {
+        return countedInCell(w, 1L, beforeStore, afterStore) || tryGetAtomic(w, true);
+    }
+
+    /** For tests: {@link #put()} whose owned-cell section runs the pauses (see {@link #addOwned}). */
+    void putPausing(Runnable beforeStore, Runnable afterStore) {
+        final long[] w = words;
+        if (!countedInCell(w, -1L, beforeStore, afterStore)
+                && (((long) WORD.getAndAdd(w, COUNT, -1L) - 1L) & ~DEAD) == 0L) {
             onZero();
         }
     }
@@ -844,8 +877,7 @@ public final class PercpuRef {
             }
             if ((long) WORD.compareAndExchange(w, COUNT, c, next) == c) {
                 if (striped) {
-                    resetSharedCells(w);
-                    WORD.setRelease(w, MODE, stripedMode());
+                    goStriped(w);
                 }
                 return true;
             }
@@ -875,12 +907,29 @@ public final class PercpuRef {
      * where the switch, and a kill, take effect.
      */
     private void foldLocked(long extra) {
+        long now;
+        synchronized (foldLock) {
+            now = foldAdding(extra);
+        }
+        if (now == Long.MIN_VALUE) {
+            return;
+        }
+        if ((now & ~DEAD) == 0L) {
+            onZero();
+        } else if (valueOf(now) < 0) {
+            throw new IllegalStateException(
+                    "count is " + valueOf(now) + " after switching to atomic: put() without get()");
+        }
+    }
+
+    /** {@link #foldLocked}'s work under foldLock: COUNT after the add, or MIN_VALUE if nothing was added. */
+    private long foldAdding(long extra) {
         final long[] w = words;
         long delta = extra;
         if ((long) WORD.getVolatile(w, MODE) != ATOMIC) {
             WORD.setVolatile(w, MODE, ATOMIC); // new callers go straight to COUNT
             if (owned) {
-                Membarrier.barrier(); // from here every section that has not marked its cell busy sees ATOMIC
+                Membarrier.barrier(); // from here every section's second read of MODE sees ATOMIC
                 long sum = sumOwnedCells(w);
                 delta += sum - foldedSum - BIAS;
                 foldedSum = sum;
@@ -892,31 +941,27 @@ public final class PercpuRef {
                 delta += sum - BIAS;
             }
         } else if (extra == 0) {
-            return;
+            return Long.MIN_VALUE;
         }
-        long now = (long) WORD.getAndAdd(w, COUNT, delta) + delta;
-        if ((now & ~DEAD) == 0L) {
-            onZero();
-        } else if (valueOf(now) < 0) {
-            throw new IllegalStateException(
-                    "count is " + valueOf(now) + " after switching to atomic: put() without get()");
-        }
+        return (long) WORD.getAndAdd(w, COUNT, delta) + delta;
     }
 
     /**
      * Owned cells, after MODE := ATOMIC and the membarrier: the sum of every cell's count (up -
-     * down). A busy cell has a section open, which may have read STRIPED: wait until it is not
-     * busy. That ends: every section whose first read of MODE comes after the membarrier sees
-     * ATOMIC and opens nothing, so each thread shows at most one more busy section, however busy
-     * it is. The acquire load of the flag pairs with the owner's release store: the add is visible
-     * to the loads of up and down that follow.
+     * down), each word's value kept beside it for a section that raced this fold to settle by
+     * ({@link #settleOwned}). Nothing waits: a section still between its two reads of MODE will
+     * read ATOMIC and settle once this fold has let go of foldLock. The acquire loads pair with
+     * the owners' release stores: what a section did before its add is visible here.
      */
     private long sumOwnedCells(long[] w) {
         long sum = 0;
         for (int s = ThreadSlots.nextUsed(0); s >= 0; s = ThreadSlots.nextUsed(s + 1)) {
             int c = cell(s);
-            PaddedWords.awaitNotBusy(w, c + BUSY, 1L, this);
-            sum += ownedCount(w, c);
+            long down = (long) WORD.getAcquire(w, c + DOWN);
+            long up = (long) WORD.getAcquire(w, c + UP);
+            WORD.setOpaque(w, c + FOLDED_UP, up);
+            WORD.setOpaque(w, c + FOLDED_DOWN, down);
+            sum += up - down;
         }
         return sum;
     }
@@ -949,8 +994,15 @@ public final class PercpuRef {
             return;
         }
         long unused = (long) WORD.getAndAdd(w, COUNT, BIAS + extra); // first: COUNT can no longer read zero
-        resetSharedCells(w);
-        WORD.setRelease(w, MODE, stripedMode());
+        goStriped(w);
+    }
+
+    /** After COUNT took BIAS: shared cells reset, then MODE := striped, under foldLock (see settleOwned). */
+    private void goStriped(long[] w) {
+        synchronized (foldLock) {
+            resetSharedCells(w);
+            WORD.setRelease(w, MODE, stripedMode());
+        }
     }
 
     /**

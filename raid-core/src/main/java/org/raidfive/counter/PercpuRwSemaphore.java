@@ -259,8 +259,9 @@ public final class PercpuRwSemaphore {
     }
 
     /**
-     * Owned cell, as PercpuRef's addOwned: busy, read BLOCK, then count the hold and clear busy in
-     * one release store, or only clear busy (a writer holds or wants the lock: nothing counted, so
+     * Owned cell: mark it busy, read BLOCK, then count the hold and clear busy in one release
+     * store (a writer waits for its readers anyway, so it may wait for a busy mark too; PercpuRef's
+     * sections, whose switcher must not wait, settle instead), or only clear busy (a writer holds or wants the lock: nothing counted, so
      * a writer's drain never sees this attempt).
      */
     private boolean enterOwned(int c, Runnable midSection) {

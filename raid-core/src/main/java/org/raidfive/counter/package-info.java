@@ -34,8 +34,11 @@
  *     collide stay correct and merely contend.</li>
  * <li>Where the kernel relies on an RCU grace period (a reader that saw the
  *     old mode has finished before the writer/switcher moves on), owned cells
- *     use userspace RCU's membarrier flavour (the switcher's membarrier, then
- *     a wait for each open section); shared cells use the value returned by
+ *     use userspace RCU's membarrier flavour: the switcher's membarrier, then
+ *     for {@code PercpuRef} a section that raced the switch settles itself
+ *     afterwards against what the fold read (the switcher waits for
+ *     nothing), and for {@code PercpuRwSemaphore} the writer waits for each
+ *     open reader section; shared cells use the value returned by
  *     the reader's own atomic read-modify-write ({@code PercpuRef}'s
  *     tombstoned cells) or a Dekker store-then-load between volatile accesses
  *     ({@code tryGetLive} against {@code kill}, {@code PercpuRwSemaphore}'s

@@ -17,11 +17,14 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Owned cells (PercpuRef's, and the rw-semaphore's readers) with four times more threads than cores, some of them stopped inside their section
- * (marked busy, mode read as striped, add not yet made: where a thread descheduled at the worst
- * moment stands) for up to 2 ms: a kill's fold must wait for each of them, so awaitZero never
- * returns while one of them goes on to hold a reference, and a switch to atomic never shows a
- * count that misses one. Bounded in time; prints its seed (rerun with -Draid.test.seed=N).
+ * Owned cells (PercpuRef's, and the rw-semaphore's readers) with four times more threads than
+ * cores, some of them stopped inside their section for up to 2 ms, where a thread descheduled at
+ * the worst moment stands. PercpuRef's sections stop after reading the mode as striped, either
+ * before their store (a fold then misses it) or after it (a fold then counts it): each must settle
+ * right, so awaitZero never returns while one of them goes on to hold a reference, never waits for
+ * a reference nobody holds, and a switch to atomic never shows a count that misses one. The
+ * rw-semaphore's readers stop marked busy, having read the lock as free, their hold not yet counted. Bounded in time; prints its
+ * seed (rerun with -Draid.test.seed=N).
  */
 class OwnedCellsParkedStressTest {
     private static final int THREADS = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
@@ -45,13 +48,14 @@ class OwnedCellsParkedStressTest {
         assertTimeoutPreemptively(BOUND, () -> {
             try (Crowd crowd = new Crowd(seed, rnd -> {
                 Runnable stop = pause(rnd, stopsMidSection);
-                if (c.tryGetLivePausing(stop)) {
+                boolean early = rnd.nextBoolean();
+                if (c.tryGetLivePausing(early ? stop : null, early ? null : stop)) {
                     inside.incrementAndGet();
                     for (int spin = rnd.nextInt(20); spin > 0; spin--) {
                         Thread.onSpinWait();
                     }
                     inside.decrementAndGet();
-                    c.putPausing(pause(rnd, stopsMidSection));
+                    putPausing(c, rnd, stopsMidSection);
                 }
             })) {
                 // Rounds until enough sections have stopped midway (bounded): a thread that sees the
@@ -92,13 +96,15 @@ class OwnedCellsParkedStressTest {
         assertTimeoutPreemptively(BOUND, () -> {
             try (Crowd crowd = new Crowd(seed, rnd -> {
                 int i = me.get();
-                if (c.tryGetLivePausing(pause(rnd, stopsMidSection))) {
+                Runnable stop = pause(rnd, stopsMidSection);
+                boolean early = rnd.nextBoolean();
+                if (c.tryGetLivePausing(early ? stop : null, early ? null : stop)) {
                     generation.incrementAndGet(i);
                     for (int spin = rnd.nextInt(50); spin > 0; spin--) {
                         Thread.onSpinWait();
                     }
                     generation.incrementAndGet(i);
-                    c.putPausing(pause(rnd, stopsMidSection));
+                    putPausing(c, rnd, stopsMidSection);
                 }
             })) {
                 long[] before = new long[THREADS];
@@ -189,6 +195,13 @@ class OwnedCellsParkedStressTest {
         assertEquals(0, torn.get(), "readers saw the writer inside or its pair half written, seed " + seed);
         assertEquals(writes.get(), pair[0]);
         assertTrue(stopsMidSection.get() >= 500, "sections barely stopped midway: " + stopsMidSection.get());
+    }
+
+    /** A put whose section may stop before its store or after it (see {@link #pause}). */
+    private static void putPausing(PercpuRef c, SplittableRandom rnd, AtomicLong stops) {
+        Runnable stop = pause(rnd, stops);
+        boolean early = rnd.nextBoolean();
+        c.putPausing(early ? stop : null, early ? null : stop);
     }
 
     /** Mostly nothing; now and then a yield or a park of up to 2 ms inside the section. */

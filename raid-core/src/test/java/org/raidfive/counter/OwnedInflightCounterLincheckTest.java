@@ -6,9 +6,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link InflightCounterLincheckTest}'s operations over an in-flight counter with owned cells: the
- * busy mark, the switcher's wait for it and the fold by difference, under every interleaving the
- * model checker tries (it runs accesses sequentially consistently, so it checks the protocol; the
- * membarrier's part, the hardware reordering, is jcstress's: {@code OwnedCellsJcstress}).
+ * one-word add, the second read of the mode, the settling of a section that raced a fold and the
+ * fold by difference, under every interleaving the model checker tries (it runs accesses
+ * sequentially consistently, so it checks the protocol; the membarrier's part, the hardware
+ * reordering, is jcstress's: {@code OwnedCellsJcstress}).
  */
 public class OwnedInflightCounterLincheckTest extends InflightCounterLincheckTest {
     @Override

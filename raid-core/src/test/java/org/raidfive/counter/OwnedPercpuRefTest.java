@@ -43,6 +43,68 @@ class OwnedPercpuRefTest extends PercpuRefContract {
         assertFalse(PercpuRef.inflightCounter(CounterMode.ATOMIC).ownedCells());
     }
 
+    /**
+     * A section that raced a kill settles by what the kill's fold read: stopped before its store
+     * (the fold read the cell without it) it takes the store back and fails, as a tryGetLive after
+     * the kill must; stopped after its store (the fold counted it) it holds its reference, counted
+     * once. The switch runs inside the section, in the section's own thread, at the stop.
+     */
+    @Test
+    void aSectionThatRacedAKillSettlesByWhatTheFoldRead() {
+        PercpuRef missed = newInflight();
+        assertFalse(missed.tryGetLivePausing(missed::kill, null), "taken after the kill's fold missed it");
+        assertEquals(0, missed.exactCountOrMinusOne());
+        assertTrue(missed.isZero());
+
+        PercpuRef counted = newInflight();
+        assertTrue(counted.tryGetLivePausing(null, counted::kill), "the kill's fold counted it");
+        assertEquals(1, counted.exactCountOrMinusOne());
+        assertFalse(counted.isZero());
+        counted.put();
+        assertTrue(counted.isZero());
+    }
+
+    /**
+     * Gets and puts that raced a switch, before and after their store, and across a switch to
+     * atomic and back (ABA): every one is counted exactly once, in atomic mode at once and in
+     * every fold after.
+     */
+    @Test
+    void sectionsThatRacedASwitchAreCountedExactlyOnce() {
+        PercpuRef c = newInflight();
+        Runnable toAtomic = c::switchToAtomicSync;
+        Runnable thereAndBack = () -> {
+            c.switchToAtomicSync();
+            c.switchToPercpu();
+        };
+        long expected = 0;
+        for (Runnable before : new Runnable[] {null, toAtomic, thereAndBack}) {
+            for (Runnable after : new Runnable[] {null, toAtomic, thereAndBack}) {
+                c.switchToPercpu();
+                assertTrue(c.tryGetLivePausing(before, after));
+                expected++;
+                c.switchToAtomicSync();
+                assertEquals(
+                        expected, c.exactCountOrMinusOne(), "get, stops " + (before != null) + "/" + (after != null));
+                c.switchToPercpu();
+                c.switchToAtomicSync();
+                assertEquals(expected, c.exactCountOrMinusOne(), "get, folded again");
+            }
+        }
+        for (Runnable before : new Runnable[] {null, toAtomic, thereAndBack}) {
+            for (Runnable after : new Runnable[] {null, toAtomic, thereAndBack}) {
+                c.switchToPercpu();
+                c.putPausing(before, after);
+                expected--;
+                c.switchToAtomicSync();
+                assertEquals(
+                        expected, c.exactCountOrMinusOne(), "put, stops " + (before != null) + "/" + (after != null));
+            }
+        }
+        assertEquals(0, expected);
+        assertTrue(c.isZero());
+    }
+
     @Test
     void aSwitchIssuesOneMembarrierAndFoldsWhatTheCellsGainedSinceTheLastFold() {
         PercpuRef c = newInflight();

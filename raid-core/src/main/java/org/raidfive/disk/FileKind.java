@@ -2,12 +2,13 @@ package org.raidfive.disk;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 
 /**
- * What a path is, by the type bits of its Unix mode ({@code stat}'s {@code S_IFMT}), links followed:
- * only a regular file or a block device can be a member; opening or reading a FIFO can block
- * forever, so callers look before they open.
+ * What a path is, by the type bits of its Unix mode ({@code stat}'s {@code S_IFMT}), links followed
+ * unless asked not to: only a regular file or a block device can be a member; opening or reading a
+ * FIFO can block forever, so callers look before they open.
  */
 public enum FileKind {
     /** A regular file: may be a member. */
@@ -22,6 +23,8 @@ public enum FileKind {
     SOCKET("a socket"),
     /** A character device (a terminal, /dev/zero). */
     CHARACTER_DEVICE("a character device"),
+    /** A symbolic link, seen only when links are not followed. */
+    SYMBOLIC_LINK("a symbolic link"),
     /** A symbolic link to nothing, or a type this system does not name. */
     OTHER("not a regular file"),
     /** The system offers no Unix view of the file: it cannot tell more. */
@@ -29,6 +32,7 @@ public enum FileKind {
 
     private static final int S_IFMT = 0170000;
     private static final int S_IFSOCK = 0140000;
+    private static final int S_IFLNK = 0120000;
     private static final int S_IFREG = 0100000;
     private static final int S_IFBLK = 0060000;
     private static final int S_IFDIR = 0040000;
@@ -41,13 +45,20 @@ public enum FileKind {
         this.description = description;
     }
 
-    /** The kind of {@code path}; throws what the file system says when it cannot be looked at. */
-    public static FileKind of(Path path) throws IOException {
+    /**
+     * The kind of {@code path} ({@link LinkOption#NOFOLLOW_LINKS}: of a link itself); throws what
+     * the file system says when it cannot be looked at.
+     */
+    public static FileKind of(Path path, LinkOption... options) throws IOException {
         int mode;
         try {
-            mode = ((Number) Files.getAttribute(path, "unix:mode")).intValue();
+            mode = ((Number) Files.getAttribute(path, "unix:mode", options)).intValue();
         } catch (UnsupportedOperationException | IllegalArgumentException e) {
-            return Files.isRegularFile(path) ? REGULAR_FILE : Files.isDirectory(path) ? DIRECTORY : UNKNOWN;
+            return Files.isSymbolicLink(path) && options.length > 0
+                    ? SYMBOLIC_LINK
+                    : Files.isRegularFile(path, options)
+                            ? REGULAR_FILE
+                            : Files.isDirectory(path, options) ? DIRECTORY : UNKNOWN;
         }
         return switch (mode & S_IFMT) {
             case S_IFREG -> REGULAR_FILE;
@@ -56,6 +67,7 @@ public enum FileKind {
             case S_IFIFO -> FIFO;
             case S_IFSOCK -> SOCKET;
             case S_IFCHR -> CHARACTER_DEVICE;
+            case S_IFLNK -> SYMBOLIC_LINK;
             default -> OTHER;
         };
     }

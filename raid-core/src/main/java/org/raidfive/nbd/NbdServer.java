@@ -29,6 +29,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import jdk.net.ExtendedSocketOptions;
+import org.raidfive.disk.FileKind;
 import org.raidfive.disk.MemberDisk;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -212,20 +213,10 @@ public final class NbdServer implements AutoCloseable {
         if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
             return false;
         }
-        int type;
-        try {
-            type = ((Number) Files.getAttribute(path, "unix:mode", LinkOption.NOFOLLOW_LINKS)).intValue() & 0170000;
-        } catch (UnsupportedOperationException | IllegalArgumentException e) {
-            type = -1;
-        }
-        if (type != 0140000) {
-            String what = Files.isSymbolicLink(path)
-                    ? "a symbolic link"
-                    : Files.isDirectory(path)
-                            ? "a directory"
-                            : Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS) ? "a regular file" : "not a socket";
-            throw new IOException("--socket " + path + " is " + what + ": refusing to replace it (give a new path, "
-                    + "or remove a stale socket file by hand)");
+        FileKind kind = FileKind.of(path, LinkOption.NOFOLLOW_LINKS);
+        if (kind != FileKind.SOCKET) {
+            throw new IOException("--socket " + path + " is " + kind.description() + ": refusing to replace it (give a "
+                    + "new path, or remove a stale socket file by hand)");
         }
         boolean live;
         try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(path))) {

@@ -7,7 +7,7 @@ import java.util.concurrent.locks.LockSupport;
  * usually on another core and about to finish), then yield (it may share this core), then park with
  * sleeps that double from 1 us to 200 us (it is descheduled, or holds on across I/O). Stateless: the
  * caller counts its attempts, so a wait allocates nothing. Used by the stripe locks, AsyncIo's free
- * requests and submitter slots, an owned cell's busy bit and a reference's release.
+ * requests and submitter slots and a reference's release.
  */
 public final class Backoff {
     static final int SPINS = 128;

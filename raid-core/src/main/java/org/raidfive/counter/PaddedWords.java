@@ -87,20 +87,6 @@ final class PaddedWords {
         return sum;
     }
 
-    /**
-     * Waits until {@code (words[index] & mask) == 0} (acquire): an owned cell's owner is in a
-     * section of a few instructions, or descheduled in one. Waits as {@link Backoff} does. (Here,
-     * not in ThreadSlots: the Lincheck checks leave that class out of the model, and a wait must
-     * stay visible to them.)
-     */
-    static long awaitNotBusy(long[] words, int index, long mask, Object blocker) {
-        long v;
-        for (int spins = 0; ((v = (long) WORD.getAcquire(words, index)) & mask) != 0L; spins++) {
-            Backoff.idle(spins, blocker); // parking: the owner is descheduled mid-section
-        }
-        return v;
-    }
-
     private static int nextPowerOfTwo(int n) {
         return n <= 1 ? 1 : Integer.highestOneBit(n - 1) << 1;
     }

@@ -97,15 +97,24 @@ public final class PercpuRwSemaphore {
      *
      * Owned cells (where membarrier(2) works; the kernel's rcu_sync shape).
      * A reader with a ThreadSlots slot uses its own cell, as PercpuRef's
-     * owned cells do: busy store, read BLOCK, then one release store that
-     * counts the hold (+2: the count sits above the busy bit) and clears
-     * busy, or only clears busy when a writer is in or waiting. No atomic
-     * instruction, no fence. The writer raises BLOCK, publishes itself,
-     * issues membarrier(PRIVATE_EXPEDITED), then sums: shared cells as
-     * before, each owned cell of a slot ever taken once it is not busy. The argument is
-     * PercpuRef's: a section that read BLOCK == 0 stored busy before the
-     * barrier on its CPU, so the sum waits for it and then sees its hold.
-     * readUnlock is a release store of the count minus 2, then an opaque
+     * owned cells do: read BLOCK (P; if set, touch nothing), one release
+     * store that counts the hold (S), read BLOCK again (L). If L finds
+     * BLOCK still clear the reader is in; else a writer raced it and it
+     * backs out exactly as readUnlock does (the store taken back, the
+     * writer woken if it waits), then waits for the writer. No atomic
+     * instruction, no fence, one store. The writer raises BLOCK, publishes
+     * itself, issues membarrier(PRIVATE_EXPEDITED), then sums every cell
+     * (shared cells as before, each owned cell of a slot ever taken) until
+     * the sum is zero. The argument is PercpuRef's: a reader whose L read
+     * BLOCK clear made its S before the barrier on its CPU, so every sum
+     * sees its hold until its readUnlock; a reader whose S the writer's sum
+     * missed reads BLOCK set at L and backs out. A hold counted by a sum
+     * and then backed out only makes the writer sum again. Only sections
+     * whose P came before BLOCK was raised store at all, so pollers cannot
+     * keep a draining writer from seeing zero. (The version before marked
+     * the cell busy around the add and made the writer wait for the mark:
+     * two stores to enter instead of one.)
+     * readUnlock is a release store of the count minus 1, then an opaque
      * read of BLOCK; if set, a full fence and the writer field. If that
      * read of BLOCK ran before the membarrier's barrier on the reader's CPU,
      * so did the store, which the barrier makes visible to the writer's
@@ -123,8 +132,6 @@ public final class PercpuRwSemaphore {
 
     private static final int BLOCK = PaddedWords.controlIndex(0);
     private static final int CELL_BASE = PaddedWords.cellBase(1);
-    /** Owned cells: bit 0 says the owner is between its busy store and its add (see PercpuRef). */
-    private static final long BUSY = 1L;
     /** Sums a draining writer tries before it parks (readers' critical sections are usually short). */
     private static final int DRAIN_SPINS = 256;
 
@@ -188,14 +195,14 @@ public final class PercpuRwSemaphore {
 
     /** Takes the read lock, waiting (uninterruptibly) while a writer holds or wants the lock. */
     public void readLock() {
-        readLock(null);
+        readLock(null, null);
     }
 
-    /** {@link #readLock()}; {@code midSection}: see {@link #enterOwned}. */
-    private void readLock(Runnable midSection) {
+    /** {@link #readLock()}; the pauses: see {@link #enterOwned}. */
+    private void readLock(Runnable beforeStore, Runnable afterStore) {
         final int c = callersOwnedCell();
         if (c >= 0) {
-            while (!enterOwned(c, midSection)) {
+            while (!enterOwned(c, beforeStore, afterStore)) {
                 awaitNoWriter();
             }
             return;
@@ -220,7 +227,7 @@ public final class PercpuRwSemaphore {
     public boolean tryReadLock() {
         final int c = callersOwnedCell();
         if (c >= 0) {
-            return enterOwned(c, null);
+            return enterOwned(c, null, null);
         }
         final long[] w = words;
         if ((long) WORD.getVolatile(w, BLOCK) != 0L) {
@@ -259,34 +266,41 @@ public final class PercpuRwSemaphore {
     }
 
     /**
-     * Owned cell: mark it busy, read BLOCK, then count the hold and clear busy in one release
-     * store (a writer waits for its readers anyway, so it may wait for a busy mark too; PercpuRef's
-     * sections, whose switcher must not wait, settle instead), or only clear busy (a writer holds or wants the lock: nothing counted, so
-     * a writer's drain never sees this attempt).
+     * Owned cell: read BLOCK; count the hold with one release store; read BLOCK again, and back out
+     * (as {@link #leaveOwned}) if a writer came meanwhile. Nothing is stored when a writer is in or
+     * waiting at the first read, so a writer's drain never sees that attempt. {@code beforeStore}
+     * and {@code afterStore} (tests only; null on the I/O path, folded away by the JIT) run where a
+     * reader descheduled at the worst moments stands: a writer's sum then misses the hold, or
+     * counts it.
      */
-    private boolean enterOwned(int c, Runnable midSection) {
+    private boolean enterOwned(int c, Runnable beforeStore, Runnable afterStore) {
         final long[] o = owned;
         long v = (long) WORD.getOpaque(o, c); // our own word
         if ((long) WORD.getAcquire(words, BLOCK) != 0L) {
             return false; // a writer is in or waiting: touch nothing it sums
         }
-        WORD.setOpaque(o, c, v | BUSY);
+        if (beforeStore != null) {
+            beforeStore.run();
+        }
+        WORD.setRelease(o, c, v + 1);
+        if (afterStore != null) {
+            afterStore.run();
+        }
         // StoreLoad: a compiler barrier here (see PercpuRef); the writer's membarrier is the fence.
         // Acquire: the last writer's critical section happens-before ours (its BLOCK decrement).
-        boolean free = (long) WORD.getAcquire(words, BLOCK) == 0L;
-        if (midSection != null) { // tests only; null on the I/O path, folded away by the JIT
-            midSection.run();
+        if ((long) WORD.getAcquire(words, BLOCK) == 0L) {
+            return true;
         }
-        WORD.setRelease(o, c, free ? v + 2 : v);
-        return free;
+        leaveOwned(c);
+        return false;
     }
 
     /**
-     * For tests: {@link #readLock()} whose owned-cell section runs {@code midSection} after reading
-     * BLOCK and before counting the hold, where a reader descheduled at the worst moment stands.
+     * For tests: {@link #readLock()} whose owned-cell section runs the pauses (see
+     * {@link #enterOwned}).
      */
-    void readLockPausing(Runnable midSection) {
-        readLock(midSection);
+    void readLockPausing(Runnable beforeStore, Runnable afterStore) {
+        readLock(beforeStore, afterStore);
     }
 
     /**
@@ -296,7 +310,7 @@ public final class PercpuRwSemaphore {
      */
     private void leaveOwned(int c) {
         final long[] o = owned;
-        WORD.setRelease(o, c, (long) WORD.getOpaque(o, c) - 2);
+        WORD.setRelease(o, c, (long) WORD.getOpaque(o, c) - 1);
         if ((long) WORD.getOpaque(words, BLOCK) != 0L) {
             VarHandle.fullFence();
             Thread writer = drainingWriter;
@@ -318,15 +332,16 @@ public final class PercpuRwSemaphore {
     }
 
     /**
-     * Every read hold: the shared cells plus, with owned cells, each owned cell's count once its
-     * owner is out of its busy section. Writers call this after raising BLOCK, publishing
-     * themselves and (owned cells) issuing the membarrier.
+     * Every read hold: the shared cells plus, with owned cells, each owned cell's count (acquire:
+     * a reader's critical section happens-before the writer that sees its release store). Writers
+     * call this after raising BLOCK, publishing themselves and (owned cells) issuing the
+     * membarrier.
      */
     private long sumReaders() {
         long sum = PaddedWords.sumCells(words, CELL_BASE, slots);
         final long[] o = owned;
         for (int s = o == null ? -1 : ThreadSlots.nextUsed(0); s >= 0; s = ThreadSlots.nextUsed(s + 1)) {
-            sum += PaddedWords.awaitNotBusy(o, ownedCell(s), BUSY, this) >> 1;
+            sum += (long) WORD.getAcquire(o, ownedCell(s));
         }
         return sum;
     }
@@ -481,7 +496,7 @@ public final class PercpuRwSemaphore {
         long sum = PaddedWords.sumCells(words, CELL_BASE, slots);
         final long[] o = owned;
         for (int s = o == null ? -1 : ThreadSlots.nextUsed(0); s >= 0; s = ThreadSlots.nextUsed(s + 1)) {
-            sum += (long) WORD.getOpaque(o, ownedCell(s)) >> 1;
+            sum += (long) WORD.getOpaque(o, ownedCell(s));
         }
         return sum;
     }

@@ -37,8 +37,8 @@
  *     use userspace RCU's membarrier flavour: the switcher's membarrier, then
  *     for {@code PercpuRef} a section that raced the switch settles itself
  *     afterwards against what the fold read (the switcher waits for
- *     nothing), and for {@code PercpuRwSemaphore} the writer waits for each
- *     open reader section; shared cells use the value returned by
+ *     nothing), and for {@code PercpuRwSemaphore} a reader that raced the
+ *     writer backs out, the writer summing until no hold is left; shared cells use the value returned by
  *     the reader's own atomic read-modify-write ({@code PercpuRef}'s
  *     tombstoned cells) or a Dekker store-then-load between volatile accesses
  *     ({@code tryGetLive} against {@code kill}, {@code PercpuRwSemaphore}'s

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  * before their store (a fold then misses it) or after it (a fold then counts it): each must settle
  * right, so awaitZero never returns while one of them goes on to hold a reference, never waits for
  * a reference nobody holds, and a switch to atomic never shows a count that misses one. The
- * rw-semaphore's readers stop marked busy, having read the lock as free, their hold not yet counted. Bounded in time; prints its
+ * rw-semaphore's readers stop likewise, before or after the store that counts their hold. Bounded in time; prints its
  * seed (rerun with -Draid.test.seed=N).
  */
 class OwnedCellsParkedStressTest {
@@ -155,7 +155,9 @@ class OwnedCellsParkedStressTest {
         AtomicLong writes = new AtomicLong();
         assertTimeoutPreemptively(BOUND, () -> {
             try (Crowd crowd = new Crowd(seed, rnd -> {
-                sem.readLockPausing(pause(rnd, stopsMidSection));
+                Runnable stop = pause(rnd, stopsMidSection);
+                boolean early = rnd.nextBoolean();
+                sem.readLockPausing(early ? stop : null, early ? null : stop);
                 try {
                     long a = pair[0];
                     for (int spin = rnd.nextInt(20); spin > 0; spin--) {

@@ -334,10 +334,11 @@ public final class PercpuRef {
     private static final int UP = 0;
 
     private static final int DOWN = 1;
-    /** Owned cells: what the last fold read of UP and of DOWN (written by the folder, under foldLock). */
-    private static final int FOLDED_UP = 2;
-
-    private static final int FOLDED_DOWN = 3;
+    /**
+     * Owned cells: from UP or DOWN to the word beside it that holds what the last fold read of it
+     * (written by the folder, under foldLock).
+     */
+    private static final int FOLDED = 2;
 
     private static final int MODE = PaddedWords.controlIndex(0);
     private static final int COUNT = PaddedWords.controlIndex(1);
@@ -656,8 +657,7 @@ public final class PercpuRef {
      */
     private boolean settleOwned(long[] w, int word, long before, long after) {
         synchronized (foldLock) {
-            if ((long) WORD.getVolatile(w, MODE) == STRIPED_OWNED
-                    || (long) WORD.get(w, word + (FOLDED_UP - UP)) == after) {
+            if ((long) WORD.getVolatile(w, MODE) == STRIPED_OWNED || (long) WORD.get(w, word + FOLDED) == after) {
                 return true;
             }
             WORD.setRelease(w, word, before);
@@ -959,8 +959,8 @@ public final class PercpuRef {
             int c = cell(s);
             long down = (long) WORD.getAcquire(w, c + DOWN);
             long up = (long) WORD.getAcquire(w, c + UP);
-            WORD.setOpaque(w, c + FOLDED_UP, up);
-            WORD.setOpaque(w, c + FOLDED_DOWN, down);
+            WORD.setOpaque(w, c + UP + FOLDED, up);
+            WORD.setOpaque(w, c + DOWN + FOLDED, down);
             sum += up - down;
         }
         return sum;

@@ -24,7 +24,14 @@ final class ArrayCore {
     static final int MAX_PIECE = 256 * 1024;
 
     final String name;
-    final Raid5Layout layout;
+    /**
+     * The geometry. Replaced only while quiesced, and only by a size change ({@link
+     * #growLayout}): the new layout maps every stripe as the old one did (same algorithm, members and
+     * chunk) and only has more of them, so the copies the data path keeps for mapping stay right;
+     * bounds come from here.
+     */
+    volatile Raid5Layout layout;
+
     final CounterMode counterMode;
     final StripeLocks locks;
     final StripeOp.Pool ops;
@@ -120,6 +127,18 @@ final class ArrayCore {
 
     long arrayBytes() {
         return layout.arrayBytes();
+    }
+
+    /** The same geometry over {@code memberBytes} per member; caller has quiesced the array. */
+    Raid5Layout growLayout(long memberBytes) {
+        Raid5Layout old = layout;
+        Raid5Layout grown = new Raid5Layout(old.algorithm(), old.disks(), old.chunkSize(), memberBytes);
+        if (grown.stripes() < old.stripes()) {
+            throw new IllegalArgumentException(name + ": " + memberBytes + " bytes per member is less than the "
+                    + old.memberBytesUsed() + " in use");
+        }
+        layout = grown;
+        return grown;
     }
 
     /** Refuses I/O once the array has failed. */

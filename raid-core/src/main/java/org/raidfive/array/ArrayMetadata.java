@@ -29,7 +29,6 @@ final class ArrayMetadata implements ArrayHooks {
     final byte[] uuid;
     final String name;
     final long ctime;
-    final Raid5Layout layout;
     /** Every member the array knows: in a slot, replacing one, spare, or faulty and not yet removed. */
     final List<Member> members = new ArrayList<>();
 
@@ -78,7 +77,6 @@ final class ArrayMetadata implements ArrayHooks {
         this.uuid = id.uuid().clone();
         this.name = id.name();
         this.ctime = id.ctime();
-        this.layout = layout;
         this.events = events;
         this.recoveryCp = recoveryCp;
         this.core = new ArrayCore(name, layout, table, counterMode, this); // it keeps 'this'; calls nothing yet
@@ -91,6 +89,11 @@ final class ArrayMetadata implements ArrayHooks {
 
     ArrayCore core() {
         return core;
+    }
+
+    /** The array's geometry now (a size change replaces it). */
+    Raid5Layout layout() {
+        return core.layout;
     }
 
     boolean dirty() {

@@ -244,7 +244,7 @@ final class Assembler {
             List<Member> members,
             LongPredicate needed)
             throws IOException {
-        long sync = meta.layout.memberBytesUsed() / 512;
+        long sync = meta.layout().memberBytesUsed() / 512;
         long minChunk = BitmapSuperblock.minimumChunk(sync, roomSectors);
         long chunk = chunkBytes > 0 ? chunkBytes : BitmapSuperblock.defaultChunk(sync, roomSectors);
         if (chunk < minChunk || Long.bitCount(chunk) != 1 || chunk > Integer.MAX_VALUE) {
@@ -317,9 +317,10 @@ final class Assembler {
                 }
             }
             long dataOffset = meta.members.isEmpty()
-                    ? DataOffset.forNewMember(disk.size() / 512, meta.layout.chunkSize() / 512, meta.pplSize != 0) * 512
+                    ? DataOffset.forNewMember(disk.size() / 512, meta.layout().chunkSize() / 512, meta.pplSize != 0)
+                            * 512
                     : meta.members.get(0).dataOffsetBytes;
-            long needed = dataOffset + meta.layout.memberBytesUsed();
+            long needed = dataOffset + meta.layout().memberBytesUsed();
             if (disk.size() < needed) {
                 throw new ArrayConfigException(disk.name() + " is too small to join " + meta.name + ": it needs "
                         + needed + " bytes, it has " + disk.size());
@@ -490,10 +491,15 @@ final class Assembler {
             // As mdadm: a member that cannot be used is left out with a warning (the array runs degraded
             // if enough remain); only a member the array trusts and that is wrong stops the assembly.
             String unusable = null;
+            // Raid5Array#growMemberBytes cut short by a crash: the members written last still record the
+            // old size, one event behind, with a data size (written first) that holds the new one.
+            boolean grewPast = sb.size() < top.size()
+                    && Long.compareUnsigned(sb.events() + 1, top.events()) == 0
+                    && Long.compareUnsigned(sb.dataSize(), top.size()) >= 0;
             if (sb.raidDisks() != raidDisks
                     || sb.chunkSectors() != top.chunkSectors()
                     || sb.layout() != top.layout()
-                    || sb.size() != top.size()) {
+                    || (sb.size() != top.size() && !grewPast)) {
                 unusable = "it disagrees with " + freshest.disk.name() + " on the geometry (raid disks, chunk, layout "
                         + "or size)";
                 if (!failedEarlier) {

@@ -13,10 +13,13 @@ import org.raidfive.disk.AsyncDisk;
 import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.layout.Raid5Layout;
+import org.raidfive.md.BitmapSuperblock;
 import org.raidfive.md.DataOffset;
 import org.raidfive.md.MdTime;
 import org.raidfive.md.MdUuid;
 import org.raidfive.md.PplHeader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A RAID-5 array over {@link MemberDisk}s, stored in Linux md's v1.2 format.
@@ -41,6 +44,8 @@ import org.raidfive.md.PplHeader;
  * lock and, on failure, {@code meta.lock}.
  */
 public final class Raid5Array implements AsyncDisk {
+    private static final Logger LOG = LoggerFactory.getLogger(Raid5Array.class);
+
     /** How long a configuration change or close waits for I/O in flight unless {@link #setDrainTimeout} says otherwise. */
     public static final Duration DEFAULT_DRAIN_TIMEOUT = ArrayCore.DEFAULT_DRAIN_TIMEOUT;
 
@@ -529,6 +534,133 @@ public final class Raid5Array implements AsyncDisk {
                 meta.writeAll();
             }
         });
+    }
+
+    // ------------------------------------------------------------------ size
+
+    /**
+     * The most each member can hold for the array as its disk reports its size now (md's {@code
+     * --size max}): the smallest data area of the members not faulty, spares included, rounded down to
+     * the chunk. Larger than {@link Raid5Layout#memberBytesUsed()} once the member disks grew.
+     */
+    public long maxMemberBytes() {
+        long max = Long.MAX_VALUE;
+        for (Member m : membership.liveMembers()) {
+            max = Math.min(max, m.disk.size() - m.dataOffsetBytes);
+        }
+        long chunk = core.layout.chunkSize();
+        return max / chunk * chunk;
+    }
+
+    /**
+     * Grows the space the array uses on each member to {@code memberBytes} (rounded down to the chunk)
+     * after the member disks grew, as {@code mdadm --grow --size} and md's {@code raid5_resize} do:
+     * the stripes the array has keep their place, new ones follow, and {@link #size()} grows by the
+     * new stripes' data. Quiesced, in two superblock updates on every live member, each safe to be
+     * cut short by a crash: first each member's data size (its disk's room), then the array's size
+     * with the resync offset at the old size, so the new stripes are resynced (md's {@code
+     * recovery_cp}; a resync starts here unless the array is degraded). A write-intent bitmap is
+     * written anew over the new size first, its chunk doubled until its bits fit the sectors the old
+     * one had (md's {@code md_bitmap_resize} for 1.2 metadata), the new region's bits set and needed.
+     * Returns false, writing nothing, when the array already uses that much.
+     *
+     * @throws ArrayConfigException with nothing written: a partial parity log (md refuses to resize
+     *     with one), a size smaller than the one in use (shrinking is not supported), or a member
+     *     whose disk has no room for it (named)
+     * @throws ArrayStateException with nothing written while a pass runs
+     */
+    public boolean growMemberBytes(long memberBytes) throws IOException {
+        checkOpen();
+        if (readOnly) {
+            throw new IOException(core.name + " was opened read-only");
+        }
+        boolean[] grew = new boolean[1];
+        recovery.withoutPass(
+                "grow",
+                () -> membership.quiesce(() -> {
+                    synchronized (meta.lock) {
+                        grew[0] = growQuiesced(memberBytes);
+                    }
+                }));
+        if (grew[0]) {
+            recovery.startSync();
+        }
+        return grew[0];
+    }
+
+    private boolean growQuiesced(long memberBytes) throws IOException {
+        Raid5Layout old = core.layout;
+        long chunk = old.chunkSize();
+        long target = memberBytes / chunk * chunk;
+        if (consistencyPolicy() == ConsistencyPolicy.PPL) {
+            throw new ArrayConfigException(core.name + " keeps a partial parity log, and md does not resize an array "
+                    + "with one: switch to the resync or bitmap policy, grow, and switch back");
+        }
+        if (target < old.memberBytesUsed()) {
+            throw new ArrayConfigException(core.name + " uses " + old.memberBytesUsed() + " bytes of each member; "
+                    + target + " (rounded down to the " + chunk + "-byte chunk) would shrink it, which is not "
+                    + "supported");
+        }
+        if (target == old.memberBytesUsed()) {
+            return false;
+        }
+        List<Member> live = membership.liveMembers();
+        for (Member m : live) {
+            long room = m.disk.size() - m.dataOffsetBytes;
+            if (room < target) {
+                throw new ArrayConfigException(m.name() + " has room for " + room + " bytes of data after its data "
+                        + "offset, " + (target - room) + " too few for " + target + " per member");
+            }
+        }
+        WriteIntentBitmap bitmap = WriteIntentBitmap.in(core);
+        long bitmapChunk = bitmap == null ? 0 : resizedBitmapChunk(bitmap, target);
+        // First update: each member's data size (md's super_1_rdev_size_change). The array's size is
+        // unchanged, so a crash here leaves the array as it was.
+        for (Member m : live) {
+            m.dataSizeSectors = (m.disk.size() - m.dataOffsetBytes) / 512;
+        }
+        meta.writeAll();
+        // Second update: the new geometry, resynced from the old size. A crash part-way leaves some
+        // members one event behind with the old size; assembly takes the freshest, whose size every
+        // member's data size (above) already holds.
+        long oldBytes = old.memberBytesUsed();
+        core.growLayout(target);
+        meta.needResyncFrom(Math.min(meta.recoveryCp(), oldBytes));
+        if (bitmap != null) {
+            boolean degraded = isDegraded();
+            long from = core.resyncOffset;
+            core.consistency = ConsistencyPort.RESYNC;
+            core.consistency = Assembler.newBitmap(
+                    core,
+                    meta,
+                    (BitmapSuperblock.BYTES + (bitmap.chunks() + 7L) / 8 + 511) / 512,
+                    bitmapChunk,
+                    live,
+                    end -> end > from || degraded);
+        }
+        meta.writeAll();
+        LOG.info(
+                "{}: grown from {} to {} bytes per member ({} to {} bytes); resync from {}",
+                core.name,
+                oldBytes,
+                target,
+                old.arrayBytes(),
+                core.layout.arrayBytes(),
+                core.resyncOffset);
+        return true;
+    }
+
+    /**
+     * md's {@code md_bitmap_resize} on 1.2 metadata, which records no room for the bitmap: the
+     * sectors the bitmap has now, and its chunk doubled until the bits for {@code memberBytes} fit.
+     */
+    private static long resizedBitmapChunk(WriteIntentBitmap bitmap, long memberBytes) {
+        long roomBytes = (BitmapSuperblock.BYTES + (bitmap.chunks() + 7L) / 8 + 511) / 512 * 512;
+        long chunk = Math.max(bitmap.chunkBytes(), BitmapSuperblock.minimumChunk(memberBytes / 512, roomBytes / 512));
+        while (BitmapSuperblock.BYTES + (BitmapSuperblock.bitsFor(memberBytes / 512, chunk) + 7) / 8 > roomBytes) {
+            chunk *= 2;
+        }
+        return chunk;
     }
 
     /**

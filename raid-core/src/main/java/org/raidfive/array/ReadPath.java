@@ -23,6 +23,7 @@ import org.raidfive.layout.Raid5Layout;
  */
 final class ReadPath {
     private final ArrayCore core;
+    /** For mapping only: bounds are the core's (a size change replaces its layout, mapping alike). */
     private final Raid5Layout layout;
     /** Pooled state of completion-based bypass reads, one per read in flight. */
     private final MpmcArrayQueue<BypassRead> bypassReads = new MpmcArrayQueue<>(1024);

@@ -185,6 +185,22 @@ final class Recovery {
         }
     }
 
+    /** A change made while no pass runs. */
+    interface Change {
+        void run() throws IOException;
+    }
+
+    /** Runs {@code change} with no pass running and none able to start; refused while one runs. */
+    void withoutPass(String what, Change change) throws IOException {
+        synchronized (lock) {
+            if (sync != null) {
+                throw new ArrayStateException(
+                        core.name + " is busy with " + sync.action() + "; " + what + " after it finishes");
+            }
+            change.run();
+        }
+    }
+
     /** Starts recovery onto a spare if the array needs it and nothing runs. */
     void startRecoveryIfNeeded() throws IOException {
         synchronized (lock) {

@@ -44,7 +44,9 @@ final class StripeOp implements AutoCloseable {
     }
 
     private final ArrayCore core;
+    /** For mapping only: bounds are the core's (a size change replaces its layout, mapping alike). */
     private final Raid5Layout layout;
+
     private final int pieceSize;
     /** One piece buffer per slot: a member's bytes read for this operation. */
     private final ByteBuffer[] buffers;

@@ -113,7 +113,7 @@ final class SuperblockIo {
 
     /** The superblock {@code m} carries, from the array's state; caller holds the metadata lock. */
     static Superblock build(ArrayMetadata meta, Member m) {
-        var layout = meta.layout;
+        var layout = meta.layout();
         Superblock sb = new Superblock()
                 .setUuid(meta.uuid)
                 .name(meta.name)
@@ -168,7 +168,7 @@ final class SuperblockIo {
     static long badBlockLogOffset(ArrayMetadata meta, Member m) {
         long bblog = meta.pplSize != 0
                 ? m.pplOffset + m.pplSize
-                : DataOffset.badBlockLogOffset(meta.layout.memberBytesUsed() / 512);
+                : DataOffset.badBlockLogOffset(meta.layout().memberBytesUsed() / 512);
         boolean fits = m.dataOffsetBytes / 512
                 >= Superblock.SUPERBLOCK_OFFSET_SECTORS + bblog + DataOffset.BAD_BLOCK_LOG_SECTORS;
         return fits ? bblog : -1;

@@ -15,6 +15,7 @@ import org.raidfive.layout.Raid5Layout;
 final class WritePath {
 
     private final ArrayCore core;
+    /** For mapping only: bounds are the core's (a size change replaces its layout, mapping alike). */
     private final Raid5Layout layout;
 
     WritePath(ArrayCore core) {

@@ -32,8 +32,9 @@
  *
  * <p>The geometry, the mapping from array sectors to (member, member sector), is
  * {@link org.raidfive.layout.Raid5Layout}, an immutable value (md's algorithm, member count, chunk,
- * member bytes used) that every path asks; each member keeps its own data offset, as md keeps one per
- * device. md's space planning (where a bitmap or a PPL goes on a member, and how big) is in
+ * member bytes used) that every path asks; a size change ({@code Raid5Array.growMemberBytes}) swaps
+ * the core's value while quiesced for one that maps every stripe alike. Each member keeps its own data
+ * offset, as md keeps one per device. md's space planning (where a bitmap or a PPL goes on a member, and how big) is in
  * {@link org.raidfive.md.DataOffset}; completion-based I/O over any disk ({@link org.raidfive.disk.AsyncIo})
  * is beside the other async disk code in {@code disk}; every wait without a wake-up backs off as
  * {@link org.raidfive.counter.Backoff} does.

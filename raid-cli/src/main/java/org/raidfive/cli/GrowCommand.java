@@ -2,15 +2,19 @@ package org.raidfive.cli;
 
 import java.util.List;
 import org.raidfive.array.ArrayConfigException;
+import org.raidfive.array.ArrayStateException;
 import org.raidfive.array.ConsistencyPolicy;
+import org.raidfive.array.Raid5Array;
+import org.raidfive.array.SyncProgress;
+import org.raidfive.bench.Sizes;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
  * {@code raid grow}: changes what the engine can change on an existing array, as {@code mdadm
- * --grow} does; today the consistency policy. What it cannot change (members, chunk, layout, size)
- * it says so.
+ * --grow} does: the consistency policy, and the space used on each member after the member files
+ * grew ({@code --size}). What it cannot change (members, chunk, layout) it says so.
  */
 @Command(
         header = "Change an existing array.",
@@ -22,8 +26,12 @@ import picocli.CommandLine.Option;
             "--consistency-policy ppl adds md's partial parity log (8 sectors after the superblock, up to 1 MiB, "
                     + "before the bad block log; refused without room for it); bitmap (or --bitmap internal) adds md's "
                     + "internal write-intent bitmap where mdadm puts it; resync (or --bitmap none) removes either.",
-            "raidfive does not reshape: adding or removing data members, and changing chunk size, layout or "
-                    + "member size, are done with Linux md (mdadm --grow)."
+            "--size max (or SIZE) uses more of each member after the member files or devices grew, as mdadm --grow "
+                    + "--size does: the data stays where it is, the array grows by the new stripes, and their parity is "
+                    + "resynced by raid rebuild (or raid serve) as md resyncs them. Refused with a partial parity log "
+                    + "(as md refuses), below the size in use, or when a member has no room (named).",
+            "raidfive does not reshape: adding or removing data members, and changing chunk size or layout, are "
+                    + "done with Linux md (mdadm --grow)."
         })
 final class GrowCommand extends Verb {
     @Option(
@@ -51,7 +59,11 @@ final class GrowCommand extends Verb {
     @Option(names = "--layout", paramLabel = "NAME", hidden = true)
     String layout;
 
-    @Option(names = "--size", paramLabel = "SIZE", hidden = true)
+    @Option(
+            names = "--size",
+            paramLabel = "max|SIZE",
+            description = "Space used on each member (mdadm's component size): max, or a size such as 96M "
+                    + "(rounded down to the chunk).")
     String size;
 
     @Option(
@@ -67,7 +79,7 @@ final class GrowCommand extends Verb {
     private void refuseReshape() {
         String what = raidDevices != null
                 ? "--raid-devices (adding or removing data members)"
-                : chunk != null ? "--chunk" : layout != null ? "--layout" : size != null ? "--size" : null;
+                : chunk != null ? "--chunk" : layout != null ? "--layout" : null;
         if (what != null) {
             throw CliException.usage("raidfive does not reshape: " + what + " is changed with Linux md (mdadm --grow "
                     + "on the assembled array); raid grow changes the consistency policy and the bitmap");
@@ -81,6 +93,63 @@ final class GrowCommand extends Verb {
                     + "array): give --speed-limit-min/--speed-limit-max to the command that runs the pass (raid rebuild, "
                     + "raid re-add, raid check, raid repair)");
         }
+    }
+
+    /** {@code --size}: more of each member, as the member disks now allow. */
+    private int growSize() throws Exception {
+        long asked = 0;
+        if (!size.equals("max")) {
+            try {
+                asked = Sizes.parse(size);
+            } catch (IllegalArgumentException e) {
+                throw CliException.usage("--size takes max or a size such as 96M, not '" + size + "'");
+            }
+        }
+        try (ArraySession session = readWriteSession(members);
+                SigintGuard guard = SigintGuard.install(
+                        session,
+                        err(),
+                        "grow",
+                        "the array has its new size; the new stripes' resync is saved on the members. Resume with: "
+                                + "raid rebuild " + source.again(members))) {
+            Raid5Array array = session.array();
+            long before = array.layout().memberBytesUsed();
+            long arrayBefore = array.size();
+            long target = size.equals("max") ? array.maxMemberBytes() : asked;
+            boolean grew;
+            try {
+                grew = array.growMemberBytes(target);
+            } catch (ArrayConfigException | ArrayStateException e) {
+                throw CliException.usage(e.getMessage());
+            }
+            if (!grew) {
+                say(array.name() + " already uses " + Sizes.human(before) + " (" + before + " bytes) of each member"
+                        + (size.equals("max") ? ": the members have no more room" : "") + "; nothing changed");
+                return ExitCode.OK;
+            }
+            long after = array.layout().memberBytesUsed();
+            say(array.name() + ": " + Sizes.human(before) + " -> " + Sizes.human(after) + " per member, array "
+                    + Sizes.human(arrayBefore) + " -> " + Sizes.human(array.size()) + " (" + array.size() + " bytes)");
+            // As md after raid5_resize: the new stripes are resynced (here in the foreground; a degraded
+            // array has nothing to resync them with until it is rebuilt).
+            SyncProgress p = Progress.on(err()).follow(array, guard::stopped);
+            if (guard.stopped()) {
+                RebuildCommand.awaitShutdown();
+            }
+            if (p != null && !p.complete()) {
+                throw new CliException(
+                        ExitCode.PROBLEM,
+                        "grown, but the resync of the new stripes stopped"
+                                + (p.error() == null ? "" : ": " + p.error()) + "; resume with raid rebuild "
+                                + source.again(members));
+            }
+            say(
+                    p != null
+                            ? "the new stripes are resynced"
+                            : "the new stripes are resynced by raid rebuild " + source.again(members)
+                                    + " once the array is whole");
+        }
+        return ExitCode.OK;
     }
 
     /** mdadm's --bitmap words. */
@@ -106,8 +175,12 @@ final class GrowCommand extends Verb {
     public Integer call() throws Exception {
         refuseReshape();
         members = source.members();
-        if ((policy == null) == (bitmap == null)) {
-            throw CliException.usage("give one of --consistency-policy and --bitmap");
+        int asked = (policy == null ? 0 : 1) + (bitmap == null ? 0 : 1) + (size == null ? 0 : 1);
+        if (asked != 1) {
+            throw CliException.usage("give one of --consistency-policy, --bitmap and --size");
+        }
+        if (size != null) {
+            return growSize();
         }
         if (bitmap != null) {
             policy = bitmapPolicy(bitmap);

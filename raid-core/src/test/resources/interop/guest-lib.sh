@@ -92,6 +92,30 @@ md_create() {
     result "$c" create_rc=$rc size=$(blockdev --getsize64 "/dev/$md" 2>/dev/null || echo 0)
 }
 
+# md_create_grown CASE MD LAYOUT CHUNK_KIB DEV...: mdadm --create on half of each member
+# (--size), then, once the initial build ends, mdadm --grow --size=max; waits for md's resync of
+# the new stripes. Reports the size before the grow and after.
+md_create_grown() {
+    c=$1 md=$2 layout=$3 chunk=$4
+    shift 4
+    half=$(( $(blockdev --getsize64 "$1") / 1024 / 2 / chunk * chunk ))
+    out=$(mdadm --create "/dev/$md" --run --metadata=1.2 --level=5 --raid-devices=$# \
+        --layout="$layout" --chunk="$chunk" --size="$half" "$@" 2>&1)
+    rc=$?
+    log "$c" "$out"
+    mdadm --wait "/dev/$md" >/dev/null 2>&1
+    wait_idle "$md"
+    before=$(blockdev --getsize64 "/dev/$md" 2>/dev/null || echo 0)
+    out=$(mdadm --grow "/dev/$md" --size=max 2>&1)
+    grc=$?
+    log "$c" "$out"
+    mdadm --wait "/dev/$md" >/dev/null 2>&1
+    wait_idle "$md"
+    kmsg "$c"
+    result "$c" create_rc=$rc grow_rc=$grc size_before_grow=$before \
+        size=$(blockdev --getsize64 "/dev/$md" 2>/dev/null || echo 0)
+}
+
 # md_assemble CASE MD DEV...: mdadm --assemble; its output goes to the log, its
 # line count and exit status to the result
 md_assemble() {

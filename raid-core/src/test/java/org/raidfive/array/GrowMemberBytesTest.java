@@ -177,6 +177,40 @@ class GrowMemberBytesTest {
         ArrayOracle.assertParityConsistent(d, dataOffset(d.get(0)), image.length / 3);
     }
 
+    /**
+     * md grows a degraded array too, and resyncs nothing until it is whole: the missing member's
+     * blocks in the new stripes are what parity says, and the rebuild onto a spare makes every
+     * stripe whole.
+     */
+    @Test
+    void aDegradedArrayGrowsAndTheRebuildMakesTheNewStripesWhole() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("GrowMemberBytesTest seed " + seed);
+        Random rnd = new Random(seed);
+        List<GrowingDisk> d = disks(5, SMALL);
+        List<GrowingDisk> survivors = new ArrayList<>(d.subList(0, 4));
+        try (Raid5Array a = Raid5Array.create(spec(ConsistencyPolicy.RESYNC), d.subList(0, 4))) {
+            awaitSyncDone(a);
+            byte[] image = fill(a, 0, rnd);
+            a.fail(d.get(1));
+            a.remove(d.get(1));
+            survivors.remove(d.get(1));
+            d.forEach(g -> g.visible = LARGE);
+            assertTrue(a.growMemberBytes(a.maxMemberBytes()));
+            assertEquals(null, a.startSync(), "nothing to resync with while degraded");
+            assertTrue(a.status().resyncPending(), "the new stripes wait for a resync");
+            image = concat(image, fill(a, image.length, rnd));
+            ArrayOracle.assertArrayHolds(a, image);
+            a.addSpare(d.get(4));
+            awaitSyncDone(a);
+            assertFalse(a.isDegraded());
+            survivors.add(d.get(4));
+            ArrayOracle.assertArrayHolds(a, image);
+            ArrayOracle.assertParityConsistent(
+                    survivors, dataOffset(d.get(0)), a.layout().memberBytesUsed());
+        }
+    }
+
     @Test
     void refusalsWriteNothing() throws Exception {
         List<GrowingDisk> d = disks(3, SMALL);

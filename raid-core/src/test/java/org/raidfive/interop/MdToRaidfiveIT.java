@@ -42,7 +42,8 @@ import org.raidfive.md.Superblock;
  * Linux creates, raidfive opens, and back. In md-vm (two boots side by side) {@code mdadm --create}
  * makes arrays with its default data offset (every layout, several chunks and member counts, with
  * and without --assume-clean, one with an internal bitmap) and md writes them from a data image,
- * through full-stripe and sub-page O_DIRECT writes; one array loses a member (--fail, --remove)
+ * through full-stripe and sub-page O_DIRECT writes; one array is made on half of each member and
+ * grown by {@code mdadm --grow --size=max} first; one array loses a member (--fail, --remove)
  * and is written on degraded; one is written with md's safe mode off and its members copied while
  * md still holds it dirty (what a power cut leaves). Then, on the host:
  * <ol>
@@ -73,7 +74,9 @@ class MdToRaidfiveIT {
         /** filled, then a member failed and removed, then patched: that member is stale */
         STALE,
         /** safe mode off, filled and patched, members copied while md holds the array dirty */
-        DIRTY
+        DIRTY,
+        /** created on half of each member, grown by mdadm --grow --size=max, then filled and patched */
+        GROWN
     }
 
     /**
@@ -91,7 +94,7 @@ class MdToRaidfiveIT {
             new Case("m-la-4k-3", "left-asymmetric", 4, 3, false, Kind.PLAIN, true),
             new Case("m-ra-16k-4", "right-asymmetric", 16, 4, true, Kind.PLAIN, false),
             new Case("m-ls-default-5", "left-symmetric", 0, 5, false, Kind.PLAIN, false),
-            new Case("m-rs-64k-6", "right-symmetric", 64, 6, false, Kind.PLAIN, false),
+            new Case("m-rs-64k-6-grown", "right-symmetric", 64, 6, false, Kind.GROWN, false),
             new Case("m-pf-128k-3", "parity-first", 128, 3, true, Kind.PLAIN, true),
             new Case("m-pl-32k-4", "parity-last", 32, 4, false, Kind.PLAIN, true),
             new Case("m-ls-64k-4-stale", "left-symmetric", 64, 4, true, Kind.STALE, true),
@@ -215,15 +218,19 @@ class MdToRaidfiveIT {
         s.comment(c.name() + ": " + c.kind() + ", " + c.layout() + ", chunk "
                 + (c.chunkKib() == 0 ? "default" : c.chunkKib() + "K") + ", " + c.members() + " members"
                 + (c.assumeClean() ? ", --assume-clean" : ""));
-        s.call(
-                "md_create",
-                c.name(),
-                a.md,
-                c.layout(),
-                c.chunkKib(),
-                c.assumeClean() ? 1 : 0,
-                c.kind() == Kind.BITMAP ? 1 : 0,
-                devs);
+        if (c.kind() == Kind.GROWN) {
+            s.call("md_create_grown", c.name(), a.md, c.layout(), c.chunkKib(), devs);
+        } else {
+            s.call(
+                    "md_create",
+                    c.name(),
+                    a.md,
+                    c.layout(),
+                    c.chunkKib(),
+                    c.assumeClean() ? 1 : 0,
+                    c.kind() == Kind.BITMAP ? 1 : 0,
+                    devs);
+        }
         if (c.kind() == Kind.DIRTY) {
             s.call("md_hold_dirty", c.name(), a.md);
         }
@@ -237,7 +244,7 @@ class MdToRaidfiveIT {
         }
         s.call("md_patch", c.name(), a.md, data, patches);
         s.call("md_sha", c.name(), a.md);
-        if (c.kind() == Kind.PLAIN || c.kind() == Kind.BITMAP) {
+        if (c.kind() == Kind.PLAIN || c.kind() == Kind.BITMAP || c.kind() == Kind.GROWN) {
             s.call("md_check", c.name(), a.md);
         }
         s.call("md_report", c.name(), a.md);
@@ -263,6 +270,10 @@ class MdToRaidfiveIT {
         Map<String, String> r = guest(a);
         String why = why(a);
         assertEquals("0", r.get("create_rc"), why);
+        if (a.c.kind() == Kind.GROWN) {
+            assertEquals("0", r.get("grow_rc"), why);
+            assertTrue(Long.parseLong(r.get("size_before_grow")) < a.size, "md grew the array: " + why);
+        }
         assertEquals(Long.toString(a.size), r.get("size"), "mdadm's array size (from its data offset rule): " + why);
         assertEquals("0", r.get("fill_rc"), why);
         assertEquals("0", r.get("patch_rc"), why);
@@ -327,7 +338,7 @@ class MdToRaidfiveIT {
     @Order(3)
     Stream<DynamicTest> raidfiveAssemblesEachMdArrayReadsWhatMdWroteAndFindsNoMismatch() {
         return arrays.values().stream()
-                .filter(a -> a.c.kind() == Kind.PLAIN || a.c.kind() == Kind.BITMAP)
+                .filter(a -> a.c.kind() == Kind.PLAIN || a.c.kind() == Kind.BITMAP || a.c.kind() == Kind.GROWN)
                 .map(a -> DynamicTest.dynamicTest(a.c.name(), () -> {
                     assertMdWroteIt(a);
                     Map<String, String> r = guest(a);

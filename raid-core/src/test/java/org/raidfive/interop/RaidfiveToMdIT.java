@@ -32,8 +32,8 @@ import org.raidfive.md.Mdadm;
 /**
  * raidfive creates, Linux assembles. Arrays made and written by raidfive on image files (every
  * layout, chunks 4K to 512K, 3 to 6 members; plus one with a hot spare, two whose parity raidfive's
- * initial resync computed over garbage, one degraded and rebuilt by raidfive, one left degraded and
- * one left dirty) are attached to the real kernel in md-vm, two boots of up to 26 images running
+ * initial resync computed over garbage, one degraded and rebuilt by raidfive, one left degraded, one
+ * left dirty, and one grown into the rest of its members by {@code growMemberBytes}) are attached to the real kernel in md-vm, two boots of up to 26 images running
  * side by side with {@code --snapshot} (md changes nothing on them). For each array the guest runs
  * {@code mdadm --assemble}, hashes the whole of {@code /dev/mdN}, runs md's own parity
  * {@code check} and reports mismatch_cnt and md's view of the array.
@@ -58,7 +58,9 @@ class RaidfiveToMdIT {
         /** CLEAN, then a member failed and removed and written degraded; md gets the survivors */
         DEGRADED,
         /** CLEAN but never closed: flushed, members closed under it, so it is marked active on disk */
-        DIRTY
+        DIRTY,
+        /** CLEAN on half of each member, then grown to the whole (raid grow --size max), resynced, written */
+        GROWN
     }
 
     record Case(String name, String layout, int chunkKib, int members, Kind kind) {}
@@ -76,7 +78,7 @@ class RaidfiveToMdIT {
             new Case("la-64k-4-rebuilt", "left-asymmetric", 64, 4, Kind.REBUILT),
             new Case("rs-16k-3-dirty", "right-symmetric", 16, 3, Kind.DIRTY),
             new Case("pf-32k-4-degraded", "parity-first", 32, 4, Kind.DEGRADED),
-            new Case("pl-8k-5", "parity-last", 8, 5, Kind.CLEAN));
+            new Case("pl-8k-5-grown", "parity-last", 8, 5, Kind.GROWN));
 
     /** An array raidfive made, as md will be shown it. */
     record Made(Case c, String md, List<Path> mdMembers, int drives, int spares, String uuid, long size, String sha) {}
@@ -121,6 +123,7 @@ class RaidfiveToMdIT {
                 .name("raidfive:" + c.name())
                 .assumeClean(c.kind() != Kind.RESYNCED)
                 .syncLimits(SyncLimits.UNLIMITED)
+                .memberDataBytes(c.kind() == Kind.GROWN ? MEMBER_BYTES / 2 : 0)
                 .build();
         List<MemberDisk> disks = Workbench.open(paths);
         List<Path> spares = new ArrayList<>();
@@ -151,6 +154,17 @@ class RaidfiveToMdIT {
                 awaitInSync(array, c);
                 ref.scatter(array, 60, 3 * chunk);
                 mdMembers.set(1, fresh);
+                break;
+            }
+            case GROWN: {
+                long before = array.size();
+                assertTrue(array.growMemberBytes(array.maxMemberBytes()), c.name() + ": did not grow");
+                assertTrue(array.awaitSync(Duration.ofMinutes(2)).ended(), c.name() + ": resync did not finish");
+                assertTrue(array.syncProgress().complete(), c.name() + ": resync " + array.syncProgress());
+                assertTrue(array.size() > before * 3 / 2, c.name() + ": " + before + " -> " + array.size());
+                ref = ref.grownTo(array.size());
+                ref.assertHeldBy(array);
+                ref.scatter(array, 60, 3 * chunk);
                 break;
             }
             case DEGRADED: {

@@ -23,6 +23,20 @@ final class Reference {
         this.random = new Random(seed);
     }
 
+    private Reference(byte[] image, Random random) {
+        this.image = image;
+        this.random = random;
+    }
+
+    /**
+     * The reference of the same array after it grew to {@code bytes}: the data kept, the new region
+     * as the members hold it (zeros on fresh image files, parity resynced over them), the same random
+     * stream.
+     */
+    Reference grownTo(long bytes) {
+        return new Reference(java.util.Arrays.copyOf(image, Math.toIntExact(bytes)), random);
+    }
+
     byte[] image() {
         return image;
     }

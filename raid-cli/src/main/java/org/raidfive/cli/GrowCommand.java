@@ -28,7 +28,8 @@ import picocli.CommandLine.Option;
                     + "internal write-intent bitmap where mdadm puts it; resync (or --bitmap none) removes either.",
             "--size max (or SIZE) uses more of each member after the member files or devices grew, as mdadm --grow "
                     + "--size does: the data stays where it is, the array grows by the new stripes, and their parity is "
-                    + "resynced by raid rebuild (or raid serve) as md resyncs them. Refused with a partial parity log "
+                    + "resynced in the foreground (Ctrl-C leaves the rest to raid rebuild or raid serve, as md resumes "
+                    + "from resync_offset). Refused with a partial parity log "
                     + "(as md refuses), below the size in use, or when a member has no room (named).",
             "raidfive does not reshape: adding or removing data members, and changing chunk size or layout, are "
                     + "done with Linux md (mdadm --grow)."

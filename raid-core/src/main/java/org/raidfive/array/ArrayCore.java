@@ -130,7 +130,7 @@ final class ArrayCore {
     }
 
     /** The same geometry over {@code memberBytes} per member; caller has quiesced the array. */
-    Raid5Layout growLayout(long memberBytes) {
+    void growLayout(long memberBytes) {
         Raid5Layout old = layout;
         Raid5Layout grown = new Raid5Layout(old.algorithm(), old.disks(), old.chunkSize(), memberBytes);
         if (grown.stripes() < old.stripes()) {
@@ -138,7 +138,6 @@ final class ArrayCore {
                     + old.memberBytesUsed() + " in use");
         }
         layout = grown;
-        return grown;
     }
 
     /** Refuses I/O once the array has failed. */

@@ -109,7 +109,12 @@ final class Member {
         this.slot = slot;
         this.state = state;
         this.nrPending = PercpuRef.inflightCounter(counterMode);
-        this.dataSizeSectors = (disk.size() - dataOffsetBytes) / 512;
+        this.dataSizeSectors = dataRoomBytes() / 512;
+    }
+
+    /** Bytes the disk holds after the data offset, as it reports its size now (md's data_size, in bytes). */
+    long dataRoomBytes() {
+        return disk.size() - dataOffsetBytes;
     }
 
     /** True when the bytes of the stripe at {@code memberOffset} on this member can be trusted. */

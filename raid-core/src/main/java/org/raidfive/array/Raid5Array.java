@@ -546,7 +546,7 @@ public final class Raid5Array implements AsyncDisk {
     public long maxMemberBytes() {
         long max = Long.MAX_VALUE;
         for (Member m : membership.liveMembers()) {
-            max = Math.min(max, m.disk.size() - m.dataOffsetBytes);
+            max = Math.min(max, m.dataRoomBytes());
         }
         long chunk = core.layout.chunkSize();
         return max / chunk * chunk;
@@ -606,7 +606,7 @@ public final class Raid5Array implements AsyncDisk {
         }
         List<Member> live = membership.liveMembers();
         for (Member m : live) {
-            long room = m.disk.size() - m.dataOffsetBytes;
+            long room = m.dataRoomBytes();
             if (room < target) {
                 throw new ArrayConfigException(m.name() + " has room for " + room + " bytes of data after its data "
                         + "offset, " + (target - room) + " too few for " + target + " per member");
@@ -617,7 +617,7 @@ public final class Raid5Array implements AsyncDisk {
         // First update: each member's data size (md's super_1_rdev_size_change). The array's size is
         // unchanged, so a crash here leaves the array as it was.
         for (Member m : live) {
-            m.dataSizeSectors = (m.disk.size() - m.dataOffsetBytes) / 512;
+            m.dataSizeSectors = m.dataRoomBytes() / 512;
         }
         meta.writeAll();
         // Second update: the new geometry, resynced from the old size. A crash part-way leaves some
@@ -631,12 +631,7 @@ public final class Raid5Array implements AsyncDisk {
             long from = core.resyncOffset;
             core.consistency = ConsistencyPort.RESYNC;
             core.consistency = Assembler.newBitmap(
-                    core,
-                    meta,
-                    (BitmapSuperblock.BYTES + (bitmap.chunks() + 7L) / 8 + 511) / 512,
-                    bitmapChunk,
-                    live,
-                    end -> end > from || degraded);
+                    core, meta, bitmap.areaSectors(), bitmapChunk, live, end -> end > from || degraded);
         }
         meta.writeAll();
         LOG.info(
@@ -652,15 +647,12 @@ public final class Raid5Array implements AsyncDisk {
 
     /**
      * md's {@code md_bitmap_resize} on 1.2 metadata, which records no room for the bitmap: the
-     * sectors the bitmap has now, and its chunk doubled until the bits for {@code memberBytes} fit.
+     * sectors the bitmap has now, its chunk doubled until the bits for {@code memberBytes} fit. mdadm's
+     * {@code min_chunk} count (one bit more than md's) decides the fit, as {@link Assembler#newBitmap}
+     * checks it.
      */
     private static long resizedBitmapChunk(WriteIntentBitmap bitmap, long memberBytes) {
-        long roomBytes = (BitmapSuperblock.BYTES + (bitmap.chunks() + 7L) / 8 + 511) / 512 * 512;
-        long chunk = Math.max(bitmap.chunkBytes(), BitmapSuperblock.minimumChunk(memberBytes / 512, roomBytes / 512));
-        while (BitmapSuperblock.BYTES + (BitmapSuperblock.bitsFor(memberBytes / 512, chunk) + 7) / 8 > roomBytes) {
-            chunk *= 2;
-        }
-        return chunk;
+        return Math.max(bitmap.chunkBytes(), BitmapSuperblock.minimumChunk(memberBytes / 512, bitmap.areaSectors()));
     }
 
     /**

@@ -125,6 +125,11 @@ final class WriteIntentBitmap implements ConsistencyPort {
         return 1L << chunkShift;
     }
 
+    /** Sectors the bitmap takes on a member: its superblock and its bits. */
+    long areaSectors() {
+        return sb.areaSectors();
+    }
+
     long eventsCleared() {
         return eventsCleared;
     }

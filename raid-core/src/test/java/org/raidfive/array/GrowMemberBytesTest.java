@@ -119,9 +119,7 @@ class GrowMemberBytesTest {
     }
 
     private static long dataOffset(GrowingDisk d) throws Exception {
-        ByteBuffer b = ByteBuffer.allocate(4096);
-        d.inner().read(Superblock.SUPERBLOCK_OFFSET, b, 0, 4096);
-        return Superblock.decode(b, d.name()).dataOffset() * 512;
+        return superblock(d).dataOffset() * 512;
     }
 
     private static Superblock superblock(GrowingDisk d) throws Exception {

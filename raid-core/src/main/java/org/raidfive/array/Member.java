@@ -279,6 +279,11 @@ final class Member {
                 : null;
     }
 
+    /** True when this member's disk keeps its bytes in memory the engine addresses in place ({@link DirectAccessDisk}). */
+    boolean inMemory() {
+        return disk instanceof DirectAccessDisk;
+    }
+
     /** Index in {@link #direct}'s buffer of the byte at {@code memberOffset}. */
     int directIndex(long memberOffset) {
         return ((DirectAccessDisk) disk).directIndex(dataOffsetBytes + memberOffset);

@@ -455,7 +455,11 @@ final class StripeOp implements AutoCloseable {
     /**
      * The plan, as md's {@code handle_stripe_dirtying} chooses: read-modify-write needs
      * {@code written + 1} reads (old data and old parity), reconstruct-write {@code dataDisks - written}
-     * (the data not written); ties go to reconstruct-write. A plan that would read an unreadable
+     * (the data not written); ties go to reconstruct-write, except on a parity member in memory
+     * (direct access), where they go to read-modify-write as md's {@code rmw_level} 2
+     * ({@code PARITY_PREFER_RMW}) sends them: the reads cost no I/O there, and read-modify-write
+     * touches two members' pages where reconstruct-write touches every member's (a 4 KiB write on
+     * four members: two cache-cold pages instead of four). A plan that would read an unreadable
      * member is not eligible, which is how degraded writes fall out: a failed data member that is
      * written is folded into parity by reconstruct-write; a failed one that is not written forces
      * read-modify-write; a failed parity member means the data is written alone.
@@ -489,7 +493,7 @@ final class StripeOp implements AutoCloseable {
             // Parity here may not match yet: recompute it from all data rather than update it.
             return Plan.RECONSTRUCT_WRITE;
         }
-        if (rmwPossible && (!rcwPossible || rmwReads < rcwReads)) {
+        if (rmwPossible && (!rcwPossible || rmwReads < rcwReads || (rmwReads == rcwReads && parity.inMemory()))) {
             return Plan.READ_MODIFY_WRITE;
         }
         // At most one slot is unreadable and parity is readable, so at most one data member is out:

@@ -541,11 +541,17 @@ public final class Raid5Array implements AsyncDisk {
     /**
      * The most each member can hold for the array as its disk reports its size now (md's {@code
      * --size max}): the smallest data area of the members not faulty, spares included, rounded down to
-     * the chunk. Larger than {@link Raid5Layout#memberBytesUsed()} once the member disks grew.
+     * the chunk. Larger than {@link Raid5Layout#memberBytesUsed()} once the member disks grew: each
+     * member's disk is asked for its size first ({@link MemberDisk#refreshSize}), so files extended
+     * under an open array count.
+     *
+     * @throws IOException if a member's disk cannot tell its size
      */
-    public long maxMemberBytes() {
+    public long maxMemberBytes() throws IOException {
+        checkOpen();
         long max = Long.MAX_VALUE;
         for (Member m : membership.liveMembers()) {
+            m.disk.refreshSize();
             max = Math.min(max, m.dataRoomBytes());
         }
         long chunk = core.layout.chunkSize();
@@ -554,7 +560,8 @@ public final class Raid5Array implements AsyncDisk {
 
     /**
      * Grows the space the array uses on each member to {@code memberBytes} (rounded down to the chunk)
-     * after the member disks grew, as {@code mdadm --grow --size} and md's {@code raid5_resize} do:
+     * after the member disks grew (files extended under the open array included: each disk is asked
+     * for its size again), as {@code mdadm --grow --size} and md's {@code raid5_resize} do:
      * the stripes the array has keep their place, new ones follow, and {@link #size()} grows by the
      * new stripes' data. Quiesced, in two superblock updates on every live member, each safe to be
      * cut short by a crash: first each member's data size (its disk's room), then the array's size
@@ -606,6 +613,7 @@ public final class Raid5Array implements AsyncDisk {
         }
         List<Member> live = membership.liveMembers();
         for (Member m : live) {
+            m.disk.refreshSize(); // a file extended under the open array
             long room = m.dataRoomBytes();
             if (room < target) {
                 throw new ArrayConfigException(m.name() + " has room for " + room + " bytes of data after its data "

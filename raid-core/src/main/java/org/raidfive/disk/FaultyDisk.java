@@ -200,6 +200,11 @@ public final class FaultyDisk implements AsyncDisk {
     }
 
     @Override
+    public long refreshSize() throws IOException {
+        return inner.refreshSize();
+    }
+
+    @Override
     public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
         before("read", position, length);
         reads.incrementAndGet();

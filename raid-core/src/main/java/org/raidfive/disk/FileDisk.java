@@ -46,7 +46,9 @@ public final class FileDisk implements AsyncDisk {
     private final Path path;
     private final OpenFiles.Entry entry;
     private final FileChannel channel;
-    private final long size;
+    /** Grows only, in {@link #refreshSize}; every range check reads it once. */
+    private volatile long size;
+
     private final boolean direct;
     private final boolean readOnly;
     private final boolean regular;
@@ -233,6 +235,17 @@ public final class FileDisk implements AsyncDisk {
         return size;
     }
 
+    /** Asks the file system (or, for a block device, sysfs) for the size now; takes it when larger. */
+    @Override
+    public synchronized long refreshSize() throws IOException {
+        checkOpen();
+        long now = sizeOf(path, channel);
+        if (now > size) {
+            size = now;
+        }
+        return size;
+    }
+
     /**
      * Claims the file for {@code holder}: refused when another array holds it, in this process or
      * another (an exclusive claim needs a disk opened for writing).
@@ -264,6 +277,7 @@ public final class FileDisk implements AsyncDisk {
         if (readOnly) {
             throw new IOException(name() + ": opened read-only; refusing to write " + length + " bytes at " + position);
         }
+        long size = this.size;
         DiskRanges.check(this, size, position, length);
         checkOpen();
         if (regular) {

@@ -30,6 +30,11 @@ public abstract class ForwardingDisk implements MemberDisk {
     }
 
     @Override
+    public long refreshSize() throws IOException {
+        return inner.refreshSize();
+    }
+
+    @Override
     public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
         inner.read(position, dst, dstOffset, length);
     }

@@ -18,8 +18,22 @@ import java.nio.ByteBuffer;
  */
 public interface MemberDisk extends AutoCloseable {
 
-    /** Size in bytes. Fixed for the life of the object. */
+    /**
+     * Size in bytes, as last learned: fixed for the life of the object unless {@link #refreshSize}
+     * finds that the storage beneath grew.
+     */
     long size();
+
+    /**
+     * Asks the storage for its size now and returns {@link #size()} after: a disk whose storage can
+     * grow under it (a file extended, a block device resized) takes the larger size from here on, so
+     * an open array can use the room ({@code Raid5Array.growMemberBytes}). The size never shrinks
+     * here: storage found smaller keeps the size it had, and I/O past its end fails as before. The
+     * default learns nothing (memory, NBD exports, whose size the handshake fixed).
+     */
+    default long refreshSize() throws IOException {
+        return size();
+    }
 
     /**
      * Reads {@code length} bytes at {@code position} into {@code dst[dstOffset, dstOffset+length)}.

@@ -8,14 +8,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.raidfive.disk.FileDisk;
 import org.raidfive.disk.ForwardingDisk;
 import org.raidfive.disk.MemoryDisk;
 import org.raidfive.md.Superblock;
@@ -173,6 +177,59 @@ class GrowMemberBytesTest {
             ArrayOracle.assertArrayHolds(a, image);
         }
         ArrayOracle.assertParityConsistent(d, dataOffset(d.get(0)), image.length / 3);
+    }
+
+    /**
+     * Files extended while the array over them is open: the array asks its members for their size
+     * again and grows online, without being stopped, as md grows into a resized device. Checked on
+     * the files after a fresh assembly: every byte against the image, md's sizes in the superblocks,
+     * parity recomputed from the members.
+     */
+    @Test
+    void anOpenArrayGrowsIntoFilesExtendedUnderIt(@TempDir Path dir) throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("GrowMemberBytesTest files seed " + seed);
+        Random rnd = new Random(seed);
+        List<Path> paths = new ArrayList<>();
+        List<FileDisk> files = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            Path p = dir.resolve("m" + i);
+            paths.add(p);
+            files.add(FileDisk.createOrExtend(p, SMALL, false));
+        }
+        byte[] image;
+        long max;
+        try (Raid5Array a = Raid5Array.create(spec(ConsistencyPolicy.RESYNC), files)) {
+            awaitSyncDone(a);
+            image = fill(a, 0, rnd);
+            long used = a.layout().memberBytesUsed();
+            for (Path p : paths) {
+                try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
+                    f.setLength(LARGE);
+                }
+            }
+            max = a.maxMemberBytes();
+            assertTrue(max > used, "the array sees the room the files gained: " + max + " > " + used);
+            assertTrue(a.growMemberBytes(max));
+            assertEquals(max * 3, a.size());
+            awaitSyncDone(a);
+            image = concat(image, fill(a, image.length, rnd));
+        }
+        List<FileDisk> again = new ArrayList<>();
+        for (Path p : paths) {
+            again.add(FileDisk.open(p));
+        }
+        try (Raid5Array a = Raid5Array.assemble(again)) { // closes the files
+            assertEquals(max * 3, a.size());
+            ArrayOracle.assertArrayHolds(a, image);
+            long dataOffset = a.core.table.slots[0].dataOffsetBytes;
+            ByteBuffer b = ByteBuffer.allocate(4096);
+            again.get(0).read(Superblock.SUPERBLOCK_OFFSET, b, 0, 4096);
+            Superblock sb = Superblock.decode(b, "m0");
+            assertEquals(max / 512, sb.size(), "m0's size");
+            assertEquals((LARGE - dataOffset) / 512, sb.dataSize(), "m0's data size");
+            ArrayOracle.assertParityConsistent(again, dataOffset, max);
+        }
     }
 
     /**

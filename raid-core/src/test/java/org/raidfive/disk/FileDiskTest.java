@@ -90,6 +90,29 @@ class FileDiskTest extends MemberDiskContract {
     }
 
     @Test
+    void refreshSizeTakesTheRoomAFileGainedAndNeverShrinks() throws Exception {
+        Path p = dir.resolve("growing");
+        try (FileDisk d = FileDisk.createOrExtend(p, 1 << 20, false)) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(4096);
+            assertThrows(java.io.EOFException.class, () -> d.write(3 << 19, b, 0, 4096), "past the end as opened");
+            try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(p.toFile(), "rw")) {
+                f.setLength(2 << 20); // someone extends the member
+            }
+            assertEquals(1 << 20, d.size(), "the size as learned until asked again");
+            assertEquals(2 << 20, d.refreshSize());
+            assertEquals(2 << 20, d.size());
+            d.write(3 << 19, b, 0, 4096); // the new room takes writes
+            try (java.nio.channels.FileChannel c =
+                    java.nio.channels.FileChannel.open(p, java.nio.file.StandardOpenOption.WRITE)) {
+                c.truncate(1 << 19);
+            }
+            assertEquals(2 << 20, d.refreshSize(), "a smaller file leaves the size as it was");
+            IOException e = assertThrows(IOException.class, () -> d.write(3 << 19, b, 0, 4096));
+            assertTrue(e.getMessage().contains("shrank"), e.getMessage());
+        }
+    }
+
+    @Test
     void whatIsNotAFileOrBlockDeviceIsRefusedAtOnce() throws Exception {
         Path fifo = dir.resolve("pipe");
         assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());

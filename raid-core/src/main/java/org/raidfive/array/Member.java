@@ -274,7 +274,7 @@ final class Member {
      * use with {@code nrPending.get()}/{@code put()} like any other I/O on the member.
      */
     ByteBuffer direct(long memberOffset, int length) throws IOException {
-        return disk instanceof DirectAccessDisk && badBlocks.isEmpty()
+        return inMemory() && badBlocks.isEmpty()
                 ? ((DirectAccessDisk) disk).directBuffer(dataOffsetBytes + memberOffset, length)
                 : null;
     }

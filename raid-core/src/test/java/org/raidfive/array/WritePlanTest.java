@@ -75,11 +75,7 @@ class WritePlanTest {
             value = ConsistencyPolicy.class,
             names = {"RESYNC", "PPL"})
     void aTiedSmallWriteOnMemoryMembersLeavesTheOtherDataMembersAlone(ConsistencyPolicy policy) throws Exception {
-        List<Counted> disks = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
-            disks.add(new CountedInMemory(new MemoryDisk(MEMBER)));
-        }
-        int[] touched = smallWriteTouches(disks, policy);
+        int[] touched = smallWriteTouches(true, policy);
         // Left-symmetric stripe 0: data index 0 on slot 0, 1 and 2 on slots 1 and 2, parity on slot 3.
         assertEquals(0, touched[1], "data member 1 (not written) was touched: " + describe(touched));
         assertEquals(0, touched[2], "data member 2 (not written) was touched: " + describe(touched));
@@ -93,17 +89,18 @@ class WritePlanTest {
             value = ConsistencyPolicy.class,
             names = {"RESYNC", "PPL"})
     void aTiedSmallWriteOnOtherMembersReadsTheDataItLeavesAlone(ConsistencyPolicy policy) throws Exception {
-        List<Counted> disks = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
-            disks.add(new Counted(new MemoryDisk(MEMBER)));
-        }
-        int[] touched = smallWriteTouches(disks, policy);
+        int[] touched = smallWriteTouches(false, policy);
         assertEquals(1, touched[1], "reconstruct-write reads data member 1 once: " + describe(touched));
         assertEquals(1, touched[2], "reconstruct-write reads data member 2 once: " + describe(touched));
     }
 
-    /** Accesses to each member by one 4 KiB write at array offset 8 KiB; the array then holds the image, parity whole. */
-    private static int[] smallWriteTouches(List<Counted> disks, ConsistencyPolicy policy) throws Exception {
+    /** Accesses to each of four members (in memory, or without direct access) by one 4 KiB write at array offset 8 KiB; the array then holds the image, parity whole. */
+    private static int[] smallWriteTouches(boolean inMemory, ConsistencyPolicy policy) throws Exception {
+        List<Counted> disks = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            MemoryDisk memory = new MemoryDisk(MEMBER);
+            disks.add(inMemory ? new CountedInMemory(memory) : new Counted(memory));
+        }
         try (Raid5Array array = Raid5Array.create(
                 ArraySpec.builder()
                         .chunkSize(CHUNK)

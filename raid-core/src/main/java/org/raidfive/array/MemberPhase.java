@@ -110,7 +110,7 @@ final class MemberPhase implements IoCallback {
             start(tag, buffer, off);
             return;
         }
-        if (runSerially && m.async.runsOnIoThreads()) {
+        if (runSerially && m.async.handsOffLocalIo()) {
             heldBuffers[tag] = buffer;
             heldOffsets[tag] = off;
             serial[serialCount++] = tag;

@@ -160,8 +160,10 @@ public final class Raid5Array implements AsyncDisk {
      * Completion-based read: a read inside one chunk on a healthy member goes straight to that
      * member's own completion-based I/O (no thread is held while it is in flight, so a queue depth
      * of 64 is 64 member reads in flight); anything else (several chunks, a degraded stripe, a read
-     * error to correct) runs the blocking path on the shared I/O threads. The callback runs on an
-     * I/O thread, or inline for memory members.
+     * error to correct) runs the blocking path on the shared I/O threads, and so does any read while
+     * a reconfiguration waits for the array (this call never blocks). The callback runs on an I/O
+     * thread (the io_uring's loop for files, {@link org.raidfive.disk.IoBackend}), or inline for
+     * memory members.
      */
     @Override
     public void readAsync(long offset, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
@@ -175,7 +177,14 @@ public final class Raid5Array implements AsyncDisk {
             callback.ioDone(tag, new IOException(e.getMessage(), e));
             return;
         }
-        core.config.readLock();
+        // Never wait here: this is often a completion's thread (the io_uring's loop, an NBD reader)
+        // chaining the next read, and the writer a wait would be for may itself be waiting for
+        // reads that only this thread can complete. A pending writer sends the read to the blocking
+        // path, which waits on an I/O thread.
+        if (!core.config.tryReadLock()) {
+            blockingAsync.readAsync(offset, dst, dstOffset, length, callback, tag);
+            return;
+        }
         boolean handedOver = false;
         try {
             if (!closed && core.failure == null) {

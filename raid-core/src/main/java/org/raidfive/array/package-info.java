@@ -45,8 +45,9 @@
  *
  * <p>Member I/O: memory members complete inline (and are used in place: parity is computed
  * straight into the parity member's memory); NBD members are pipelined on their connection; files
- * run on a pool of I/O threads that grows to the I/O in flight, and a stripe makes its file
- * calls itself once that pool is saturated. Counters keep md's roles: {@code nr_pending} per member
+ * go to the process's io_uring, or where it is refused run on a pool of I/O threads that grows to
+ * the I/O in flight ({@link org.raidfive.disk.IoBackend}), and a stripe makes its file calls itself
+ * once that pool is saturated. Counters keep md's roles: {@code nr_pending} per member
  * around every member I/O, {@code activeAlignedReads} around reads that bypass the stripe locks.
  *
  * <p>Errors. Everything that can go wrong with storage or a request is an {@link java.io.IOException},

@@ -29,11 +29,12 @@ public interface AsyncDisk extends MemberDisk {
     }
 
     /**
-     * True if this disk's completion-based I/O is its blocking calls run on {@link IoThreads} (files,
-     * disks without completion-based I/O of their own): each one costs a thread hand-off, which a
-     * caller may spare by making the blocking call itself when the pool is {@link IoThreads#saturated}.
+     * True if this disk's completion-based I/O hands local storage I/O (files, block devices) to
+     * another thread, the shared {@link IoThreads} or the io_uring's loop ({@link IoBackend}), and
+     * completes there: each one costs a thread hand-off, which a caller may spare by making the
+     * blocking call itself when the pool is {@link IoThreads#saturated}.
      */
-    default boolean runsOnIoThreads() {
+    default boolean handsOffLocalIo() {
         return false;
     }
 

@@ -56,6 +56,32 @@ final class BlockDevices {
         }
     }
 
+    /**
+     * A plain descriptor of {@code path} with the given {@code open(2)} flags (never {@code O_CREAT}
+     * or {@code O_TRUNC}: a member is opened as it is), for I/O the kernel does by descriptor
+     * ({@link RingIo}); -1 when JNA is not there or the open fails.
+     */
+    static int openDescriptor(Path path, int flags) {
+        if (LIBC == null) {
+            return -1;
+        }
+        try {
+            return LIBC.open(path.toString(), flags | O_CLOEXEC);
+        } catch (LastErrorException e) {
+            LOG.debug("{}: open(2) for io_uring failed, errno {}", path, e.getErrorCode());
+            return -1;
+        }
+    }
+
+    /** Closes a descriptor from {@link #openDescriptor}. */
+    static void closeDescriptor(int fd) {
+        try {
+            LIBC.close(fd);
+        } catch (LastErrorException e) {
+            // the descriptor is gone either way
+        }
+    }
+
     /** The device number of {@code path} when it is a block device, else -1. */
     static long deviceNumber(Path path) {
         try {

@@ -24,7 +24,7 @@ final class BlockingAsyncDisk extends ForwardingDisk implements AsyncDisk {
     }
 
     @Override
-    public boolean runsOnIoThreads() {
+    public boolean handsOffLocalIo() {
         return true;
     }
 

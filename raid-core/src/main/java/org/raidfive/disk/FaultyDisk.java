@@ -285,7 +285,7 @@ public final class FaultyDisk implements AsyncDisk {
     }
 
     @Override
-    public boolean runsOnIoThreads() {
+    public boolean handsOffLocalIo() {
         return true;
     }
 }

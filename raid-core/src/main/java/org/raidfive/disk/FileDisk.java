@@ -15,6 +15,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A member stored in a regular file or a block device, through {@link FileChannel} positional I/O
@@ -38,6 +41,13 @@ import java.util.List;
  * open of a claimed file cannot drop the first one's lock. A block device is known by its device
  * number, and an exclusive claim of one also holds the kernel's exclusive claim ({@code O_EXCL}, as
  * md and mkfs take it), which no other node of the same device gets past.
+ *
+ * <p>Completion-based I/O ({@link AsyncDisk}) goes to the process's io_uring where
+ * {@link IoBackend} chose it: through a plain descriptor of the file that lives exactly as long as
+ * the channel (opened without {@code O_TRUNC}, checked to be the same file). Buffers the ring cannot
+ * take (heap buffers, and under O_DIRECT unaligned addresses), zero-length or refused requests (their
+ * error is the blocking call's) and I/O beyond the ring's capacity run the blocking calls on
+ * {@link IoThreads}. Closing waits for this disk's ring I/O in flight and their callbacks.
  */
 public final class FileDisk implements AsyncDisk {
     /** Offsets, lengths and buffer addresses of O_DIRECT I/O are multiples of this. */
@@ -54,8 +64,22 @@ public final class FileDisk implements AsyncDisk {
     private final boolean regular;
     private final ThreadLocal<ByteBuffer> bounce;
     private volatile boolean closed;
+    /** The process's io_uring, or null when this disk's completion-based I/O runs on {@link IoThreads}. */
+    private final RingIo ring;
+    /** The descriptor ring I/O uses, or -1. */
+    private final int ringFd;
+    /** Ring I/Os of this disk submitted and not yet completed; close waits for zero. */
+    private final AtomicInteger ringInFlight = new AtomicInteger();
 
-    private FileDisk(Path path, OpenFiles.Opened opened, long size, boolean direct, boolean readOnly, boolean regular) {
+    // include/uapi/asm-generic/fcntl.h, x86_64 (io_uring is used on x86_64 only)
+    private static final int O_RDONLY = 0;
+    private static final int O_RDWR = 2;
+    private static final int O_DIRECT = 040000;
+    private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(60);
+
+    private FileDisk(Path path, OpenFiles.Opened opened, long size, boolean direct, boolean readOnly, boolean regular)
+            throws IOException {
+        RingIo.checkPinned();
         this.readOnly = readOnly;
         this.path = path;
         this.entry = opened.entry();
@@ -64,6 +88,12 @@ public final class FileDisk implements AsyncDisk {
         this.direct = direct;
         this.regular = regular;
         this.bounce = direct ? ThreadLocal.withInitial(() -> AlignedBuffers.allocate(1 << 20)) : null;
+        RingIo shared = RingIo.shared();
+        int fd = shared == null
+                ? -1
+                : entry.descriptor(mode(direct, readOnly), readOnly ? O_RDONLY : direct ? O_RDWR | O_DIRECT : O_RDWR);
+        this.ring = fd >= 0 ? shared : null;
+        this.ringFd = fd;
     }
 
     /** Opens an existing file or block device for reading and writing. */
@@ -367,7 +397,28 @@ public final class FileDisk implements AsyncDisk {
             return;
         }
         closed = true;
+        awaitRingIo();
         entry.release();
+    }
+
+    /**
+     * Waits for this disk's ring I/O in flight: the descriptor must not close (and its number be
+     * reused) under a request not yet submitted to the kernel. Not on the ring's own thread, which
+     * is the one that would complete them.
+     */
+    private void awaitRingIo() {
+        if (ring == null || ring.onLoopThread()) {
+            return;
+        }
+        long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
+        while (ringInFlight.get() > 0 && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(100_000);
+        }
+    }
+
+    /** A ring I/O of this disk ended and its callback returned (called by {@link RingIo}). */
+    void ringIoEnded() {
+        ringInFlight.decrementAndGet();
     }
 
     @Override
@@ -375,26 +426,84 @@ public final class FileDisk implements AsyncDisk {
         return "file " + path + " (" + size + " bytes" + (direct ? ", O_DIRECT" : "") + ")";
     }
 
-    // Completion-based I/O: the blocking pread/pwrite on the shared I/O threads, as many at once as
-    // are in flight, so the device sees the queue depth the array is given.
+    // Completion-based I/O: on the io_uring when there is one and it can take the request, else the
+    // blocking pread/pwrite on the shared I/O threads, as many at once as are in flight.
 
     @Override
     public void readAsync(long position, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
+        if (ring != null
+                && !dst.isReadOnly()
+                && ringTakes(position, dst, dstOffset, length)
+                && toRing(RingIo.OP_READ, position, dst, dstOffset, length, callback, tag)) {
+            return;
+        }
         IoThreads.SHARED.submit(this, IoThreads.Op.READ, position, dst, dstOffset, length, callback, tag);
     }
 
     @Override
     public void writeAsync(long position, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag) {
+        if (ring != null
+                && !readOnly
+                && ringTakes(position, src, srcOffset, length)
+                && !shrank()
+                && toRing(RingIo.OP_WRITE, position, src, srcOffset, length, callback, tag)) {
+            return;
+        }
         IoThreads.SHARED.submit(this, IoThreads.Op.WRITE, position, src, srcOffset, length, callback, tag);
     }
 
     @Override
-    public boolean runsOnIoThreads() {
-        return true;
+    public void flushAsync(IoCallback callback, int tag) {
+        if (ring != null && !readOnly && !closed && toRing(RingIo.OP_FSYNC, 0, null, 0, 0, callback, tag)) {
+            return;
+        }
+        IoThreads.SHARED.submit(this, IoThreads.Op.FLUSH, 0, null, 0, 0, callback, tag);
     }
 
+    /**
+     * True when the ring can run this transfer exactly as the blocking call would: open, inside the
+     * disk, not empty, inside the buffer's capacity, a direct buffer, and under O_DIRECT aligned. The
+     * kernel writes a read's bytes at the buffer's address, so the bounds are checked here, not by
+     * the buffer. Anything else goes to the blocking call, which refuses it with its own error.
+     */
+    private boolean ringTakes(long position, ByteBuffer buffer, int offset, int length) {
+        return !closed
+                && length > 0
+                && position >= 0
+                && position <= size - length
+                && offset >= 0
+                && offset <= buffer.capacity() - length
+                && buffer.isDirect()
+                && (!direct
+                        || ((position | length) % DIRECT_ALIGNMENT == 0
+                                && buffer.alignmentOffset(offset, DIRECT_ALIGNMENT) == 0));
+    }
+
+    /** As the blocking write's check: a regular file smaller than the disk's size (the write then refuses). */
+    private boolean shrank() {
+        if (!regular) {
+            return false;
+        }
+        try {
+            return channel.size() < size;
+        } catch (IOException e) {
+            return true; // the blocking call reports it
+        }
+    }
+
+    private boolean toRing(
+            byte op, long position, ByteBuffer buffer, int offset, int length, IoCallback callback, int tag) {
+        ringInFlight.incrementAndGet();
+        if (ring.submit(this, ringFd, op, position, buffer, offset, length, callback, tag)) {
+            return true;
+        }
+        ringInFlight.decrementAndGet(); // every request in flight: this one runs on the I/O threads
+        return false;
+    }
+
+    /** Always: on the ring, an I/O completes on its loop thread, which then wakes the waiter. */
     @Override
-    public void flushAsync(IoCallback callback, int tag) {
-        IoThreads.SHARED.submit(this, IoThreads.Op.FLUSH, 0, null, 0, 0, callback, tag);
+    public boolean handsOffLocalIo() {
+        return true;
     }
 }

@@ -37,7 +37,7 @@ public abstract class ForwardingAsyncDisk extends ForwardingDisk implements Asyn
     }
 
     @Override
-    public boolean runsOnIoThreads() {
-        return async.runsOnIoThreads();
+    public boolean handsOffLocalIo() {
+        return async.handsOffLocalIo();
     }
 }

@@ -47,6 +47,14 @@ final class OpenFiles {
         private DiskClaim kernelClaim;
 
         private final Map<String, FileChannel> channels = new HashMap<>();
+        /**
+         * Plain descriptors by mode for io_uring ({@link RingIo}), opened on first use and closed
+         * with the channels. They live exactly as long as the channels because the OS lock of a
+         * claim is a POSIX record lock, which closing any descriptor of the file in this process
+         * drops: one closed early would silently give the member away.
+         */
+        private final Map<String, Integer> descriptors = new HashMap<>();
+
         private int users;
         private String exclusiveHolder;
         private int sharedHolders;
@@ -167,6 +175,41 @@ final class OpenFiles {
                 }
             }
             channels.clear();
+            for (int fd : descriptors.values()) {
+                BlockDevices.closeDescriptor(fd);
+            }
+            descriptors.clear();
+        }
+
+        /**
+         * This process's plain descriptor of the file for {@code mode} (opened with {@code flags}
+         * the first time), or -1 when it cannot be had; closed when the last user releases the file.
+         */
+        int descriptor(String mode, int flags) {
+            synchronized (TABLE) {
+                Integer fd = descriptors.get(mode);
+                if (fd == null) {
+                    fd = BlockDevices.openDescriptor(path, flags);
+                    if (fd >= 0 && !sameStorage(fd)) {
+                        BlockDevices.closeDescriptor(fd); // the path names another file now
+                        fd = -1;
+                    }
+                    if (fd >= 0) {
+                        descriptors.put(mode, fd);
+                    }
+                }
+                return fd;
+            }
+        }
+
+        /** True when descriptor {@code fd} is this entry's file (by what the kernel opened, not by path). */
+        private boolean sameStorage(int fd) {
+            Path opened = Path.of("/proc/self/fd/" + fd);
+            try {
+                return keyOf(opened, BlockDevices.deviceNumber(opened)).equals(key);
+            } catch (IOException | RuntimeException e) {
+                return false;
+            }
         }
 
         void release() {

@@ -1,0 +1,308 @@
+package org.raidfive.disk;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.netty.channel.uring.IoUring;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * File members on the backend {@link IoBackend} chose: io_uring where netty's own probe says it
+ * runs, unless pinned to the threads ({@code -Draidfive.io.backend=threads}, as CI's second pass
+ * runs the suite). The file's contents are checked with a plain {@link RandomAccessFile}, never
+ * through the disk under test.
+ */
+@Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class RingIoTest {
+    private static final int BLOCK = 4096;
+
+    @TempDir
+    Path dir;
+
+    private static boolean ringExpected() {
+        return IoBackend.pinned() != IoBackend.IO_THREADS && IoUring.isAvailable();
+    }
+
+    @Test
+    void theBackendIsIoUringWhereItRunsAndThreadsWhenPinned() {
+        assertEquals(
+                ringExpected() ? IoBackend.IO_URING : IoBackend.IO_THREADS, IoBackend.active(), IoBackend.describe());
+        assertTrue(IoBackend.describe().startsWith("member I/O: "), IoBackend.describe());
+    }
+
+    /**
+     * Chains of completion-based writes and reads (each callback starts the next I/O of its chain,
+     * as a queue depth does), 64 chains over two O_DIRECT files: every byte lands as in a flat image,
+     * and on the ring every callback runs on its loop thread (no I/O thread took part).
+     */
+    @Test
+    void chainedIoOnTwoFilesMatchesAFlatImage() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("RingIoTest seed " + seed);
+        Random random = new Random(seed);
+        int blocks = 512;
+        Path[] paths = {dir.resolve("a.img"), dir.resolve("b.img")};
+        FileDisk[] disks = new FileDisk[2];
+        byte[][] image = new byte[2][blocks * BLOCK];
+        for (int i = 0; i < 2; i++) {
+            disks[i] = FileDisk.createOrExtend(paths[i], (long) blocks * BLOCK, true);
+            random.nextBytes(image[i]);
+        }
+        ConcurrentHashMap<String, Boolean> threads = new ConcurrentHashMap<>();
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        int chains = 64;
+        CountDownLatch done = new CountDownLatch(chains);
+        for (int c = 0; c < chains; c++) {
+            new Chain(c, disks, image, blocks, threads, errors, done).next();
+        }
+        assertTrue(done.await(60, TimeUnit.SECONDS), "every chain finished");
+        assertTrue(errors.isEmpty(), "errors: " + errors);
+        if (ringExpected()) {
+            assertEquals(1, threads.size(), "callbacks ran on " + threads.keySet());
+            assertTrue(
+                    threads.keySet().iterator().next().startsWith("member-io-uring"),
+                    threads.keySet().toString());
+        }
+        for (FileDisk d : disks) {
+            d.close();
+        }
+        for (int i = 0; i < 2; i++) {
+            byte[] onDisk = new byte[blocks * BLOCK];
+            try (RandomAccessFile f = new RandomAccessFile(paths[i].toFile(), "r")) {
+                f.readFully(onDisk);
+            }
+            assertArrayEquals(image[i], onDisk, "file " + i + " against the flat image");
+        }
+    }
+
+    /** Each chain writes its own blocks (chain c owns blocks b with b % 64 == c), then reads them back. */
+    private static final class Chain implements IoCallback {
+        final int id;
+        final FileDisk[] disks;
+        final byte[][] image;
+        final int blocks;
+        final ConcurrentHashMap<String, Boolean> threads;
+        final ConcurrentLinkedQueue<Throwable> errors;
+        final CountDownLatch done;
+        final ByteBuffer buffer = ByteBuffer.allocateDirect(2 * BLOCK).alignedSlice(BLOCK);
+        int step;
+        int block;
+        int disk;
+
+        Chain(
+                int id,
+                FileDisk[] disks,
+                byte[][] image,
+                int blocks,
+                ConcurrentHashMap<String, Boolean> threads,
+                ConcurrentLinkedQueue<Throwable> errors,
+                CountDownLatch done) {
+            this.id = id;
+            this.disks = disks;
+            this.image = image;
+            this.blocks = blocks;
+            this.threads = threads;
+            this.errors = errors;
+            this.done = done;
+        }
+
+        /** Steps: write every owned block of both disks, then read each back and compare. */
+        void next() {
+            int perDisk = blocks / 64;
+            int writes = 2 * perDisk;
+            if (step >= 2 * writes) {
+                done.countDown();
+                return;
+            }
+            int i = step % writes;
+            disk = i / perDisk;
+            block = (i % perDisk) * 64 + id;
+            if (step < writes) {
+                buffer.put(0, image[disk], block * BLOCK, BLOCK);
+                disks[disk].writeAsync((long) block * BLOCK, buffer, 0, BLOCK, this, 0);
+            } else {
+                disks[disk].readAsync((long) block * BLOCK, buffer, 0, BLOCK, this, 1);
+            }
+        }
+
+        @Override
+        public void ioDone(int tag, IOException error) {
+            threads.put(Thread.currentThread().getName(), true);
+            if (error != null) {
+                errors.add(error);
+                done.countDown();
+                return;
+            }
+            if (tag == 1) {
+                byte[] got = new byte[BLOCK];
+                buffer.get(0, got);
+                byte[] want = java.util.Arrays.copyOfRange(image[disk], block * BLOCK, (block + 1) * BLOCK);
+                if (!java.util.Arrays.equals(want, got)) {
+                    errors.add(new AssertionError(
+                            "chain " + id + ": disk " + disk + " block " + block + " read back wrong"));
+                    done.countDown();
+                    return;
+                }
+            }
+            step++;
+            next();
+        }
+    }
+
+    /**
+     * A file truncated under its disk: in one batch, the reads past the new end fail with
+     * EOFException, and only they; the reads before it and those of another file complete with the
+     * right bytes.
+     */
+    @Test
+    void aReadPastAShrunkFileFailsAloneInItsBatch() throws Exception {
+        int blocks = 64;
+        Path shrunk = dir.resolve("shrunk.img");
+        Path whole = dir.resolve("whole.img");
+        byte[] content = new byte[blocks * BLOCK];
+        new Random(5).nextBytes(content);
+        Files.write(shrunk, content);
+        Files.write(whole, content);
+        try (FileDisk a = FileDisk.open(shrunk, true);
+                FileDisk b = FileDisk.open(whole, true);
+                RandomAccessFile f = new RandomAccessFile(shrunk.toFile(), "rw")) {
+            f.setLength((long) (blocks / 2) * BLOCK);
+            List<CompletableFuture<IOException>> outcomes = new ArrayList<>();
+            List<ByteBuffer> buffers = new ArrayList<>();
+            for (int i = 0; i < 2 * blocks; i++) {
+                FileDisk d = i % 2 == 0 ? a : b;
+                int blk = i / 2;
+                ByteBuffer buf = ByteBuffer.allocateDirect(2 * BLOCK).alignedSlice(BLOCK);
+                CompletableFuture<IOException> outcome = new CompletableFuture<>();
+                d.readAsync((long) blk * BLOCK, buf, 0, BLOCK, (tag, error) -> outcome.complete(error), i);
+                outcomes.add(outcome);
+                buffers.add(buf);
+            }
+            for (int i = 0; i < 2 * blocks; i++) {
+                IOException error = outcomes.get(i).get(30, TimeUnit.SECONDS);
+                int blk = i / 2;
+                if (i % 2 == 0 && blk >= blocks / 2) {
+                    assertInstanceOf(java.io.EOFException.class, error, "block " + blk + " of the shrunk file");
+                    assertTrue(error.getMessage().startsWith(shrunk.toString() + ": end of file"), error.getMessage());
+                } else {
+                    assertNull(error, "read " + i);
+                    byte[] got = new byte[BLOCK];
+                    buffers.get(i).get(0, got);
+                    assertArrayEquals(java.util.Arrays.copyOfRange(content, blk * BLOCK, (blk + 1) * BLOCK), got);
+                }
+            }
+        }
+    }
+
+    /**
+     * Close with ring I/O in flight: every accepted write completes and is on the file, the
+     * descriptor is not closed under one still queued.
+     */
+    @Test
+    void closeWaitsForTheWritesInFlight() throws Exception {
+        assumeTrue(ringExpected(), "on the I/O threads, close does not wait for completion-based I/O");
+        int blocks = 256;
+        Path p = dir.resolve("close.img");
+        byte[] content = new byte[blocks * BLOCK];
+        new Random(9).nextBytes(content);
+        AtomicInteger ok = new AtomicInteger();
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        FileDisk d = FileDisk.createOrExtend(p, (long) blocks * BLOCK, true);
+        for (int b = 0; b < blocks; b++) {
+            ByteBuffer buf = ByteBuffer.allocateDirect(2 * BLOCK).alignedSlice(BLOCK);
+            buf.put(0, content, b * BLOCK, BLOCK);
+            d.writeAsync(
+                    (long) b * BLOCK,
+                    buf,
+                    0,
+                    BLOCK,
+                    (tag, error) -> {
+                        if (error == null) {
+                            ok.incrementAndGet();
+                        } else {
+                            errors.add(error);
+                        }
+                    },
+                    b);
+        }
+        d.close();
+        assertEquals(blocks, ok.get() + errors.size(), "every write completed before close returned");
+        assertTrue(errors.isEmpty(), "errors: " + errors);
+        assertArrayEquals(content, Files.readAllBytes(p));
+    }
+
+    /**
+     * The property is read once per process: a process started with an unknown value refuses to
+     * open a file member with one line naming the property; one pinned to the threads says so.
+     */
+    @Test
+    void aPinnedBackendIsHonouredInAFreshProcess() throws Exception {
+        Path p = dir.resolve("pinned.img");
+        Files.write(p, new byte[BLOCK]);
+        assertEquals(
+                "refused: raidfive.io.backend=bogus is not a member I/O backend: use io_uring, threads or auto",
+                probe("bogus", p));
+        assertEquals("IO_THREADS member I/O: I/O threads (raidfive.io.backend=threads)", probe("threads", p));
+        if (IoUring.isAvailable()) {
+            assertTrue(probe("io_uring", p).startsWith("IO_URING member I/O: io_uring"), probe("io_uring", p));
+        }
+    }
+
+    private static String probe(String backend, Path file) throws Exception {
+        Process process = new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-Xmx64m",
+                        "-D" + IoBackend.PROPERTY + "=" + backend,
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        ProbeMain.class.getName(),
+                        file.toString())
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        try (BufferedReader in =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            String line = in.readLine();
+            assertTrue(process.waitFor(60, TimeUnit.SECONDS), "probe finished");
+            return line;
+        }
+    }
+
+    /** Opens a file member and reads it once; prints the backend, or the one-line refusal. */
+    public static final class ProbeMain {
+        public static void main(String[] args) {
+            try (FileDisk d = FileDisk.open(Path.of(args[0]), true)) {
+                ByteBuffer b = ByteBuffer.allocateDirect(2 * BLOCK).alignedSlice(BLOCK);
+                CompletableFuture<IOException> r = new CompletableFuture<>();
+                d.readAsync(0, b, 0, BLOCK, (tag, error) -> r.complete(error), 0);
+                IOException error = r.get(30, TimeUnit.SECONDS);
+                System.out.println(
+                        error != null ? "read failed: " + error : IoBackend.active() + " " + IoBackend.describe());
+            } catch (Exception e) {
+                System.out.println("refused: " + e.getMessage());
+            }
+        }
+    }
+}

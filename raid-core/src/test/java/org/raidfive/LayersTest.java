@@ -152,6 +152,8 @@ class LayersTest {
             "org.raidfive.disk.AsyncIo",
             "org.raidfive.disk.AsyncIo$Submitter",
             "org.raidfive.disk.IoThreads",
+            "org.raidfive.disk.RingIo", // a request for the io_uring, as IoThreads takes one
+            "org.raidfive.disk.FileDisk", // hands that request to the ring as it came
             "org.raidfive.nbd.NbdClient",
             "org.raidfive.nbd.PendingRequest", // one request's fields, per I/O
             "org.raidfive.md.PplHeader");

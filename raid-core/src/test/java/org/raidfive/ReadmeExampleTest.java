@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The README's library example is a whole program: this takes the first {@code java} block after
- * "## Using the library" as it stands, compiles it against raid-core alone (its classes and its two
+ * "## Using the library" as it stands, compiles it against raid-core alone (its classes and its runtime
  * dependencies, not the tests) and runs it in a fresh JVM, checking what the README says it prints.
  */
 class ReadmeExampleTest {
@@ -68,7 +68,8 @@ class ReadmeExampleTest {
             boolean library = entry.endsWith(File.separator + "classes") && !entry.endsWith("test-classes")
                     || entry.contains("jctools-core")
                     || entry.contains("slf4j-api")
-                    || entry.contains("jna-");
+                    || entry.contains("jna-")
+                    || entry.contains("netty-");
             if (library) {
                 cp.append(cp.length() == 0 ? "" : File.pathSeparator).append(entry);
             }

@@ -79,7 +79,7 @@ public final class FileDisk implements AsyncDisk {
 
     private FileDisk(Path path, OpenFiles.Opened opened, long size, boolean direct, boolean readOnly, boolean regular)
             throws IOException {
-        RingIo.checkPinned();
+        RingChoice.checkPinned();
         this.readOnly = readOnly;
         this.path = path;
         this.entry = opened.entry();
@@ -88,7 +88,7 @@ public final class FileDisk implements AsyncDisk {
         this.direct = direct;
         this.regular = regular;
         this.bounce = direct ? ThreadLocal.withInitial(() -> AlignedBuffers.allocate(1 << 20)) : null;
-        RingIo shared = RingIo.shared();
+        RingIo shared = RingChoice.RING;
         int fd = shared == null
                 ? -1
                 : entry.descriptor(mode(direct, readOnly), readOnly ? O_RDONLY : direct ? O_RDWR | O_DIRECT : O_RDWR);

@@ -14,7 +14,7 @@ import java.util.Locale;
  *   <li>{@link #IO_THREADS}: the blocking pread/pwrite on a pool of threads as large as the I/O in
  *       flight ({@link IoThreads}): one hand-off per I/O. Taken where io_uring is refused (Docker's
  *       default seccomp profile, {@code kernel.io_uring_disabled}, a kernel without it, a CPU netty
- *       ships no native library for).
+ *       ships no native library for, a class path without netty's io_uring transport).
  * </ol>
  *
  * <p>Linux AIO is not in the chain: it is asynchronous only for O_DIRECT, and where io_uring is
@@ -44,12 +44,12 @@ public enum IoBackend {
 
     /** The backend this process uses for file members (chooses it on the first call). */
     public static IoBackend active() {
-        return RingIo.shared() != null ? IO_URING : IO_THREADS;
+        return RingChoice.RING != null ? IO_URING : IO_THREADS;
     }
 
     /** One line on the choice, as logged: the backend and, for the threads, why io_uring is not used. */
     public static String describe() {
-        return RingIo.choice();
+        return RingChoice.CHOICE;
     }
 
     /** The pinned backend, or null for {@code auto}; unknown values are refused. */

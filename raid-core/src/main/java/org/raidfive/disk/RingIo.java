@@ -15,7 +15,6 @@ import io.netty.util.internal.PlatformDependent;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jctools.queues.MpmcArrayQueue;
 import org.jctools.queues.MpscArrayQueue;
@@ -62,81 +61,21 @@ final class RingIo {
     static final byte OP_WRITE = 23;
     private static final int FSYNC_DATASYNC = 1;
 
-    /** Chosen on first use; a class of its own so that nothing loads netty before then. */
-    private static final class Chosen {
-        static final RingIo RING;
-        static final String CHOICE;
-        /** Why a pinned io_uring cannot be had (file members then refuse to open), else null. */
-        static final String PIN_FAILURE;
-
-        static {
-            RingIo ring = null;
-            String choice;
-            String pinFailure = null;
-            IoBackend pinned = null;
-            String why;
-            try {
-                pinned = IoBackend.pinned();
-                why = pinned == IoBackend.IO_THREADS ? IoBackend.PROPERTY + "=threads" : unavailable();
-            } catch (IllegalArgumentException e) {
-                why = e.getMessage();
-                pinFailure = why;
-            }
-            if (why == null) {
-                try {
-                    ring = new RingIo();
-                } catch (RuntimeException | LinkageError e) {
-                    why = "io_uring could not be set up: " + e;
-                }
-            }
-            if (ring != null) {
-                choice = "member I/O: io_uring (netty "
-                        + IoUringIoHandler.class.getPackage().getImplementationVersion() + ", " + CAPACITY
-                        + " requests in flight, one event-loop thread)";
-            } else {
-                choice = "member I/O: I/O threads (" + why + ")";
-                if (pinned == IoBackend.IO_URING) {
-                    pinFailure = IoBackend.PROPERTY + "=io_uring, but " + why;
-                }
-            }
-            LOG.info(choice);
-            RING = ring;
-            CHOICE = choice;
-            PIN_FAILURE = pinFailure;
+    /** Why io_uring cannot run in this process, or null when it can. */
+    static String unavailable() {
+        if (!IoUring.isAvailable()) {
+            Throwable cause = IoUring.unavailabilityCause();
+            return "io_uring is unavailable: " + (cause == null ? "unknown cause" : cause.getMessage());
         }
-
-        private static String unavailable() {
-            String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
-            if (!System.getProperty("os.name", "").startsWith("Linux")
-                    || !(arch.equals("amd64") || arch.equals("x86_64"))) {
-                return "io_uring is used on Linux x86_64 only, this is " + System.getProperty("os.name") + " " + arch;
-            }
-            if (!IoUring.isAvailable()) {
-                Throwable cause = IoUring.unavailabilityCause();
-                return "io_uring is unavailable: " + (cause == null ? "unknown cause" : cause.getMessage());
-            }
-            if (!PlatformDependent.hasUnsafe()) {
-                return "netty cannot read direct buffer addresses here";
-            }
-            return null;
+        if (!PlatformDependent.hasUnsafe()) {
+            return "netty cannot read direct buffer addresses here";
         }
+        return null;
     }
 
-    /** The process's ring, or null when member I/O runs on {@link IoThreads}. */
-    static RingIo shared() {
-        return Chosen.RING;
-    }
-
-    /** The logged line on the choice. */
-    static String choice() {
-        return Chosen.CHOICE;
-    }
-
-    /** Fails when the backend was pinned to something this process cannot run. */
-    static void checkPinned() throws IOException {
-        if (Chosen.PIN_FAILURE != null) {
-            throw new IOException(Chosen.PIN_FAILURE);
-        }
+    /** The version of netty's transport, for the log line. */
+    static String nettyVersion() {
+        return IoUringIoHandler.class.getPackage().getImplementationVersion();
     }
 
     /** One I/O; recycled through {@code free}, named in the ring by {@code id}. */
@@ -170,7 +109,8 @@ final class RingIo {
     private final IoEventLoop loop;
     private final IoRegistration registration;
 
-    private RingIo() {
+    /** Sets up the ring and its loop thread; throws where io_uring cannot run. */
+    RingIo() {
         for (int i = 0; i < CAPACITY; i++) {
             requests[i] = new Request((short) i);
             free.offer(requests[i]);

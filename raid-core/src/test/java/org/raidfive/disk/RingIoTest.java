@@ -269,15 +269,33 @@ class RingIoTest {
         if (IoUring.isAvailable()) {
             assertTrue(probe("io_uring", p).startsWith("IO_URING member I/O: io_uring"), probe("io_uring", p));
         }
+        String withoutNetty = probe("auto", p, false);
+        assertTrue(
+                withoutNetty.startsWith(
+                        "IO_THREADS member I/O: I/O threads (netty's io_uring transport is not on the class path"),
+                withoutNetty);
     }
 
     private static String probe(String backend, Path file) throws Exception {
+        return probe(backend, file, true);
+    }
+
+    /** Runs {@link ProbeMain} in a fresh JVM, with or without netty's jars on its class path. */
+    private static String probe(String backend, Path file, boolean netty) throws Exception {
+        StringBuilder classPath = new StringBuilder();
+        for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+            if (netty || !entry.contains("netty-")) {
+                classPath
+                        .append(classPath.length() == 0 ? "" : java.io.File.pathSeparator)
+                        .append(entry);
+            }
+        }
         Process process = new ProcessBuilder(
                         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                         "-Xmx64m",
                         "-D" + IoBackend.PROPERTY + "=" + backend,
                         "-cp",
-                        System.getProperty("java.class.path"),
+                        classPath.toString(),
                         ProbeMain.class.getName(),
                         file.toString())
                 .redirectError(ProcessBuilder.Redirect.DISCARD)

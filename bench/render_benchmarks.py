@@ -1349,10 +1349,11 @@ def render(out):
     L.extend(fastpath_section(R, out))
     L.extend(startup_section(out))
     # A/B figures measured by hand with farm-bench (their command and machine are in the text)
-    ab = read_text(os.path.join(os.path.dirname(os.path.abspath(__file__)), "assembly-ab.md"), "").rstrip()
-    if ab:
-        L.extend(ab.splitlines())
-        w("")
+    for name in ("assembly-ab.md", "io-backends.md"):
+        ab = read_text(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), "").rstrip()
+        if ab:
+            L.extend(ab.splitlines())
+            w("")
     w("## Running the suites by hand")
     w("")
     w("    mvn -B -q install -DskipTests                    # raid-bench/target/benchmarks.jar, raid-cli/target/raid.jar")

@@ -25,9 +25,11 @@ import org.raidfive.disk.IoThreads;
  *
  * <p>The last I/O of a phase is not handed to another thread: {@link #await()} runs it on the
  * issuing thread with the member's blocking call, while the others are in flight (a phase of two
- * file I/Os costs one hand-off, not two). Memory members complete inline anyway. When the shared
+ * file I/Os costs one hand-off, not two). Memory members complete inline anyway, and members on
+ * the io_uring take the whole phase at once: it reaches the kernel in one submission, completes in
+ * one batch, and the issuer parks once. When the shared
  * I/O threads are already saturated ({@link IoThreads#saturated()}: a queue depth of dozens), a
- * phase hands none of its file I/O off: it makes those blocking calls itself, one after another,
+ * phase hands none of its file I/O on the I/O threads off: it makes those blocking calls itself, one after another,
  * since the calls already running keep the device busy and each hand-off would cost two context
  * switches for nothing; below that, a stripe's member I/O overlaps.
  *
@@ -106,7 +108,7 @@ final class MemberPhase implements IoCallback {
     /** Holds this I/O back for the issuing thread and sends the one held before it, if any. */
     private void issue(int tag, ByteBuffer buffer, int off) {
         Member m = members[tag];
-        if (m.async.completesInline()) {
+        if (m.async.completesInline() || m.async.batchesOnRing()) {
             start(tag, buffer, off);
             return;
         }

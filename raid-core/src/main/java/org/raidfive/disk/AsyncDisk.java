@@ -38,6 +38,16 @@ public interface AsyncDisk extends MemberDisk {
         return false;
     }
 
+    /**
+     * True if this disk's completion-based I/O goes to the process's io_uring ({@link IoBackend}):
+     * I/Os submitted together reach the kernel together and complete in a batch on the ring's
+     * thread, so a caller with several I/Os to wait for submits them all and waits once, rather than
+     * making one of them a blocking call of its own (which would sleep in the kernel besides).
+     */
+    default boolean batchesOnRing() {
+        return false;
+    }
+
     /** True if this disk's completion-based I/O runs inline on the submitting thread (memory). */
     default boolean completesInline() {
         return false;

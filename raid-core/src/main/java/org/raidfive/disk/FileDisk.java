@@ -501,6 +501,11 @@ public final class FileDisk implements AsyncDisk {
         return false;
     }
 
+    @Override
+    public boolean batchesOnRing() {
+        return ring != null;
+    }
+
     /** Always: on the ring, an I/O completes on its loop thread, which then wakes the waiter. */
     @Override
     public boolean handsOffLocalIo() {

@@ -40,4 +40,9 @@ public abstract class ForwardingAsyncDisk extends ForwardingDisk implements Asyn
     public boolean handsOffLocalIo() {
         return async.handsOffLocalIo();
     }
+
+    @Override
+    public boolean batchesOnRing() {
+        return async.batchesOnRing();
+    }
 }

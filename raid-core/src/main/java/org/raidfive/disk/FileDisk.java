@@ -339,15 +339,19 @@ public final class FileDisk implements AsyncDisk {
             while (buffer.hasRemaining()) {
                 int n = write ? channel.write(buffer, at) : channel.read(buffer, at);
                 if (n < 0) {
-                    throw new EOFException(name() + ": end of file at offset " + at + " while reading " + length
-                            + " bytes at " + position + " (the file is shorter than the " + size
-                            + " bytes it had when opened)");
+                    throw endOfFile(at, position, length);
                 }
                 at += n;
             }
         } finally {
             buffer.limit(savedLimit).position(savedPosition);
         }
+    }
+
+    /** A read of {@code length} bytes at {@code position} found the end of the file at {@code at}. */
+    EOFException endOfFile(long at, long position, int length) {
+        return new EOFException(name() + ": end of file at offset " + at + " while reading " + length + " bytes at "
+                + position + " (the file is shorter than the " + size + " bytes it had when opened)");
     }
 
     private void checkDirectAlignment(long position, int length) {
@@ -474,9 +478,7 @@ public final class FileDisk implements AsyncDisk {
                 && offset >= 0
                 && offset <= buffer.capacity() - length
                 && buffer.isDirect()
-                && (!direct
-                        || ((position | length) % DIRECT_ALIGNMENT == 0
-                                && buffer.alignmentOffset(offset, DIRECT_ALIGNMENT) == 0));
+                && (!direct || ((position | length) % DIRECT_ALIGNMENT == 0 && !needsBounce(buffer, offset)));
     }
 
     /** As the blocking write's check: a regular file smaller than the disk's size (the write then refuses). */

@@ -12,7 +12,6 @@ import io.netty.channel.uring.IoUringIoHandlerConfig;
 import io.netty.channel.uring.IoUringIoOps;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.internal.PlatformDependent;
-import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -35,7 +34,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Completing. Completions are reaped in batches on the loop thread. A short transfer is
  * continued from where it stopped; a read that finds the end of the file fails with
- * {@link EOFException}, a negative result with an {@link IOException} naming the member, the
+ * {@link java.io.EOFException}, a negative result with an {@link IOException} naming the member, the
  * operation and errno. Only that request fails: the others of the batch complete as they do. The
  * request goes back to the pool before its callback runs, so the callback may submit again.
  * Callbacks run on the loop thread and must not block (see {@link IoCallback}): while one blocks,
@@ -232,10 +231,7 @@ final class RingIo {
             finish(
                     r,
                     r.op == OP_READ
-                            ? new EOFException(r.disk.name() + ": end of file at offset " + (r.position + r.done)
-                                    + " while reading " + r.length + " bytes at " + r.position
-                                    + " (the file is shorter than"
-                                    + " the " + r.disk.size() + " bytes it had when opened)")
+                            ? r.disk.endOfFile(r.position + r.done, r.position, r.length)
                             : new IOException(
                                     r.disk.name() + ": write at offset " + (r.position + r.done) + " moved no bytes"));
             return;

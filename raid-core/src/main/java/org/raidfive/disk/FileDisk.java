@@ -131,6 +131,7 @@ public final class FileDisk implements AsyncDisk {
         if (size < 0) {
             throw new IllegalArgumentException("file disk size must not be negative: " + size);
         }
+        RingChoice.checkPinned(); // before the file is made or extended: a refused open writes nothing
         if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS) || !Files.exists(path)) {
             try {
                 Files.createFile(path);

@@ -14,7 +14,8 @@ import org.raidfive.disk.IoThreads;
  * 2 ms latency costs one round trip per phase, not one per member. Memory members complete inline,
  * so on them a phase costs a few uncontended atomics.
  *
- * <p>One per {@link StripeOp}, reused; one thread issues and awaits. Counting: the issuer
+ * <p>One per {@link StripeOp}, reused; one thread issues and awaits, or, in a phase begun by
+ * {@link #beginThen}, the last completion runs the next step and nobody awaits. Counting: the issuer
  * holds one unit of {@code outstanding} while issuing, and every I/O one more, dropped by its
  * callback; the issuer drops its own in {@link #await()} and parks until the count is zero. The
  * callbacks' writes (an error, a member's counters) happen-before the issuer's return from
@@ -63,6 +64,8 @@ final class MemberPhase implements IoCallback {
     private final ByteBuffer[] heldBuffers;
     private final int[] heldOffsets;
     private volatile Thread waiter;
+    /** In a phase begun by {@link #beginThen}: what the last completion runs instead of waking a waiter. */
+    private Runnable then;
 
     MemberPhase(int capacity) {
         members = new Member[capacity];
@@ -90,7 +93,38 @@ final class MemberPhase implements IoCallback {
         serialCount = 0;
         runSerially = IoThreads.saturated();
         waiter = Thread.currentThread();
+        then = null;
         outstanding.set(1);
+    }
+
+    /**
+     * Starts a phase that no thread waits for: every I/O is issued at once as it is added, and
+     * when the issuer has {@link #launch}ed the phase and every I/O has completed, {@code next}
+     * runs on the thread of the last completion (the io_uring's loop), or on the issuer's if all
+     * completed before the launch. Only for members that complete on the ring or inline.
+     */
+    void beginThen(Runnable next) {
+        begin();
+        runSerially = false;
+        waiter = null;
+        then = next;
+    }
+
+    /** Ends the issuing of a phase begun by {@link #beginThen}. */
+    void launch() {
+        if (outstanding.decrementAndGet() == 0) {
+            then.run();
+        }
+    }
+
+    /** Whether every I/O of the finished phase succeeded. */
+    boolean succeeded() {
+        for (int i = 0; i < count; i++) {
+            if (errors[i] != null) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Issues a read of {@code m}'s data at {@code memberOffset} into {@code dst[off, off+len)}. */
@@ -108,7 +142,7 @@ final class MemberPhase implements IoCallback {
     /** Holds this I/O back for the issuing thread and sends the one held before it, if any. */
     private void issue(int tag, ByteBuffer buffer, int off) {
         Member m = members[tag];
-        if (m.async.completesInline() || m.async.batchesOnRing()) {
+        if (then != null || m.async.completesInline() || m.async.batchesOnRing()) {
             start(tag, buffer, off);
             return;
         }
@@ -201,7 +235,12 @@ final class MemberPhase implements IoCallback {
         }
         m.nrPending.put();
         if (outstanding.decrementAndGet() == 0) {
-            LockSupport.unpark(waiter);
+            Runnable next = then; // written before the phase's first I/O was issued
+            if (next != null) {
+                next.run();
+            } else {
+                LockSupport.unpark(waiter);
+            }
         }
     }
 
@@ -224,12 +263,7 @@ final class MemberPhase implements IoCallback {
                 LockSupport.park(this); // the last callback unparks us (or a spurious wake re-checks)
             }
         }
-        for (int i = 0; i < count; i++) {
-            if (errors[i] != null) {
-                return false;
-            }
-        }
-        return true;
+        return succeeded();
     }
 
     /** After a failed {@link #await()}: marks each member whose I/O failed faulty (md's md_error). */

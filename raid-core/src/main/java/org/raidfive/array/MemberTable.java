@@ -19,6 +19,11 @@ final class MemberTable {
     final Member[] replacements;
     /** Every member in a slot completes its I/O inline (memory): callers then run I/O on their own threads. */
     final boolean completesInline;
+    /**
+     * Every member, replacements too, takes its completion-based I/O on the io_uring: a write may
+     * then run as continuations on the ring's thread ({@link StripeOp#startWriteWithoutThread}).
+     */
+    final boolean batchesOnRing;
 
     private MemberTable(Member[] slots, Member[] replacements) {
         this.slots = slots;
@@ -28,6 +33,14 @@ final class MemberTable {
             inline &= m == null || m.async.completesInline();
         }
         this.completesInline = inline;
+        boolean ring = slots.length > 0;
+        for (Member m : slots) {
+            ring &= m == null || m.async.batchesOnRing();
+        }
+        for (Member m : replacements) {
+            ring &= m == null || m.async.batchesOnRing();
+        }
+        this.batchesOnRing = ring;
     }
 
     static MemberTable of(Member[] slots, Member[] replacements) {

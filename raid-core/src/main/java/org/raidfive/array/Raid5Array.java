@@ -204,12 +204,53 @@ public final class Raid5Array implements AsyncDisk {
     }
 
     /**
-     * Completion-based write: the blocking write (its member I/O issued a phase at a time, all of
-     * a phase at once) on the shared I/O threads, which grow to the writes in flight.
+     * Completion-based write. On members that all take their I/O on the io_uring, a write inside
+     * one chunk of a healthy stripe under the resync policy runs without a thread: its reads are
+     * issued from the calling thread, its parity computed and its writes issued on the ring's
+     * thread when the reads complete, and the callback runs there when the writes complete. Any
+     * other write (several chunks, a degraded stripe, a stripe another write holds, a bitmap or a
+     * log, a reconfiguration waiting, other member kinds) runs the blocking write on the shared I/O
+     * threads, its member I/O issued a phase at a time, all of a phase at once. This call never
+     * blocks.
      */
     @Override
     public void writeAsync(long offset, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag) {
-        blockingAsync.writeAsync(offset, src, srcOffset, length, callback, tag);
+        if (readOnly || !core.table.batchesOnRing) {
+            blockingAsync.writeAsync(offset, src, srcOffset, length, callback, tag);
+            return;
+        }
+        try {
+            core.checkRange("write", offset, length);
+            checkBuffer(src, srcOffset, length);
+        } catch (IOException e) {
+            callback.ioDone(tag, e);
+            return;
+        } catch (RuntimeException e) {
+            callback.ioDone(tag, new IOException(e.getMessage(), e));
+            return;
+        }
+        if (!core.config.tryReadLock()) { // never wait here: see readAsync
+            blockingAsync.writeAsync(offset, src, srcOffset, length, callback, tag);
+            return;
+        }
+        boolean handedOver = false;
+        try {
+            // A clean array is marked dirty on disk first: the blocking path does that write.
+            if (!closed && core.failure == null && meta.dirty()) {
+                core.noteWrite();
+                if (core.syncRunning) {
+                    core.foregroundOps.increment();
+                }
+                handedOver = writes.tryWriteWithoutThread(offset, src, srcOffset, length, callback, tag);
+            }
+        } finally {
+            if (!handedOver) {
+                core.config.readUnlock();
+            }
+        }
+        if (!handedOver) {
+            blockingAsync.writeAsync(offset, src, srcOffset, length, callback, tag);
+        }
     }
 
     @Override

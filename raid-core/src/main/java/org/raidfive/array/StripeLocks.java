@@ -54,6 +54,11 @@ final class StripeLocks {
         }
     }
 
+    /** Takes the stripe's lock if it is free; never waits. */
+    boolean tryLock(long stripe) {
+        return WORDS.compareAndSet(words, index(stripe), 0L, 1L);
+    }
+
     void unlock(long stripe) {
         WORDS.setRelease(words, index(stripe), 0L);
     }

@@ -5,6 +5,8 @@ import java.nio.ByteBuffer;
 import java.util.Arrays;
 import org.jctools.queues.MpmcArrayQueue;
 import org.raidfive.disk.AlignedBuffers;
+import org.raidfive.disk.IoCallback;
+import org.raidfive.disk.IoThreads;
 import org.raidfive.layout.Raid5Layout;
 import org.raidfive.parity.Xor;
 import org.slf4j.Logger;
@@ -287,24 +289,8 @@ final class StripeOp implements AutoCloseable {
                 unit = consistency.log(table.slots[paritySlot], paritySlot, entry);
                 finishLoggedParity(memberOffset, len);
             }
-            int chunkSize = layout.chunkSize();
-            Member[] s = table.slots;
-            Member[] r = table.replacements;
             phase.begin();
-            for (int i = lo; i <= hi; i++) {
-                int slot = layout.dataSlot(stripe, i);
-                int at = srcAt + (i - lo) * chunkSize;
-                if (writeTo(s[slot], memberOffset, src, at, len)) {
-                    wrote |= 1L << slot;
-                }
-                writeTo(r[slot], memberOffset, src, at, len);
-            }
-            if (plan != Plan.DATA_ONLY) {
-                if (!parity.inMember && writeTo(s[paritySlot], memberOffset, parity.buffer, parity.offset, len)) {
-                    wrote |= 1L << paritySlot;
-                }
-                writeTo(r[paritySlot], memberOffset, parity.buffer, parity.offset, len);
-            }
+            wrote = issueWrites(plan);
             complete = phase.await();
             if (!complete) {
                 phase.failMembers(core);
@@ -318,6 +304,167 @@ final class StripeOp implements AutoCloseable {
                 release();
             }
         }
+    }
+
+    // ------------------------------------------------------------------ writes without a thread
+
+    /** The caller's callback of the write running without a thread, null between such writes. */
+    private IoCallback asyncCallback;
+
+    private int asyncTag;
+    private Plan asyncPlan;
+    /** A source of the write without a thread could not be reached: its member is failed, re-plan. */
+    private boolean asyncSourceFailed;
+    /** The write without a thread is in its write phase (its reads are done). */
+    private boolean asyncWriting;
+
+    private final Runnable afterAsyncReads = this::afterAsyncReads;
+    private final Runnable afterAsyncWrites = this::afterAsyncWrites;
+    private final Runnable recoverAsyncWrite = this::recoverAsyncWrite;
+
+    /** Sets the piece {@link #startWriteWithoutThread} writes: {@code len} bytes at {@code column} of one data index. */
+    void pieceToWrite(int dataIndex, int column, int len, ByteBuffer src, int srcAt) {
+        piece.set(dataIndex, dataIndex, column, len, src, srcAt);
+    }
+
+    /**
+     * Starts the piece set by {@link #pieceToWrite} as continuations, no thread waiting for it: the
+     * reads of md's cheaper plan are issued now, and when the last completes (on the io_uring's
+     * thread) the parity is computed there and the writes of data and parity issued; when they
+     * complete, the operation is given back (the stripe unlocked), the configuration read side
+     * released and {@code callback} called with the request's outcome. A member I/O that fails hands
+     * the piece to an I/O thread, which fails the member and finishes the piece as the blocking path
+     * does (a degraded re-plan after a read, the survivors' write after a write).
+     *
+     * <p>Only on a stripe where every member can be read and no replacement is being built (else
+     * false, having done nothing: the caller takes the blocking path), and only under a consistency
+     * policy with no per-write work (resync). The caller holds the configuration read side and this
+     * operation; on true both belong to the write until its callback.
+     */
+    boolean startWriteWithoutThread(IoCallback callback, int tag) {
+        long memberOffset = stripeOffset + piece.x;
+        int len = piece.len;
+        if (unreadableSlots(memberOffset, len) > 0) {
+            return false;
+        }
+        for (Member m : table.replacements) {
+            if (m != null) {
+                return false;
+            }
+        }
+        Plan plan = choosePlan(memberOffset, len, piece.lo, piece.hi);
+        if (plan == Plan.DATA_ONLY) {
+            return false;
+        }
+        asyncCallback = callback;
+        asyncTag = tag;
+        asyncPlan = plan;
+        asyncSourceFailed = false;
+        asyncWriting = false;
+        release();
+        phase.beginThen(afterAsyncReads);
+        try {
+            asyncSourceFailed = !issueParityReads(plan);
+        } catch (IOException | RuntimeException e) {
+            asyncSourceFailed = true; // failing the member threw (the array is lost): the re-plan reports it
+        }
+        phase.launch();
+        return true;
+    }
+
+    /** Every read of the write without a thread has completed: parity, then the writes, issued at once. */
+    private void afterAsyncReads() {
+        if (asyncSourceFailed || !phase.succeeded()) {
+            IoThreads.runBlocking(recoverAsyncWrite);
+            return;
+        }
+        finishParity(asyncPlan);
+        asyncWriting = true;
+        phase.beginThen(afterAsyncWrites);
+        issueWrites(asyncPlan);
+        phase.launch();
+    }
+
+    private void afterAsyncWrites() {
+        if (!phase.succeeded()) {
+            IoThreads.runBlocking(recoverAsyncWrite);
+            return;
+        }
+        finishWithoutThread(null);
+    }
+
+    /**
+     * On an I/O thread, after a member I/O of a write without a thread failed: the members whose I/O
+     * failed are failed (md's md_error); after failed reads the piece is planned again and written
+     * by the blocking path, after failed writes it is done (the survivors have it, as in
+     * {@link #writePiece}).
+     */
+    private void recoverAsyncWrite() {
+        IOException error = null;
+        try {
+            phase.failMembers(core);
+            if (!asyncWriting) {
+                release();
+                writePiece(piece.lo, piece.hi, piece.x, piece.len, piece.src, piece.srcAt);
+            }
+        } catch (IOException e) {
+            error = e;
+        } catch (RuntimeException e) {
+            error = new IOException(core.name + ": " + e, e);
+        }
+        finishWithoutThread(error);
+    }
+
+    /** The end of a write without a thread: everything it held given back, then the caller told. */
+    private void finishWithoutThread(IOException error) {
+        IoCallback callback = asyncCallback;
+        int tag = asyncTag;
+        int len = piece.len;
+        asyncCallback = null;
+        asyncPlan = null;
+        release();
+        ArrayCore c = core;
+        close(); // back to the pool, the stripe unlocked: this operation is another's from here on
+        if (error == null) {
+            c.countRequest(true, len);
+        } else {
+            c.countRequestError();
+        }
+        c.config.readUnlock();
+        callback.ioDone(tag, error);
+    }
+
+    /**
+     * Issues, on the current phase, the writes of the piece in hand: its data to each written data
+     * member and replacement, and (unless {@code plan} writes data alone) the new parity where it is
+     * not already in the parity member's memory. Returns the mask of slots written.
+     */
+    private long issueWrites(Plan plan) {
+        int lo = piece.lo;
+        int hi = piece.hi;
+        int len = piece.len;
+        ByteBuffer src = piece.src;
+        int srcAt = piece.srcAt;
+        long memberOffset = stripeOffset + piece.x;
+        int chunkSize = layout.chunkSize();
+        Member[] s = table.slots;
+        Member[] r = table.replacements;
+        long wrote = 0;
+        for (int i = lo; i <= hi; i++) {
+            int slot = layout.dataSlot(stripe, i);
+            int at = srcAt + (i - lo) * chunkSize;
+            if (writeTo(s[slot], memberOffset, src, at, len)) {
+                wrote |= 1L << slot;
+            }
+            writeTo(r[slot], memberOffset, src, at, len);
+        }
+        if (plan != Plan.DATA_ONLY) {
+            if (!parity.inMember && writeTo(s[paritySlot], memberOffset, parity.buffer, parity.offset, len)) {
+                wrote |= 1L << paritySlot;
+            }
+            writeTo(r[paritySlot], memberOffset, parity.buffer, parity.offset, len);
+        }
+        return wrote;
     }
 
     private boolean allInSync() {
@@ -508,6 +655,21 @@ final class StripeOp implements AutoCloseable {
      * read failed: that member is now faulty and the caller re-plans.
      */
     private boolean computeParity(Plan plan) throws IOException {
+        beginSources();
+        boolean ok = issueParityReads(plan);
+        ok = awaitSources() && ok; // waits for every read issued, also after a failure
+        if (!ok) {
+            return false;
+        }
+        finishParity(plan);
+        return true;
+    }
+
+    /**
+     * The reads of {@code plan} for the piece in hand, issued on the current phase, and its sources
+     * listed; false (the member failed) when a member's memory cannot be reached.
+     */
+    private boolean issueParityReads(Plan plan) throws IOException {
         int lo = piece.lo;
         int hi = piece.hi;
         long memberOffset = stripeOffset + piece.x;
@@ -516,7 +678,6 @@ final class StripeOp implements AutoCloseable {
         int srcAt = piece.srcAt;
         int chunkSize = layout.chunkSize();
         Member[] s = table.slots;
-        beginSources();
         boolean ok = true;
         if (plan == Plan.READ_MODIFY_WRITE) {
             // new parity = old parity ^ old data ^ new data, in one fused pass over all of them;
@@ -537,10 +698,14 @@ final class StripeOp implements AutoCloseable {
                 }
             }
         }
-        ok = awaitSources() && ok; // waits for every read issued, also after a failure
-        if (!ok) {
-            return false;
-        }
+        return ok;
+    }
+
+    /** After the reads of {@link #issueParityReads}: the new parity, in place where the parity member allows. */
+    private void finishParity(Plan plan) {
+        long memberOffset = stripeOffset + piece.x;
+        int len = piece.len;
+        Member[] s = table.slots;
         ByteBuffer dst = scratch;
         int dOff = 0;
         boolean inPlace;
@@ -559,7 +724,6 @@ final class StripeOp implements AutoCloseable {
         }
         xorSourcesInto(dst, dOff, len);
         parity.set(dst, dOff, inPlace);
-        return true;
     }
 
     /** Slots whose bytes here cannot be read (missing, faulty, not yet rebuilt, listed as bad blocks). */
@@ -886,6 +1050,15 @@ final class StripeOp implements AutoCloseable {
          */
         StripeOp acquire(long stripe) {
             core.locks.lock(stripe);
+            StripeOp op = queue.relaxedPoll();
+            return (op != null ? op : new StripeOp(core, pieceSize)).on(stripe);
+        }
+
+        /** {@link #acquire}, or null without waiting when the stripe's lock is taken. */
+        StripeOp tryAcquire(long stripe) {
+            if (!core.locks.tryLock(stripe)) {
+                return null;
+            }
             StripeOp op = queue.relaxedPoll();
             return (op != null ? op : new StripeOp(core, pieceSize)).on(stripe);
         }

@@ -2,6 +2,7 @@ package org.raidfive.array;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import org.raidfive.disk.IoCallback;
 import org.raidfive.layout.Raid5Layout;
 
 /**
@@ -38,6 +39,41 @@ final class WritePath {
             srcOffset += n;
             length -= n;
         }
+    }
+
+    /**
+     * Starts a write that runs without a thread ({@link StripeOp#startWriteWithoutThread}) when it
+     * can: inside one chunk and one piece, every member on the io_uring, the resync policy (the
+     * bitmap and the log do blocking work per write), its stripe's lock free now and the stripe
+     * healthy. False, having done nothing, otherwise. The caller holds the configuration read side,
+     * has checked the range and found the array marked dirty; on true the read side belongs to the
+     * write until its callback.
+     */
+    boolean tryWriteWithoutThread(long offset, ByteBuffer src, int srcOffset, int length, IoCallback cb, int tag) {
+        int chunkSize = layout.chunkSize();
+        long chunk = offset >>> layout.chunkShift();
+        int inChunk = (int) (offset & (chunkSize - 1));
+        if (inChunk + length > chunkSize
+                || length > core.ops.pieceSize()
+                || !core.table.batchesOnRing
+                || core.consistency.policy() != ConsistencyPolicy.RESYNC) {
+            return false;
+        }
+        long stripe = layout.stripeOfChunk(chunk);
+        StripeOp op = core.ops.tryAcquire(stripe);
+        if (op == null) {
+            return false; // another write holds the stripe: the blocking path waits for it
+        }
+        boolean started = false;
+        try {
+            op.pieceToWrite(layout.dataIndexOfChunk(chunk), inChunk, length, src, srcOffset);
+            started = op.startWriteWithoutThread(cb, tag);
+        } finally {
+            if (!started) {
+                op.close();
+            }
+        }
+        return started;
     }
 
     /**

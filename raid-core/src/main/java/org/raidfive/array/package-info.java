@@ -47,7 +47,10 @@
  * straight into the parity member's memory); NBD members are pipelined on their connection; files
  * go to the process's io_uring, or where it is refused run on a pool of I/O threads that grows to
  * the I/O in flight ({@link org.raidfive.disk.IoBackend}), and a stripe makes its file calls itself
- * once that pool is saturated. Counters keep md's roles: {@code nr_pending} per member
+ * once that pool is saturated. On the io_uring a write inside one chunk of a healthy stripe runs as
+ * continuations, each phase started by the last completion of the one before, and no thread waits
+ * for it ({@code StripeOp.startWriteWithoutThread}); its configuration read side and stripe lock are
+ * given back by its last completion. Counters keep md's roles: {@code nr_pending} per member
  * around every member I/O, {@code activeAlignedReads} around reads that bypass the stripe locks.
  *
  * <p>Errors. Everything that can go wrong with storage or a request is an {@link java.io.IOException},

@@ -36,7 +36,9 @@ public final class IoThreads {
     enum Op {
         READ,
         WRITE,
-        FLUSH
+        FLUSH,
+        /** Runs {@link Task#job}: blocking work a completion must not do on its own thread. */
+        RUN
     }
 
     /** One blocking call, reused. */
@@ -49,6 +51,7 @@ public final class IoThreads {
         int length;
         IoCallback callback;
         int tag;
+        Runnable job;
     }
 
     private final String name;
@@ -105,6 +108,11 @@ public final class IoThreads {
         t.length = length;
         t.callback = callback;
         t.tag = tag;
+        enqueue(t);
+    }
+
+    /** Queues a filled task and wakes (or starts) a worker for it. */
+    private void enqueue(Task t) {
         while (!pending.offer(t)) {
             Thread.yield(); // more than CAPACITY in flight: wait for the workers
         }
@@ -185,7 +193,29 @@ public final class IoThreads {
         }
     }
 
+    /**
+     * Runs {@code job} on one of the shared I/O threads: for a completion (on the io_uring's loop
+     * thread) whose next step blocks, such as failing a member. {@code job} must catch its own
+     * errors; nothing is allocated when callers reuse their job objects.
+     */
+    public static void runBlocking(Runnable job) {
+        Task t = SHARED.free.relaxedPoll();
+        if (t == null) {
+            t = new Task();
+        }
+        t.op = Op.RUN;
+        t.job = job;
+        SHARED.enqueue(t);
+    }
+
     private void run(Task t) {
+        if (t.op == Op.RUN) {
+            Runnable job = t.job;
+            t.job = null;
+            free.relaxedOffer(t);
+            job.run();
+            return;
+        }
         MemberDisk disk = t.disk;
         IoCallback cb = t.callback;
         int tag = t.tag;

@@ -1,0 +1,329 @@
+package org.raidfive.array;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.raidfive.disk.FileDisk;
+import org.raidfive.disk.ForwardingAsyncDisk;
+import org.raidfive.disk.IoBackend;
+import org.raidfive.disk.IoCallback;
+import org.raidfive.disk.MemberDisk;
+import org.raidfive.disk.MemoryDisk;
+
+/**
+ * Completion-based writes on members that take their I/O on the io_uring run as continuations:
+ * no thread waits for their member I/O, and the callback runs on the thread that completed the
+ * last member write. Chains of writes (each callback starts the next, as a queue depth does) from
+ * many writers at once, over stripes they share, must leave the array holding a flat reference
+ * image and every stripe's parity equal to the XOR of its data, recomputed from the members.
+ *
+ * <p>The ring is real file members where io_uring runs; members that say they batch on the ring
+ * but complete on a thread of the test's own ({@link FakeRing}) make the same path run everywhere
+ * and let a member fail in the middle of a batch.
+ */
+@Timeout(value = 180, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class WritesWithoutThreadTest {
+    private static final int CHUNK = 64 * 1024;
+    private static final int BLOCK = 4096;
+    private static final long MEMBER = 8L << 20;
+    /** What one chain owns at a time: four blocks, never across a chunk. */
+    private static final int QUAD = 4 * BLOCK;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void chainedWritesOnFileMembersMatchAFlatImageAndParity() throws Exception {
+        List<MemberDisk> disks = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            disks.add(FileDisk.createOrExtend(dir.resolve("m" + i + ".img"), MEMBER, true));
+        }
+        Run run = runChains(disks, 32, 200, null, () -> {});
+        if (IoBackend.active() == IoBackend.IO_URING) {
+            assertTrue(
+                    run.threads.keySet().stream().anyMatch(t -> t.startsWith("member-io-uring")),
+                    "write callbacks ran on " + run.threads.keySet());
+        }
+        for (MemberDisk d : disks) {
+            d.close();
+        }
+    }
+
+    @Test
+    void writesOnRingMembersRunWithoutAThreadAndMatchAFlatImage() throws Exception {
+        try (FakeRing ring = new FakeRing()) {
+            List<MemberDisk> disks = ring.members(4);
+            Run run = runChains(disks, 32, 200, null, () -> {});
+            assertTrue(
+                    run.threads.containsKey(FakeRing.THREAD),
+                    "no write completed on the ring's thread: callbacks ran on " + run.threads.keySet());
+        }
+    }
+
+    /**
+     * A member whose write fails in the middle of the chains: only that I/O fails, the member is
+     * failed (md's md_error), every write is acknowledged without an error and the degraded array
+     * still holds the image.
+     */
+    @Test
+    void aMemberWhoseWritesFailMidBatchIsFailedAndNoWriteIsLost() throws Exception {
+        try (FakeRing ring = new FakeRing()) {
+            List<MemberDisk> disks = ring.members(4);
+            Run run = runChains(disks, 16, 150, 2, () -> ring.failWritesOf(2, 300));
+            assertTrue(run.threads.containsKey(FakeRing.THREAD), "callbacks ran on " + run.threads.keySet());
+        }
+    }
+
+    /** The same with a member's read: the write that needed it is planned again, degraded. */
+    @Test
+    void aMemberWhoseReadsFailMidBatchIsFailedAndNoWriteIsLost() throws Exception {
+        try (FakeRing ring = new FakeRing()) {
+            List<MemberDisk> disks = ring.members(4);
+            Run run = runChains(disks, 16, 150, 1, () -> ring.failReadsOf(1, 200));
+            assertTrue(run.threads.containsKey(FakeRing.THREAD), "callbacks ran on " + run.threads.keySet());
+        }
+    }
+
+    /** What a run of chains saw. */
+    private record Run(ConcurrentHashMap<String, Boolean> threads) {}
+
+    /**
+     * Fills the array, runs {@code afterFill}, then {@code chains} chains of {@code writes} random writes each, then checks
+     * the array against the image and (when no member is expected to fail) parity from scratch.
+     */
+    private static Run runChains(
+            List<MemberDisk> disks, int chains, int writes, Integer failingSlot, Runnable afterFill) throws Exception {
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(), disks)) {
+            long seed = System.nanoTime();
+            System.out.println("WritesWithoutThreadTest seed " + seed);
+            byte[] image = LoadGenerator.fillRandom(array, seed); // also marks the array dirty
+            afterFill.run();
+            ConcurrentHashMap<String, Boolean> threads = new ConcurrentHashMap<>();
+            ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+            CountDownLatch done = new CountDownLatch(chains);
+            for (int c = 0; c < chains; c++) {
+                new WriteChain(array, image, c, chains, new Random(seed + c), writes, threads, errors, done).next();
+            }
+            assertTrue(done.await(120, TimeUnit.SECONDS), "every write chain finished");
+            assertTrue(errors.isEmpty(), "errors: " + errors);
+            if (failingSlot == null) {
+                assertFalse(array.isDegraded(), "no member failed");
+            } else {
+                assertEquals(
+                        MemberState.FAULTY,
+                        array.core.table.slots[failingSlot].state,
+                        "the member whose I/O failed is failed");
+            }
+            ArrayOracle.assertArrayHolds(array, image);
+            if (failingSlot == null) {
+                ArrayOracle.assertParityConsistent(
+                        disks,
+                        array.core.table.slots[0].dataOffsetBytes,
+                        array.layout().memberBytesUsed());
+            }
+            return new Run(threads);
+        }
+    }
+
+    /**
+     * Writes of 4 to 16 KiB, one after another, each started by the last one's callback. Chain
+     * {@code id} owns the 16 KiB pieces {@code q} with {@code q % chains == id}, so chains write
+     * different bytes of the same stripes at once and often contend for a stripe's lock (the
+     * loser takes the blocking path).
+     */
+    private static final class WriteChain implements IoCallback {
+        final Raid5Array array;
+        final byte[] image;
+        final int id;
+        final int chains;
+        final Random random;
+        final ConcurrentHashMap<String, Boolean> threads;
+        final ConcurrentLinkedQueue<Throwable> errors;
+        final CountDownLatch done;
+        final ByteBuffer buffer = ByteBuffer.allocateDirect(5 * BLOCK).alignedSlice(BLOCK);
+        int left;
+        int at;
+        int length;
+
+        WriteChain(
+                Raid5Array array,
+                byte[] image,
+                int id,
+                int chains,
+                Random random,
+                int writes,
+                ConcurrentHashMap<String, Boolean> threads,
+                ConcurrentLinkedQueue<Throwable> errors,
+                CountDownLatch done) {
+            this.array = array;
+            this.image = image;
+            this.id = id;
+            this.chains = chains;
+            this.random = random;
+            this.left = writes;
+            this.threads = threads;
+            this.errors = errors;
+            this.done = done;
+        }
+
+        void next() {
+            if (left-- == 0) {
+                done.countDown();
+                return;
+            }
+            int quads = image.length / QUAD;
+            int quad = random.nextInt(quads / chains) * chains + id;
+            int first = random.nextInt(4);
+            at = quad * QUAD + first * BLOCK;
+            length = (1 + random.nextInt(4 - first)) * BLOCK;
+            byte[] data = new byte[length];
+            random.nextBytes(data);
+            buffer.clear();
+            buffer.put(data).flip();
+            System.arraycopy(data, 0, image, at, length); // this chain alone writes these bytes
+            array.writeAsync(at, buffer, 0, length, this, 0);
+        }
+
+        @Override
+        public void ioDone(int tag, IOException error) {
+            threads.put(Thread.currentThread().getName().replaceAll("-\\d+$", ""), true);
+            if (error != null) {
+                errors.add(error);
+                done.countDown();
+                return;
+            }
+            try {
+                next();
+            } catch (RuntimeException e) {
+                errors.add(e);
+                done.countDown();
+            }
+        }
+    }
+
+    /**
+     * Members that claim the io_uring ({@link #batchesOnRing}) and complete every I/O on one thread
+     * of their own, named {@link #THREAD}, as the ring's loop does; a member may be told to fail one
+     * write or read, the n-th a write without a thread issues to it. Nothing else fails, so only the
+     * write that saw the error can fail the member: one that acknowledged without failing it would
+     * leave it in sync with stale bytes (or in sync after a read error, as md never does).
+     */
+    private static final class FakeRing implements AutoCloseable {
+        static final String THREAD = "fake-ring";
+        final ExecutorService loop = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, THREAD);
+            t.setDaemon(true);
+            return t;
+        });
+        final List<RingMember> members = new ArrayList<>();
+
+        List<MemberDisk> members(int n) {
+            List<MemberDisk> disks = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                RingMember m = new RingMember(new MemoryDisk(MEMBER, "ring" + i));
+                members.add(m);
+                disks.add(m);
+            }
+            return disks;
+        }
+
+        void failWritesOf(int i, int after) {
+            members.get(i).failWritesAfter.set(after);
+        }
+
+        void failReadsOf(int i, int after) {
+            members.get(i).failReadsAfter.set(after);
+        }
+
+        @Override
+        public void close() {
+            loop.shutdownNow();
+        }
+
+        private final class RingMember extends ForwardingAsyncDisk {
+            final AtomicInteger failWritesAfter = new AtomicInteger(Integer.MAX_VALUE);
+            final AtomicInteger failReadsAfter = new AtomicInteger(Integer.MAX_VALUE);
+            final MemberDisk inner;
+
+            RingMember(MemberDisk inner) {
+                super(inner);
+                this.inner = inner;
+            }
+
+            @Override
+            public void readAsync(
+                    long position, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
+                boolean fail = failsNow(failReadsAfter);
+                loop.execute(() -> {
+                    IOException error = fail ? new IOException(name() + ": injected read error") : null;
+                    if (!fail) {
+                        try {
+                            inner.read(position, dst, dstOffset, length);
+                        } catch (IOException e) {
+                            error = e;
+                        }
+                    }
+                    callback.ioDone(tag, error);
+                });
+            }
+
+            @Override
+            public void writeAsync(
+                    long position, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag) {
+                boolean fail = failsNow(failWritesAfter);
+                loop.execute(() -> {
+                    IOException error = fail ? new IOException(name() + ": injected write error") : null;
+                    if (!fail) {
+                        try {
+                            inner.write(position, src, srcOffset, length);
+                        } catch (IOException e) {
+                            error = e;
+                        }
+                    }
+                    callback.ioDone(tag, error);
+                });
+            }
+
+            /**
+             * Exactly the n-th I/O issued off the shared I/O threads fails: one issued by a write
+             * without a thread (from a chain's callback or the ring's thread), never the blocking path's.
+             */
+            private boolean failsNow(AtomicInteger countdown) {
+                return !Thread.currentThread().getName().startsWith("member-io") && countdown.getAndDecrement() == 0;
+            }
+
+            @Override
+            public boolean completesInline() {
+                return false;
+            }
+
+            @Override
+            public boolean handsOffLocalIo() {
+                return true;
+            }
+
+            @Override
+            public boolean batchesOnRing() {
+                return true;
+            }
+        }
+    }
+}

@@ -1,0 +1,1 @@
+raid rebuild --speed-limit-max 100G (md's default cap, 200000K/s per member, lifted as one raises /proc/sys/dev/raid/speed_limit_max; 3 members + spare, nbdkit --filter=delay memory 4G rdelay=2ms wdelay=2ms) minus raid detail of the same members

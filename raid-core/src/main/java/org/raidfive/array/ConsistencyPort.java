@@ -29,6 +29,16 @@ interface ConsistencyPort {
      */
     default void startWrite(long memberOffset, int len) throws IOException {}
 
+    /**
+     * {@link #startWrite} if it needs no I/O and no wait (and {@link #endWrite} never waits for this
+     * write), for a write that runs on a completion's thread; false, having done nothing, when it
+     * would wait (a bitmap bit not yet on disk) or when the policy logs. The resync policy always
+     * starts at once; the log never does.
+     */
+    default boolean tryStartWrite(long memberOffset, int len) {
+        return false;
+    }
+
     /** Whether a stripe write computes its partial parity and {@link #log}s it before writing. */
     default boolean logsPartialParity() {
         return false;
@@ -83,5 +93,15 @@ interface ConsistencyPort {
     interface Logged {}
 
     /** md's resync policy: no per-write work; a dirty start resyncs the whole array. */
-    ConsistencyPort RESYNC = () -> ConsistencyPolicy.RESYNC;
+    ConsistencyPort RESYNC = new ConsistencyPort() {
+        @Override
+        public ConsistencyPolicy policy() {
+            return ConsistencyPolicy.RESYNC;
+        }
+
+        @Override
+        public boolean tryStartWrite(long memberOffset, int len) {
+            return true;
+        }
+    };
 }

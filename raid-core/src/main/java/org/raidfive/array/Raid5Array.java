@@ -205,11 +205,12 @@ public final class Raid5Array implements AsyncDisk {
 
     /**
      * Completion-based write. On members that all take their I/O on the io_uring, a write inside
-     * one chunk of a healthy stripe under the resync policy runs without a thread: its reads are
+     * one chunk of a healthy stripe runs without a thread (under the resync policy, or a bitmap
+     * whose bits for it are already on disk): its reads are
      * issued from the calling thread, its parity computed and its writes issued on the ring's
      * thread when the reads complete, and the callback runs there when the writes complete. Any
-     * other write (several chunks, a degraded stripe, a stripe another write holds, a bitmap or a
-     * log, a reconfiguration waiting, other member kinds) runs the blocking write on the shared I/O
+     * other write (several chunks, a degraded stripe, a stripe another write holds, a bitmap bit to
+     * write first, the partial parity log, a reconfiguration waiting, other member kinds) runs the blocking write on the shared I/O
      * threads, its member I/O issued a phase at a time, all of a phase at once. This call never
      * blocks.
      */

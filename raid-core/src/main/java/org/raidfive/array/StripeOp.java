@@ -317,6 +317,8 @@ final class StripeOp implements AutoCloseable {
     private boolean asyncSourceFailed;
     /** The write without a thread is in its write phase (its reads are done). */
     private boolean asyncWriting;
+    /** The slots its write phase wrote, for the consistency policy. */
+    private long asyncWrote;
 
     private final Runnable afterAsyncReads = this::afterAsyncReads;
     private final Runnable afterAsyncWrites = this::afterAsyncWrites;
@@ -336,9 +338,10 @@ final class StripeOp implements AutoCloseable {
      * the piece to an I/O thread, which fails the member and finishes the piece as the blocking path
      * does (a degraded re-plan after a read, the survivors' write after a write).
      *
-     * <p>Only on a stripe where every member can be read and no replacement is being built (else
-     * false, having done nothing: the caller takes the blocking path), and only under a consistency
-     * policy with no per-write work (resync). The caller holds the configuration read side and this
+     * <p>Only on a stripe where every member can be read and no replacement is being built, and only
+     * when the consistency policy starts the write without waiting
+     * ({@link ConsistencyPort#tryStartWrite}: resync, or a bitmap whose bits are on disk); else false,
+     * having done nothing, and the caller takes the blocking path. The caller holds the configuration read side and this
      * operation; on true both belong to the write until its callback.
      */
     boolean startWriteWithoutThread(IoCallback callback, int tag) {
@@ -353,7 +356,7 @@ final class StripeOp implements AutoCloseable {
             }
         }
         Plan plan = choosePlan(memberOffset, len, piece.lo, piece.hi);
-        if (plan == Plan.DATA_ONLY) {
+        if (plan == Plan.DATA_ONLY || !core.consistency.tryStartWrite(memberOffset, len)) {
             return false;
         }
         asyncCallback = callback;
@@ -381,7 +384,7 @@ final class StripeOp implements AutoCloseable {
         finishParity(asyncPlan);
         asyncWriting = true;
         phase.beginThen(afterAsyncWrites);
-        issueWrites(asyncPlan);
+        asyncWrote = issueWrites(asyncPlan);
         phase.launch();
     }
 
@@ -390,7 +393,15 @@ final class StripeOp implements AutoCloseable {
             IoThreads.runBlocking(recoverAsyncWrite);
             return;
         }
-        finishWithoutThread(null);
+        IOException error = null;
+        try {
+            ConsistencyPort consistency = core.consistency;
+            consistency.endWrite(
+                    stripeOffset + piece.x, piece.len, consistency.asksWhole() && allInSync(), null, asyncWrote);
+        } catch (IOException e) {
+            error = e;
+        }
+        finishWithoutThread(error);
     }
 
     /**
@@ -402,10 +413,16 @@ final class StripeOp implements AutoCloseable {
     private void recoverAsyncWrite() {
         IOException error = null;
         try {
-            phase.failMembers(core);
+            try {
+                phase.failMembers(core);
+            } finally {
+                // This write's bracket ends here, not whole: the bitmap keeps the bits.
+                core.consistency.endWrite(
+                        stripeOffset + piece.x, piece.len, false, null, asyncWriting ? asyncWrote : 0);
+            }
             if (!asyncWriting) {
                 release();
-                writePiece(piece.lo, piece.hi, piece.x, piece.len, piece.src, piece.srcAt);
+                writePiece(piece.lo, piece.hi, piece.x, piece.len, piece.src, piece.srcAt); // brackets itself
             }
         } catch (IOException e) {
             error = e;

@@ -203,6 +203,33 @@ final class WriteIntentBitmap implements ConsistencyPort {
         }
     }
 
+    /**
+     * {@link #startWrite} when every chunk's bit is already on disk; else the counts taken back and
+     * false. Against the daemon this is startWrite's protocol: the count is raised (a full fence)
+     * before the flag is read, so a clearing pass either sees the count and puts the bit back, or
+     * cleared first and this sees the flag gone and backs out.
+     */
+    @Override
+    public boolean tryStartWrite(long memberOffset, int len) {
+        int base = row() * rowInts;
+        int first = firstChunk(memberOffset);
+        int last = lastChunk(memberOffset, len);
+        for (int c = first; c <= last; c++) {
+            INTS.getAndAdd(inflight, base + c, 1);
+            int f = flagsOf(c);
+            if ((f & ON_DISK) == 0) {
+                for (int d = first; d <= c; d++) {
+                    INTS.getAndAdd(inflight, base + d, -1);
+                }
+                return false;
+            }
+            if ((f & AGED) != 0) {
+                INTS.getAndBitwiseAnd(flags, c, ~AGED);
+            }
+        }
+        return true;
+    }
+
     /** The bitmap keeps a write's bits when the write did not reach every member in sync. */
     @Override
     public boolean asksWhole() {

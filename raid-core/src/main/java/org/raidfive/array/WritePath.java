@@ -43,9 +43,9 @@ final class WritePath {
 
     /**
      * Starts a write that runs without a thread ({@link StripeOp#startWriteWithoutThread}) when it
-     * can: inside one chunk and one piece, every member on the io_uring, the resync policy (the
-     * bitmap and the log do blocking work per write), its stripe's lock free now and the stripe
-     * healthy. False, having done nothing, otherwise. The caller holds the configuration read side,
+     * can: inside one chunk and one piece, every member on the io_uring, no partial parity log (it
+     * writes and waits per write), its stripe's lock free now, the stripe healthy and the bitmap's
+     * bits (if any) already on disk. False, having done nothing, otherwise. The caller holds the configuration read side,
      * has checked the range and found the array marked dirty; on true the read side belongs to the
      * write until its callback.
      */
@@ -56,7 +56,7 @@ final class WritePath {
         if (inChunk + length > chunkSize
                 || length > core.ops.pieceSize()
                 || !core.table.batchesOnRing
-                || core.consistency.policy() != ConsistencyPolicy.RESYNC) {
+                || core.consistency.logsPartialParity()) {
             return false;
         }
         long stripe = layout.stripeOfChunk(chunk);

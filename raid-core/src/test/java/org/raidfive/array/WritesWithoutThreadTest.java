@@ -20,6 +20,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.raidfive.disk.FileDisk;
 import org.raidfive.disk.ForwardingAsyncDisk;
 import org.raidfive.disk.IoBackend;
@@ -55,7 +57,7 @@ class WritesWithoutThreadTest {
         for (int i = 0; i < 4; i++) {
             disks.add(FileDisk.createOrExtend(dir.resolve("m" + i + ".img"), MEMBER, true));
         }
-        Run run = runChains(disks, 32, 200, null, () -> {});
+        Run run = runChains(disks, ConsistencyPolicy.RESYNC, 32, 200, null, () -> {});
         if (IoBackend.active() == IoBackend.IO_URING) {
             assertTrue(
                     run.threads.keySet().stream().anyMatch(t -> t.startsWith("member-io-uring")),
@@ -66,11 +68,14 @@ class WritesWithoutThreadTest {
         }
     }
 
-    @Test
-    void writesOnRingMembersRunWithoutAThreadAndMatchAFlatImage() throws Exception {
+    @ParameterizedTest
+    @EnumSource(
+            value = ConsistencyPolicy.class,
+            names = {"RESYNC", "BITMAP"})
+    void writesOnRingMembersRunWithoutAThreadAndMatchAFlatImage(ConsistencyPolicy policy) throws Exception {
         try (FakeRing ring = new FakeRing()) {
             List<MemberDisk> disks = ring.members(4);
-            Run run = runChains(disks, 32, 200, null, () -> {});
+            Run run = runChains(disks, policy, 32, 200, null, () -> {});
             assertTrue(
                     run.threads.containsKey(FakeRing.THREAD),
                     "no write completed on the ring's thread: callbacks ran on " + run.threads.keySet());
@@ -82,21 +87,27 @@ class WritesWithoutThreadTest {
      * failed (md's md_error), every write is acknowledged without an error and the degraded array
      * still holds the image.
      */
-    @Test
-    void aMemberWhoseWritesFailMidBatchIsFailedAndNoWriteIsLost() throws Exception {
+    @ParameterizedTest
+    @EnumSource(
+            value = ConsistencyPolicy.class,
+            names = {"RESYNC", "BITMAP"})
+    void aMemberWhoseWritesFailMidBatchIsFailedAndNoWriteIsLost(ConsistencyPolicy policy) throws Exception {
         try (FakeRing ring = new FakeRing()) {
             List<MemberDisk> disks = ring.members(4);
-            Run run = runChains(disks, 16, 150, 2, () -> ring.failWritesOf(2, 300));
+            Run run = runChains(disks, policy, 16, 150, 2, () -> ring.failWritesOf(2, 300));
             assertTrue(run.threads.containsKey(FakeRing.THREAD), "callbacks ran on " + run.threads.keySet());
         }
     }
 
     /** The same with a member's read: the write that needed it is planned again, degraded. */
-    @Test
-    void aMemberWhoseReadsFailMidBatchIsFailedAndNoWriteIsLost() throws Exception {
+    @ParameterizedTest
+    @EnumSource(
+            value = ConsistencyPolicy.class,
+            names = {"RESYNC", "BITMAP"})
+    void aMemberWhoseReadsFailMidBatchIsFailedAndNoWriteIsLost(ConsistencyPolicy policy) throws Exception {
         try (FakeRing ring = new FakeRing()) {
             List<MemberDisk> disks = ring.members(4);
-            Run run = runChains(disks, 16, 150, 1, () -> ring.failReadsOf(1, 200));
+            Run run = runChains(disks, policy, 16, 150, 1, () -> ring.failReadsOf(1, 200));
             assertTrue(run.threads.containsKey(FakeRing.THREAD), "callbacks ran on " + run.threads.keySet());
         }
     }
@@ -109,9 +120,20 @@ class WritesWithoutThreadTest {
      * the array against the image and (when no member is expected to fail) parity from scratch.
      */
     private static Run runChains(
-            List<MemberDisk> disks, int chains, int writes, Integer failingSlot, Runnable afterFill) throws Exception {
+            List<MemberDisk> disks,
+            ConsistencyPolicy policy,
+            int chains,
+            int writes,
+            Integer failingSlot,
+            Runnable afterFill)
+            throws Exception {
         try (Raid5Array array = Raid5Array.create(
-                ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(), disks)) {
+                ArraySpec.builder()
+                        .chunkSize(CHUNK)
+                        .assumeClean(true)
+                        .consistencyPolicy(policy)
+                        .build(),
+                disks)) {
             long seed = System.nanoTime();
             System.out.println("WritesWithoutThreadTest seed " + seed);
             byte[] image = LoadGenerator.fillRandom(array, seed); // also marks the array dirty
@@ -133,6 +155,17 @@ class WritesWithoutThreadTest {
                         "the member whose I/O failed is failed");
             }
             ArrayOracle.assertArrayHolds(array, image);
+            WriteIntentBitmap bitmap = WriteIntentBitmap.in(array.core);
+            if (bitmap != null) {
+                // Every write's bracket was closed: an idle array clears every bit it may clear. A
+                // degraded write keeps its bits for the member's return.
+                bitmap.clearIdleBits();
+                if (failingSlot == null) {
+                    assertEquals(0, bitmap.dirtyChunks(), "bits left set after every write ended");
+                } else {
+                    assertTrue(bitmap.dirtyChunks() > 0, "the degraded writes kept their bits");
+                }
+            }
             if (failingSlot == null) {
                 ArrayOracle.assertParityConsistent(
                         disks,

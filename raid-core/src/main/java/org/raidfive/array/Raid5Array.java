@@ -167,14 +167,9 @@ public final class Raid5Array implements AsyncDisk {
      */
     @Override
     public void readAsync(long offset, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
-        try {
-            core.checkRange("read", offset, length);
-            checkBuffer(dst, dstOffset, length);
-        } catch (IOException e) {
-            callback.ioDone(tag, e);
-            return;
-        } catch (RuntimeException e) {
-            callback.ioDone(tag, new IOException(e.getMessage(), e));
+        IOException refused = refusal("read", offset, dst, dstOffset, length);
+        if (refused != null) {
+            callback.ioDone(tag, refused);
             return;
         }
         // Never wait here: this is often a completion's thread (the io_uring's loop, an NBD reader)
@@ -206,11 +201,11 @@ public final class Raid5Array implements AsyncDisk {
     /**
      * Completion-based write. On members that all take their I/O on the io_uring, a write inside
      * one chunk of a healthy stripe runs without a thread (under the resync policy, or a bitmap
-     * whose bits for it are already on disk): its reads are
-     * issued from the calling thread, its parity computed and its writes issued on the ring's
-     * thread when the reads complete, and the callback runs there when the writes complete. Any
-     * other write (several chunks, a degraded stripe, a stripe another write holds, a bitmap bit to
-     * write first, the partial parity log, a reconfiguration waiting, other member kinds) runs the blocking write on the shared I/O
+     * whose bits for it are already on disk): its reads are issued from the calling thread, its
+     * parity computed and its writes issued on the ring's thread when the reads complete, and the
+     * callback runs there when the writes complete. Any other write (several chunks, a degraded
+     * stripe, a stripe another write holds, a bitmap bit to write first, the partial parity log, a
+     * reconfiguration waiting, other member kinds) runs the blocking write on the shared I/O
      * threads, its member I/O issued a phase at a time, all of a phase at once. This call never
      * blocks.
      */
@@ -220,14 +215,9 @@ public final class Raid5Array implements AsyncDisk {
             blockingAsync.writeAsync(offset, src, srcOffset, length, callback, tag);
             return;
         }
-        try {
-            core.checkRange("write", offset, length);
-            checkBuffer(src, srcOffset, length);
-        } catch (IOException e) {
-            callback.ioDone(tag, e);
-            return;
-        } catch (RuntimeException e) {
-            callback.ioDone(tag, new IOException(e.getMessage(), e));
+        IOException refused = refusal("write", offset, src, srcOffset, length);
+        if (refused != null) {
+            callback.ioDone(tag, refused);
             return;
         }
         if (!core.config.tryReadLock()) { // never wait here: see readAsync
@@ -251,6 +241,19 @@ public final class Raid5Array implements AsyncDisk {
         }
         if (!handedOver) {
             blockingAsync.writeAsync(offset, src, srcOffset, length, callback, tag);
+        }
+    }
+
+    /** Why a completion-based request cannot start (outside the array, a bad buffer), or null. */
+    private IOException refusal(String op, long offset, ByteBuffer buffer, int bufferOffset, int length) {
+        try {
+            core.checkRange(op, offset, length);
+            checkBuffer(buffer, bufferOffset, length);
+            return null;
+        } catch (IOException e) {
+            return e;
+        } catch (RuntimeException e) {
+            return new IOException(e.getMessage(), e);
         }
     }
 

@@ -112,6 +112,11 @@ class WritesWithoutThreadTest {
         }
     }
 
+    /** A member's blocking call, run on the fake ring's thread. */
+    private interface Transfer {
+        void run() throws IOException;
+    }
+
     /** What a run of chains saw. */
     private record Run(ConcurrentHashMap<String, Boolean> threads) {}
 
@@ -304,32 +309,27 @@ class WritesWithoutThreadTest {
             @Override
             public void readAsync(
                     long position, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
-                boolean fail = failsNow(failReadsAfter);
-                loop.execute(() -> {
-                    IOException error = fail ? new IOException(name() + ": injected read error") : null;
-                    if (!fail) {
-                        try {
-                            inner.read(position, dst, dstOffset, length);
-                        } catch (IOException e) {
-                            error = e;
-                        }
-                    }
-                    callback.ioDone(tag, error);
-                });
+                onLoop(failReadsAfter, "read", () -> inner.read(position, dst, dstOffset, length), callback, tag);
             }
 
             @Override
             public void writeAsync(
                     long position, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag) {
-                boolean fail = failsNow(failWritesAfter);
+                onLoop(failWritesAfter, "write", () -> inner.write(position, src, srcOffset, length), callback, tag);
+            }
+
+            /** Runs {@code transfer} on the ring's thread, or fails it there if it is the one to fail. */
+            private void onLoop(AtomicInteger countdown, String what, Transfer transfer, IoCallback callback, int tag) {
+                boolean fail = failsNow(countdown);
                 loop.execute(() -> {
-                    IOException error = fail ? new IOException(name() + ": injected write error") : null;
-                    if (!fail) {
-                        try {
-                            inner.write(position, src, srcOffset, length);
-                        } catch (IOException e) {
-                            error = e;
+                    IOException error = null;
+                    try {
+                        if (fail) {
+                            throw new IOException(name() + ": injected " + what + " error");
                         }
+                        transfer.run();
+                    } catch (IOException e) {
+                        error = e;
                     }
                     callback.ioDone(tag, error);
                 });

@@ -408,7 +408,7 @@ final class WriteIntentBitmap implements ConsistencyPort {
         for (int p = 0; p < pageLocks.length; p++) {
             synchronized (pageLocks[p]) {
                 ByteBuffer b = compose(p, -1);
-                m.disk.write(areaStart + (long) p * PAGE, b, 0, pageBytes(p));
+                m.disk.write(areaStart + (long) p * PAGE, b, 0, pageBytes(p, m.disk.logicalBlockSize()));
             }
         }
         m.disk.flush();
@@ -420,11 +420,10 @@ final class WriteIntentBitmap implements ConsistencyPort {
      */
     private void writePage(int page, int alsoSet, List<Failure> failures) {
         ByteBuffer b = compose(page, alsoSet);
-        int bytes = pageBytes(page);
         for (Member m : liveMembers()) {
             m.nrPending.get();
             try {
-                m.disk.write(areaStart + (long) page * PAGE, b, 0, bytes);
+                m.disk.write(areaStart + (long) page * PAGE, b, 0, pageBytes(page, m.disk.logicalBlockSize()));
                 m.disk.flush();
             } catch (IOException e) {
                 failures.add(new Failure(m, e));
@@ -460,11 +459,15 @@ final class WriteIntentBitmap implements ConsistencyPort {
         return b;
     }
 
-    /** md writes the bitmap in 512-byte sectors up to its end; a page past it is never written. */
-    private int pageBytes(int page) {
+    /**
+     * md writes a bitmap page up to the bitmap's end rounded up to the member's logical block size
+     * (md-bitmap.c's __write_sb_page); mdadm reserves the area rounded up to 4 KiB, so the bytes
+     * past the end are ours at either block size.
+     */
+    private int pageBytes(int page, int blockSize) {
         long end = BitmapSuperblock.BYTES + (chunks + 7L) / 8;
         long left = end - (long) page * PAGE;
-        return (int) Math.min(PAGE, (left + 511) / 512 * 512);
+        return (int) Math.min(PAGE, (left + blockSize - 1) / blockSize * blockSize);
     }
 
     /**

@@ -200,6 +200,11 @@ public final class FaultyDisk implements AsyncDisk {
     }
 
     @Override
+    public int logicalBlockSize() {
+        return inner.logicalBlockSize();
+    }
+
+    @Override
     public long refreshSize() throws IOException {
         return inner.refreshSize();
     }

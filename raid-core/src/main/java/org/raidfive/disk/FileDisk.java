@@ -261,6 +261,12 @@ public final class FileDisk implements AsyncDisk {
         return direct;
     }
 
+    /** {@link #DIRECT_ALIGNMENT} under O_DIRECT, else 512. */
+    @Override
+    public int logicalBlockSize() {
+        return direct ? DIRECT_ALIGNMENT : 512;
+    }
+
     @Override
     public long size() {
         return size;

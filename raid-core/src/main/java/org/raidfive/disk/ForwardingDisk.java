@@ -35,6 +35,11 @@ public abstract class ForwardingDisk implements MemberDisk {
     }
 
     @Override
+    public int logicalBlockSize() {
+        return inner.logicalBlockSize();
+    }
+
+    @Override
     public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
         inner.read(position, dst, dstOffset, length);
     }

@@ -36,6 +36,15 @@ public interface MemberDisk extends AutoCloseable {
     }
 
     /**
+     * The smallest unit this disk reads and writes whole, md's logical block size: offsets and
+     * lengths of metadata I/O are rounded up to it (md rounds a bitmap page's write the same way).
+     * 512 by default; a file opened with O_DIRECT answers {@link FileDisk#DIRECT_ALIGNMENT}.
+     */
+    default int logicalBlockSize() {
+        return 512;
+    }
+
+    /**
      * Reads {@code length} bytes at {@code position} into {@code dst[dstOffset, dstOffset+length)}.
      *
      * @throws java.io.EOFException if the range ends beyond {@link #size()}

@@ -293,6 +293,24 @@ md_grow_stalled() {
     throttle_sync off
 }
 
+# md_grow_offset_stalled CASE MD NEWDEV KIBPS SECONDS: grow by one member as mdadm does without a
+# backup file (the data offset moves down), the reshape held to KIBPS KiB/s, stopped after SECONDS
+md_grow_offset_stalled() {
+    c=$1 md=$2 dev=$3
+    echo 1 >/proc/sys/dev/raid/speed_limit_min
+    echo "$4" >/proc/sys/dev/raid/speed_limit_max
+    mdadm "/dev/$md" --add "$dev" >/dev/null 2>&1
+    raid_disks=$(sysmd "$md" raid_disks)
+    out=$(mdadm --grow "/dev/$md" --raid-devices=$((raid_disks + 1)) 2>&1)
+    rc=$?
+    log "$c" "$out"
+    sleep "$5"
+    kmsg "$c"
+    result "$c" grow_rc=$rc sync_action=$(sysmd "$md" sync_action) reshape_position=$(sysmd "$md" reshape_position)
+    mdadm --stop "/dev/$md" >/dev/null 2>&1
+    throttle_sync off
+}
+
 # md_dump CASE MD DEV: the whole array, read through md with O_DIRECT, onto DEV (for the host to compare)
 md_dump() {
     dd if="/dev/$2" of="$3" bs=1M iflag=direct oflag=direct 2>/dev/null

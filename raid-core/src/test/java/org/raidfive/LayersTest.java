@@ -98,7 +98,7 @@ class LayersTest {
             // metadata
             Set.of("SuperblockIo", "ArrayMetadata"),
             // conductors
-            Set.of("Membership", "Recovery"),
+            Set.of("Membership", "Recovery", "OfflineReshape"),
             // the facade, its live counters (they read the facade's state) and the factory
             Set.of("Raid5Array", "ArrayCounters", "Assembler"));
 

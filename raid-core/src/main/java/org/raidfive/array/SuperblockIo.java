@@ -313,6 +313,31 @@ final class SuperblockIo {
     }
 
     /**
+     * Writes {@code sb} as {@code disk}'s superblock and flushes it: for a caller that owns every
+     * member and writes whole superblocks itself ({@link OfflineReshape}).
+     */
+    static void writeSuperblock(MemberDisk disk, Superblock sb) throws IOException {
+        ByteBuffer buf = AlignedBuffers.allocate(BLOCK);
+        sb.encode(buf);
+        disk.write(Superblock.SUPERBLOCK_OFFSET, buf, 0, BLOCK);
+        disk.flush();
+    }
+
+    /** An empty bad block log (as mdadm initialises one) where {@code sb} says {@code disk}'s log is. */
+    static void writeEmptyBadBlockLog(MemberDisk disk, Superblock sb) throws IOException {
+        int bytes = sb.bblogSize() * 512;
+        ByteBuffer log = ByteBuffer.allocate(bytes);
+        BadBlockLog.EMPTY.encode(log, sb.bblogShift());
+        long start = (Superblock.SUPERBLOCK_OFFSET_SECTORS + sb.bblogOffset()) * 512;
+        updateBlocks(
+                disk,
+                null,
+                start,
+                bytes,
+                (block, from, to, source, at) -> block.put(from, log, (int) (at + from - start), to - from));
+    }
+
+    /**
      * What is on {@code m} instead of what this array last wrote there, in words, or null when it is
      * still this array's superblock of this member with the same role and not older events (newer
      * events are {@link NewerOnDiskException}'s case).

@@ -11,7 +11,9 @@
  *                    the consistency switch) | ArrayCounters (live counters in a mapped file) |
  *                    Assembler (create; assemble: judge members, force; load bitmap and PPL)
  * 6 conductors       Membership (every change of the member table, quiesce, drains) |
- *                    Recovery (which pass runs, safemode, speed limits, checkpoints)
+ *                    Recovery (which pass runs, safemode, speed limits, checkpoints) |
+ *                    OfflineReshape (adds members to an array that is not running, in md's
+ *                    on-disk form, resumable; continues md's)
  * 5 metadata         ArrayMetadata (events, clean/dirty, roles; superblocks on every live member
  *                    before a change acts; makes the ArrayCore whose hooks it is) | SuperblockIo
  * 4 paths, policies  ReadPath (cut at chunks; the aligned bypass; md's page-by-page retry) |

@@ -13,7 +13,8 @@ import static org.raidfive.md.Superblock.*;
  *       set on disk before a write to it, cleared once it is idle; a dirty start resyncs the chunks
  *       whose bits are set, a re-added member is recovered where they are), the partial parity log
  *       (PPL and MULTIPLE_PPLS: used and recovered as md does);</li>
- *   <li>refused: a reshape in progress, a write journal, clustered md, a partial parity log of more
+ *   <li>refused: a reshape in progress (raidfive finishes one that adds members offline,
+ *       {@code org.raidfive.array.OfflineReshape}, before the array runs), a write journal, clustered md, a partial parity log of more
  *       than 64 members (md refuses it too), and any bit Linux does not define or combination it
  *       refuses (the decoder refuses those already).</li>
  * </ul>
@@ -31,8 +32,8 @@ public final class MdFeatures {
             return member + " is in the middle of a reshape (feature_map 0x" + Integer.toHexString(f)
                     + ", reshape_position " + Long.toUnsignedString(sb.reshapePosition()) + ", delta_disks "
                     + sb.deltaDisks() + ", new layout " + sb.newLayout() + ", new chunk " + sb.newChunk() * 512L / 1024
-                    + "K): raidfive cannot run an array mid-reshape; let Linux md finish it (mdadm --assemble resumes "
-                    + "it, or mdadm --grow --continue)";
+                    + "K): raidfive does not run an array mid-reshape; finish the reshape first: raid grow --continue "
+                    + "with every member (a reshape that adds members), or Linux md (mdadm --assemble resumes it)";
         }
         if ((f & MD_FEATURE_JOURNAL) != 0 || sb.role() == ROLE_JOURNAL) {
             return member + (sb.role() == ROLE_JOURNAL ? " is the write-journal device of" : " belongs to")

@@ -139,6 +139,20 @@ class MdFeaturesIT {
         Superblock sb = ExamineCheck.decode(reshape.get(0));
         assertTrue(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "md recorded the reshape: " + sb);
         assertRefusedUnchanged(reshape, "reshape");
+        // md_grow_stalled gave mdadm a backup file: the data offset stays, which raidfive does not continue.
+        List<byte[]> before = new ArrayList<>();
+        for (Path m : reshape) {
+            before.add(Files.readAllBytes(m));
+        }
+        List<MemberDisk> disks = Workbench.open(reshape);
+        IOException e = assertThrows(IOException.class, () -> org.raidfive.array.OfflineReshape.resume(disks));
+        assertTrue(e.getMessage().contains("backup file"), e.getMessage());
+        for (MemberDisk d : disks) {
+            d.close();
+        }
+        for (int i = 0; i < reshape.size(); i++) {
+            assertArrayEquals(before.get(i), Files.readAllBytes(reshape.get(i)), reshape.get(i) + " was written");
+        }
     }
 
     @Test

@@ -1,0 +1,651 @@
+package org.raidfive.array;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongConsumer;
+import org.raidfive.disk.AlignedBuffers;
+import org.raidfive.disk.ClaimMode;
+import org.raidfive.disk.DiskClaim;
+import org.raidfive.disk.MemberDisk;
+import org.raidfive.layout.Raid5Algorithm;
+import org.raidfive.layout.Raid5Layout;
+import org.raidfive.md.MdFeatures;
+import org.raidfive.md.MdTime;
+import org.raidfive.md.MdUuid;
+import org.raidfive.md.Superblock;
+import org.raidfive.md.SuperblockException;
+import org.raidfive.parity.Xor;
+
+/**
+ * A reshape that adds members to an array that is not running, as Linux md restripes one, and in
+ * md's on-disk form throughout, so that md can take over mid-way and raidfive can finish what md
+ * started: {@code reshape_position} (array sectors already in the new geometry),
+ * {@code raid_disks} the new count, {@code delta_disks}, {@code new_layout}, {@code new_chunk},
+ * {@code new_level}, and {@code new_offset} with {@code MD_FEATURE_RESHAPE_ACTIVE |
+ * MD_FEATURE_NEW_OFFSET}. As mdadm does for v1.2 members without a backup file, the data offset
+ * moves down ({@code new_offset}, by mdadm's {@code min_offset_change}), so the new stripes are
+ * written below the old ones they come from.
+ *
+ * <p>The reshape goes forward, a batch of new stripes at a time: the data of the batch is read from
+ * the old geometry (zeros past the old array's end, as md fills them), its parity computed, and
+ * written in the new geometry. md's checkpoint rule ({@code reshape_request} in
+ * {@code drivers/md/raid5.c}) decides when {@code reshape_position} must be recorded first: before a
+ * batch would write over old data at or past the recorded position, every member is flushed and the
+ * superblock with the position reached is written and flushed on every member. A crash at any
+ * moment therefore leaves the recorded position, the new geometry below it and the old data above it
+ * intact; {@link #resume} continues from there. The end writes md's final superblock: the new layout
+ * and chunk, the data offset moved by {@code new_offset} and the data size grown by as much
+ * ({@code md_finish_reshape}), no reshape fields.
+ *
+ * <p>Refused (one line each, nothing written): arrays that are degraded, dirty, rebuilding, with a
+ * write-intent bitmap or a partial parity log (md refuses a reshape with a log too), bad blocks
+ * recorded, members disagreeing on events; a reshape md left that changes chunk, layout or level,
+ * removes members, runs backwards or needs a backup file (finish those with Linux md).
+ */
+public final class OfflineReshape implements AutoCloseable {
+    /** Where {@link Hook} is called: the crash points of the reshape. */
+    enum Point {
+        /** A batch's old data is read; nothing of it written yet. */
+        BATCH_READ,
+        /** One member write of a batch is done. */
+        MEMBER_WRITTEN,
+        /** The superblock of one member was written during a checkpoint. */
+        CHECKPOINT_MEMBER,
+        /** The superblock of one member was written with the final geometry. */
+        FINISH_MEMBER
+    }
+
+    /** A test's view of the crash points; throwing stops the reshape there, as a crash would. */
+    @FunctionalInterface
+    interface Hook {
+        void at(Point point, long position) throws IOException;
+    }
+
+    /** md checkpoints at least this often. */
+    private static final long CHECKPOINT_NANOS = 10_000_000_000L;
+    /** Bytes each member moves per batch, at most (at least one stripe's chunk). */
+    private static final int BATCH_MEMBER_BYTES = 1 << 20;
+
+    private final String name;
+    private final MemberDisk[] slots;
+    private final Superblock[] superblocks;
+    private final List<DiskClaim> claims;
+    private final Raid5Layout oldLayout;
+    private final Raid5Layout newLayout;
+    private final long[] oldOffset;
+    private final long[] newOffset;
+    /** Sectors the data offset moves down by on every member: md's {@code -min_offset_diff}. */
+    private final long offsetDrop;
+
+    private final long endPosition;
+    /** Array sectors in the new geometry on disk (reshape_progress). */
+    private long progress;
+    /** The position the members' superblocks record (reshape_safe). */
+    private long recorded;
+
+    private long events;
+    /** The end is on every member's superblock. */
+    private boolean finished;
+
+    private long lastCheckpoint = System.nanoTime();
+    private Hook hook = (p, at) -> {};
+
+    private OfflineReshape(MemberDisk[] slots, Superblock[] superblocks, List<DiskClaim> claims, boolean done) {
+        this.slots = slots;
+        this.superblocks = superblocks;
+        this.claims = claims;
+        Superblock top = superblocks[0];
+        this.name = ArrayMetadata.holder(top.name(), top.setUuid());
+        int disks = top.raidDisks();
+        int chunk = top.chunkSectors() * 512;
+        long memberBytes = top.size() * 512;
+        this.oldLayout = new Raid5Layout(
+                Raid5Algorithm.fromMdNumber(top.layout()), disks - top.deltaDisks(), chunk, memberBytes);
+        this.newLayout = new Raid5Layout(Raid5Algorithm.fromMdNumber(top.newLayout()), disks, chunk, memberBytes);
+        this.oldOffset = new long[disks];
+        this.newOffset = new long[disks];
+        long drop = Long.MAX_VALUE;
+        for (int s = 0; s < disks; s++) {
+            oldOffset[s] = superblocks[s].dataOffset() * 512;
+            newOffset[s] = (superblocks[s].dataOffset() + superblocks[s].newOffset()) * 512;
+            drop = Math.min(drop, -(long) superblocks[s].newOffset());
+        }
+        this.offsetDrop = drop;
+        this.endPosition = newLayout.stripes() * newLayout.stripeDataBytes() / 512;
+        this.progress = done ? endPosition : top.reshapePosition();
+        this.finished = done;
+        this.recorded = progress;
+        this.events =
+                Arrays.stream(superblocks).mapToLong(Superblock::events).max().orElse(0);
+    }
+
+    /**
+     * Starts adding {@code added} to the array on {@code members} (any order) as data members, to
+     * {@code members.size() + added.size()} in all, and returns the reshape ready to {@link #run}.
+     * The superblocks written here say a reshape is under way at position 0, so from this point Linux
+     * md or {@link #resume} can carry it on. {@code added} must be blank disks at least as large as
+     * the members (their first 64 KiB is not checked here: a caller that takes files from a user checks
+     * them as {@code raid create} does).
+     */
+    public static OfflineReshape grow(List<? extends MemberDisk> members, List<? extends MemberDisk> added)
+            throws IOException {
+        if (added.isEmpty()) {
+            throw new ArrayConfigException("a reshape that adds members needs at least one disk to add");
+        }
+        List<DiskClaim> claims = new ArrayList<>();
+        try {
+            List<Integer> finishing = new ArrayList<>();
+            Superblock[] sbs = readAll(members, claims, finishing);
+            Superblock top = sbs[0];
+            String array = ArrayMetadata.holder(top.name(), top.setUuid());
+            if (top.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE) || !finishing.isEmpty()) {
+                throw new ArrayConfigException(array + " is already reshaping (reshape_position "
+                        + top.reshapePosition() + "): continue it (raid grow --continue)");
+            }
+            checkStartable(array, members, sbs);
+            int oldDisks = top.raidDisks();
+            int newDisks = oldDisks + added.size();
+            if (newDisks > Raid5Layout.MAX_DISKS) {
+                throw new ArrayConfigException(
+                        array + ": " + newDisks + " members is more than " + Raid5Layout.MAX_DISKS);
+            }
+            long chunkSectors = top.chunkSectors();
+            long drop = minOffsetChange(chunkSectors, oldDisks - 1, newDisks - 1);
+            for (int s = 0; s < oldDisks; s++) {
+                long room = sbs[s].dataOffset() - earliestDataSector(sbs[s]);
+                if (room < drop) {
+                    throw new ArrayConfigException(array + ": " + members.get(s).name()
+                            + " has " + room + " sectors free before its data; adding " + added.size()
+                            + " member(s) moves the data offset down by " + drop + " sectors (" + (drop - room)
+                            + " sectors of room missing); a reshape with a backup file is not supported");
+                }
+            }
+            long needed = top.dataOffset() * 512 + top.size() * 512;
+            for (MemberDisk d : added) {
+                if (d.size() < needed) {
+                    throw new ArrayConfigException(
+                            d.name() + " holds " + d.size() + " bytes; a member of " + array + " needs " + needed);
+                }
+                for (MemberDisk m : members) {
+                    if (m == d) {
+                        throw new ArrayConfigException(d.name() + " is already a member of " + array);
+                    }
+                }
+            }
+            for (MemberDisk d : added) {
+                claims.add(d.claim(ClaimMode.EXCLUSIVE, array));
+            }
+            MemberDisk[] slots = new MemberDisk[newDisks];
+            Superblock[] next = new Superblock[newDisks];
+            for (int i = 0; i < members.size(); i++) {
+                slots[sbs[i].role()] = members.get(i);
+                next[sbs[i].role()] = sbs[i].copy();
+            }
+            int devNumber = 0;
+            for (Superblock sb : next) {
+                if (sb != null) {
+                    devNumber = Math.max(devNumber, sb.devNumber() + 1);
+                }
+            }
+            for (int i = 0; i < added.size(); i++) {
+                int slot = oldDisks + i;
+                MemberDisk d = added.get(i);
+                Superblock sb = top.copy()
+                        .deviceUuid(MdUuid.random())
+                        .devNumber(devNumber + i)
+                        .dataSize(d.size() / 512 - top.dataOffset())
+                        .cntCorrectedRead(0)
+                        .devflags(0)
+                        .setFeature(Superblock.MD_FEATURE_BAD_BLOCKS, false);
+                slots[slot] = d;
+                next[slot] = sb;
+                if (sb.bblogOffset() != 0 && sb.bblogSize() > 0) {
+                    SuperblockIo.writeEmptyBadBlockLog(d, sb);
+                }
+            }
+            int maxDev = Math.max(top.maxDev(), devNumber + added.size());
+            long events = Arrays.stream(sbs).mapToLong(Superblock::events).max().orElse(0) + 1;
+            for (int s = 0; s < newDisks; s++) {
+                Superblock sb = next[s];
+                sb.maxDev(maxDev);
+                for (int t = 0; t < newDisks; t++) {
+                    sb.devRole(next[t].devNumber(), t);
+                }
+                sb.raidDisks(newDisks)
+                        .deltaDisks(added.size())
+                        .newLevel(Superblock.LEVEL_RAID5)
+                        .newLayout(top.layout())
+                        .newChunk(top.chunkSectors())
+                        .newOffset((int) -drop)
+                        .reshapePosition(0)
+                        .setFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE, true)
+                        .setFeature(Superblock.MD_FEATURE_NEW_OFFSET, true)
+                        .events(events)
+                        .utime(MdTime.of(MdTime.nowSeconds(), 0));
+            }
+            // The new members first: a crash before the old ones say "reshape" leaves them as blank
+            // disks with a superblock nobody points at, and the array as it was.
+            for (int s = newDisks - 1; s >= 0; s--) {
+                SuperblockIo.writeSuperblock(slots[s], next[s]);
+            }
+            return new OfflineReshape(slots, next, claims, false);
+        } catch (IOException | RuntimeException e) {
+            claims.forEach(DiskClaim::close);
+            throw e;
+        }
+    }
+
+    /**
+     * The reshape recorded on {@code members} (any order, every member of the new geometry), ready to
+     * {@link #run} from where its superblocks say it is, whoever started it (Linux md or raidfive).
+     */
+    public static OfflineReshape resume(List<? extends MemberDisk> members) throws IOException {
+        List<DiskClaim> claims = new ArrayList<>();
+        try {
+            List<Integer> finishing = new ArrayList<>();
+            Superblock[] sbs = readAll(members, claims, finishing);
+            Superblock top = sbs[0];
+            String array = ArrayMetadata.holder(top.name(), top.setUuid());
+            boolean done = !top.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE);
+            if (done && finishing.isEmpty()) {
+                throw new ArrayConfigException(array + " is not reshaping: nothing to continue");
+            }
+            String unsupported = null;
+            if (done) {
+                unsupported = null; // only the end's superblocks were left to write
+            } else if (top.newLevel() != Superblock.LEVEL_RAID5) {
+                unsupported = "changes the level to " + top.newLevel();
+            } else if (top.deltaDisks() <= 0) {
+                unsupported =
+                        top.deltaDisks() == 0 ? "keeps the member count (a chunk or layout change)" : "removes members";
+            } else if (top.newChunk() != top.chunkSectors()) {
+                unsupported = "changes the chunk from " + top.chunkSectors() / 2 + "K to " + top.newChunk() / 2 + "K";
+            } else if (top.newLayout() != top.layout()) {
+                unsupported = "changes the layout";
+            } else if (top.hasFeature(Superblock.MD_FEATURE_RESHAPE_BACKWARDS)) {
+                unsupported = "runs backwards";
+            }
+            for (int i = 0; i < sbs.length && unsupported == null && !done; i++) {
+                if (!sbs[i].hasFeature(Superblock.MD_FEATURE_NEW_OFFSET) || sbs[i].newOffset() >= 0) {
+                    unsupported =
+                            "keeps the data offset of " + members.get(i).name() + " (md's reshape with a backup file)";
+                }
+            }
+            if (unsupported != null) {
+                throw new ArrayConfigException(array + "'s reshape " + unsupported
+                        + ": raidfive continues reshapes that add members with the same chunk and layout; "
+                        + "finish this one with Linux md (mdadm --assemble)");
+            }
+            int disks = top.raidDisks();
+            MemberDisk[] slots = new MemberDisk[disks];
+            Superblock[] bySlot = new Superblock[disks];
+            for (int i = 0; i < sbs.length; i++) {
+                MemberDisk d = members.get(i);
+                Superblock sb = sbs[i];
+                int role = sb.role();
+                if (role >= disks || slots[role] != null) {
+                    throw new ArrayConfigException(d.name() + " is not an active member of " + array + " (role "
+                            + Superblock.describeRole(role) + ")");
+                }
+                slots[role] = d;
+                bySlot[role] = sb;
+            }
+            for (int s = 0; s < disks; s++) {
+                if (slots[s] == null) {
+                    throw new ArrayConfigException(array + " is missing the member in slot " + s
+                            + ": raidfive reshapes only whole arrays (every one of its " + disks + " members)");
+                }
+            }
+            checkStartable(array, members, sbs);
+            for (int i : finishing) {
+                SuperblockIo.writeSuperblock(members.get(i), sbs[i]); // the end, as the others have it
+            }
+            return new OfflineReshape(slots, bySlot, claims, done);
+        } catch (IOException | RuntimeException e) {
+            claims.forEach(DiskClaim::close);
+            throw e;
+        }
+    }
+
+    void hook(Hook h) {
+        this.hook = h;
+    }
+
+    /** {@code holder}-style name of the array: its name and UUID. */
+    public String name() {
+        return name;
+    }
+
+    /** Array sectors in the new geometry so far (md's reshape position). */
+    public long position() {
+        return progress;
+    }
+
+    /** The position at which the reshape is done: every stripe of the new geometry. */
+    public long endPosition() {
+        return endPosition;
+    }
+
+    /** Members before the reshape. */
+    public int oldDisks() {
+        return oldLayout.disks();
+    }
+
+    /** Members after it. */
+    public int newDisks() {
+        return newLayout.disks();
+    }
+
+    /** The array's size in bytes before the reshape (md keeps it until the end) and after. */
+    public long oldArrayBytes() {
+        return oldLayout.arrayBytes();
+    }
+
+    /** The array's size in bytes once the reshape is done. */
+    public long newArrayBytes() {
+        return newLayout.arrayBytes();
+    }
+
+    /**
+     * Moves the data until the reshape is done (true) or {@code stop} says to stop between batches
+     * (false; the position reached is checkpointed on every member first). {@code progress} hears the
+     * position after each batch. An I/O error stops the reshape where it is: the last checkpoint and
+     * the data are intact, and {@link #resume} continues from there.
+     */
+    public boolean run(BooleanSupplier stop, LongConsumer progressListener) throws IOException {
+        int chunk = newLayout.chunkSize();
+        int chunkSectors = chunk / 512;
+        int newData = newLayout.dataDisks();
+        int oldData = oldLayout.dataDisks();
+        long stripeSectors = (long) chunkSectors * newData;
+        int batch = Math.max(1, BATCH_MEMBER_BYTES / chunk);
+        if (finished) {
+            return true;
+        }
+        ByteBuffer buf = AlignedBuffers.allocate(batch * (newData + 1) * chunk);
+        while (progress < endPosition) {
+            if (stop.getAsBoolean()) {
+                checkpoint();
+                return false;
+            }
+            long stripe = progress / stripeSectors;
+            int n = (int) Math.min(batch, newLayout.stripes() - stripe);
+            // md's rule, in member sectors from each geometry's data offset, shifted by the offset drop:
+            // the batch may write up to `writeEnd`; old data from `safe` up is what a resume from the
+            // recorded position still reads.
+            long writeEnd = progress / newData + (long) n * chunkSectors;
+            long safe = recorded / oldData - Math.min(chunkSectors, recorded / oldData) + offsetDrop;
+            if (safe < writeEnd || System.nanoTime() - lastCheckpoint > CHECKPOINT_NANOS) {
+                checkpoint();
+                safe = recorded / oldData - Math.min(chunkSectors, recorded / oldData) + offsetDrop;
+                while (n > 1 && safe < progress / newData + (long) n * chunkSectors) {
+                    n--;
+                }
+                if (safe < progress / newData + (long) n * chunkSectors) {
+                    throw new ArrayConfigException(name + ": the data offset moved by " + offsetDrop
+                            + " sectors is too little to restripe at position " + progress
+                            + " without overwriting data still needed; finish the reshape with Linux md");
+                }
+            }
+            moveBatch(stripe, n, buf);
+            progress += n * stripeSectors;
+            progressListener.accept(progress);
+        }
+        finish();
+        return true;
+    }
+
+    private void moveBatch(long firstStripe, int n, ByteBuffer buf) throws IOException {
+        int chunk = newLayout.chunkSize();
+        int newData = newLayout.dataDisks();
+        int oldData = oldLayout.dataDisks();
+        long oldChunks = oldLayout.stripes() * oldData;
+        int stride = (newData + 1) * chunk;
+        for (int k = 0; k < n; k++) {
+            long stripe = firstStripe + k;
+            for (int i = 0; i < newData; i++) {
+                long c = stripe * newData + i;
+                int at = k * stride + i * chunk;
+                if (c >= oldChunks) {
+                    for (int b = 0; b < chunk; b += 8) {
+                        buf.putLong(at + b, 0);
+                    }
+                    continue;
+                }
+                long oldStripe = c / oldData;
+                int slot = oldLayout.dataSlot(oldStripe, (int) (c % oldData));
+                slots[slot].read(oldOffset[slot] + oldLayout.memberOffset(oldStripe), buf, at, chunk);
+            }
+            int p = k * stride + newData * chunk;
+            Xor.xor(buf, p, buf, k * stride, buf, k * stride + chunk, chunk);
+            for (int i = 2; i < newData; i++) {
+                Xor.xorInto(buf, p, buf, k * stride + i * chunk, chunk);
+            }
+        }
+        hook.at(Point.BATCH_READ, progress);
+        for (int k = 0; k < n; k++) {
+            long stripe = firstStripe + k;
+            long at = newLayout.memberOffset(stripe);
+            for (int i = 0; i < newData; i++) {
+                int slot = newLayout.dataSlot(stripe, i);
+                slots[slot].write(newOffset[slot] + at, buf, k * stride + i * chunk, chunk);
+                hook.at(Point.MEMBER_WRITTEN, progress);
+            }
+            int slot = newLayout.paritySlot(stripe);
+            slots[slot].write(newOffset[slot] + at, buf, k * stride + newData * chunk, chunk);
+            hook.at(Point.MEMBER_WRITTEN, progress);
+        }
+    }
+
+    /** Flushes every member, then records the position reached in every superblock (md's checkpoint). */
+    private void checkpoint() throws IOException {
+        if (progress == recorded) {
+            lastCheckpoint = System.nanoTime();
+            return;
+        }
+        for (MemberDisk d : slots) {
+            d.flush();
+        }
+        events++;
+        long now = MdTime.of(MdTime.nowSeconds(), 0);
+        for (int s = 0; s < slots.length; s++) {
+            superblocks[s].reshapePosition(progress).events(events).utime(now);
+            SuperblockIo.writeSuperblock(slots[s], superblocks[s]);
+            hook.at(Point.CHECKPOINT_MEMBER, progress);
+        }
+        recorded = progress;
+        lastCheckpoint = System.nanoTime();
+    }
+
+    /** md_finish_reshape and super_1_sync after it: the new geometry is the geometry. */
+    private void finish() throws IOException {
+        for (MemberDisk d : slots) {
+            d.flush();
+        }
+        events++;
+        long now = MdTime.of(MdTime.nowSeconds(), 0);
+        for (int s = 0; s < slots.length; s++) {
+            Superblock sb = finalForm(superblocks[s]).events(events).utime(now);
+            SuperblockIo.writeSuperblock(slots[s], sb);
+            hook.at(Point.FINISH_MEMBER, endPosition);
+        }
+        recorded = progress;
+        finished = true;
+    }
+
+    /**
+     * What md_finish_reshape leaves in a member's superblock: the new layout and chunk, the data
+     * offset moved by new_offset and the data size grown by as much, no reshape fields.
+     */
+    static Superblock finalForm(Superblock sb) {
+        long moved = -(long) sb.newOffset();
+        return sb.dataOffset(sb.dataOffset() - moved)
+                .dataSize(sb.dataSize() + moved)
+                .layout(sb.newLayout())
+                .chunkSectors(sb.newChunk())
+                .newOffset(0)
+                .deltaDisks(0)
+                .reshapePosition(0)
+                .setFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE, false)
+                .setFeature(Superblock.MD_FEATURE_NEW_OFFSET, false);
+    }
+
+    /** Gives the members back (their claims); the disks stay open, the caller's to close. */
+    @Override
+    public void close() {
+        claims.forEach(DiskClaim::close);
+    }
+
+    // ---- checks
+
+    /** mdadm's {@code min_offset_change}: a whole number of old and of new stripes, per old data member. */
+    static long minOffsetChange(long chunkSectors, int oldData, int newData) {
+        long a = chunkSectors * oldData;
+        long b = chunkSectors * newData;
+        long lcm = a / gcd(a, b) * b;
+        return lcm / oldData;
+    }
+
+    private static long gcd(long a, long b) {
+        while (b != 0) {
+            long t = a % b;
+            a = b;
+            b = t;
+        }
+        return a;
+    }
+
+    /**
+     * The first sector the data may start at on a v1.2 member: 36 KiB past the superblock (the kernel's
+     * {@code super_1_allow_new_offset}), past the bad block log and the bitmap.
+     */
+    static long earliestDataSector(Superblock sb) {
+        long earliest = sb.superOffset() + (32 + 4) * 2;
+        if (sb.bblogOffset() != 0 && sb.bblogSize() > 0) {
+            earliest = Math.max(earliest, sb.superOffset() + sb.bblogOffset() + sb.bblogSize());
+        }
+        return earliest;
+    }
+
+    /**
+     * The superblocks of {@code members}, in their order, after claiming them all. The freshest
+     * (most events) speaks for the array: its geometry, position and roles are put in every copy, each
+     * member keeping its own identity and offsets. A crash mid-checkpoint leaves members one event
+     * apart with two positions, both safe to resume from; a member further behind, or one the freshest
+     * does not list in the slot it claims, is not part of the array any more and is refused.
+     */
+    private static Superblock[] readAll(
+            List<? extends MemberDisk> members, List<DiskClaim> claims, List<Integer> finishing) throws IOException {
+        if (members.size() < Raid5Layout.MIN_DISKS) {
+            throw new ArrayConfigException("a reshape needs every member of the array (got " + members.size() + ")");
+        }
+        Superblock[] sbs = new Superblock[members.size()];
+        for (int i = 0; i < sbs.length; i++) {
+            try {
+                sbs[i] = SuperblockIo.read(members.get(i));
+            } catch (SuperblockException e) {
+                throw new ArrayConfigException(e.getMessage(), e);
+            }
+        }
+        int freshest = 0;
+        for (int i = 0; i < sbs.length; i++) {
+            if (!Arrays.equals(sbs[i].setUuid(), sbs[0].setUuid())) {
+                throw new ArrayConfigException(members.get(i).name() + " belongs to another array than "
+                        + members.get(0).name());
+            }
+            if (sbs[i].level() != Superblock.LEVEL_RAID5) {
+                throw new ArrayConfigException(members.get(i).name() + " is not a RAID-5 member");
+            }
+            if (Long.compareUnsigned(sbs[i].events(), sbs[freshest].events()) > 0) {
+                freshest = i;
+            }
+        }
+        Superblock top = sbs[freshest].copy();
+        String holder = ArrayMetadata.holder(top.name(), top.setUuid());
+        boolean reshaping = top.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE);
+        for (int i = 0; i < sbs.length; i++) {
+            Superblock sb = sbs[i];
+            String who = members.get(i).name();
+            long behind = top.events() - sb.events();
+            if (!reshaping && behind == 1 && sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE)) {
+                // A crash while the end was written: the newest says done, so every stripe was written
+                // and flushed in the new geometry before it; this one still has the last checkpoint.
+                sbs[i] = finalForm(sb).events(top.events());
+                finishing.add(i);
+            } else if (behind > (reshaping ? 1 : 0)) {
+                throw new ArrayConfigException(who + " is " + behind + " events behind the other members of " + holder
+                        + ": it is not in sync with them (assemble the array and rebuild it first)");
+            }
+            if (top.devRole(sb.devNumber()) != sb.role()) {
+                throw new ArrayConfigException(who + " says it is " + Superblock.describeRole(sb.role()) + " of "
+                        + holder + ", but the newest superblock says "
+                        + Superblock.describeRole(top.devRole(sb.devNumber())));
+            }
+        }
+        for (MemberDisk d : members) {
+            claims.add(d.claim(ClaimMode.EXCLUSIVE, holder));
+        }
+        for (Superblock sb : sbs) {
+            int own = sb.featureMap() & Superblock.MD_FEATURE_BAD_BLOCKS;
+            sb.raidDisks(top.raidDisks())
+                    .deltaDisks(top.deltaDisks())
+                    .layout(top.layout())
+                    .newLayout(top.newLayout())
+                    .chunkSectors(top.chunkSectors())
+                    .newChunk(top.newChunk())
+                    .newLevel(top.newLevel())
+                    .size(top.size())
+                    .reshapePosition(top.reshapePosition())
+                    .featureMap((top.featureMap() & ~Superblock.MD_FEATURE_BAD_BLOCKS) | own)
+                    .maxDev(top.maxDev());
+            for (int d = 0; d < top.maxDev(); d++) {
+                sb.devRole(d, top.devRole(d));
+            }
+        }
+        return sbs;
+    }
+
+    private static void checkStartable(String array, List<? extends MemberDisk> members, Superblock[] sbs)
+            throws ArrayConfigException {
+        for (int i = 0; i < sbs.length; i++) {
+            Superblock sb = sbs[i];
+            String who = members.get(i).name();
+            String refusal = sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE) ? null : MdFeatures.refusal(sb, who);
+            if (refusal != null) {
+                throw new ArrayConfigException(refusal);
+            }
+            if (sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)) {
+                throw new ArrayConfigException(array + " has a write-intent bitmap: remove it first "
+                        + "(raid grow --bitmap none), as mdadm asks before a reshape");
+            }
+            if (sb.hasFeature(Superblock.MD_FEATURE_PPL) || sb.hasFeature(Superblock.MD_FEATURE_MULTIPLE_PPLS)) {
+                throw new ArrayConfigException(array + " has a partial parity log, which md refuses to reshape with: "
+                        + "switch to resync first (raid grow --consistency-policy resync)");
+            }
+            if (sb.hasFeature(Superblock.MD_FEATURE_RECOVERY_OFFSET)
+                    || sb.hasFeature(Superblock.MD_FEATURE_REPLACEMENT)) {
+                throw new ArrayConfigException(who + " is being rebuilt: finish the rebuild first (raid rebuild)");
+            }
+            if (sb.hasFeature(Superblock.MD_FEATURE_BAD_BLOCKS)) {
+                throw new ArrayConfigException(who + " has bad blocks recorded: replace it before a reshape");
+            }
+            if (!sb.isClean()) {
+                throw new ArrayConfigException(
+                        array + " was not stopped cleanly: let its resync finish first " + "(raid rebuild)");
+            }
+            if (sb.role() >= Superblock.ROLE_MAX) {
+                throw new ArrayConfigException(who + " is a " + Superblock.describeRole(sb.role()) + " of " + array
+                        + ", not an active member");
+            }
+        }
+        int active = sbs[0].raidDisks();
+        if (members.size() != active) {
+            throw new ArrayConfigException(array + " has " + active + " members and " + members.size()
+                    + " were given: raidfive reshapes only whole arrays, every member present");
+        }
+    }
+}

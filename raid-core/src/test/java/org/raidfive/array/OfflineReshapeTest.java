@@ -1,0 +1,286 @@
+package org.raidfive.array;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.raidfive.disk.ForwardingDisk;
+import org.raidfive.disk.MemberDisk;
+import org.raidfive.disk.MemoryDisk;
+import org.raidfive.layout.Raid5Algorithm;
+import org.raidfive.md.Superblock;
+
+/**
+ * {@link OfflineReshape} adding members: after it, the members hold the data where Linux md's
+ * raid5_compute_sector puts it in the new geometry ({@link ArrayOracle#assertDataPlacement}, an
+ * independent mapping), every stripe's parity XORs to zero, the array assembles at its new size and
+ * reads back the reference image with zeros after it. Crashes are injected at every kind of point
+ * (after a batch's reads, between the member writes of a stripe, between the superblock writes of a
+ * checkpoint and of the end); each is resumed from what the members say, and checked the same way.
+ */
+@Timeout(120)
+class OfflineReshapeTest {
+    private static final int CHUNK = 64 * 1024;
+    private static final long MEMBER = 6L << 20;
+
+    private static final class Crash extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        Crash(String what) {
+            super(what);
+        }
+    }
+
+    /** A memory member that outlives the arrays opened on it (closing an array closes its members). */
+    private static final class Kept extends ForwardingDisk {
+        Kept(long size, String name) {
+            super(new MemoryDisk(size, name));
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    private record Made(List<MemberDisk> members, byte[] image) {}
+
+    private static Made make(int disks, Raid5Algorithm algorithm, long seed) throws IOException {
+        List<MemberDisk> members = new ArrayList<>();
+        for (int i = 0; i < disks; i++) {
+            members.add(new Kept(MEMBER, "m" + i));
+        }
+        byte[] image;
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK)
+                        .algorithm(algorithm)
+                        .assumeClean(true)
+                        .build(),
+                members)) {
+            image = LoadGenerator.fillRandom(array, seed);
+        }
+        return new Made(members, image);
+    }
+
+    private static List<MemberDisk> blanks(int n) {
+        List<MemberDisk> added = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            added.add(new Kept(MEMBER, "new" + i));
+        }
+        return added;
+    }
+
+    /** The members in slot order, checked against md's placement, parity from scratch and a read-back. */
+    private static void assertReshaped(List<MemberDisk> all, byte[] image, Raid5Algorithm algorithm, long oldOffset)
+            throws Exception {
+        MemberDisk[] bySlot = new MemberDisk[all.size()];
+        Superblock any = null;
+        for (MemberDisk d : all) {
+            Superblock sb = SuperblockIo.read(d);
+            assertFalse(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), d.name() + " still reshaping");
+            assertFalse(sb.hasFeature(Superblock.MD_FEATURE_NEW_OFFSET), d.name() + " still has a new offset");
+            assertEquals(all.size(), sb.raidDisks());
+            bySlot[sb.role()] = d;
+            any = sb;
+        }
+        long dataOffset = any.dataOffset() * 512;
+        assertTrue(dataOffset < oldOffset, "data offset moved down: " + dataOffset + " < " + oldOffset);
+        long memberBytes = any.size() * 512;
+        long newSize = memberBytes / CHUNK * CHUNK * (all.size() - 1);
+        byte[] grown = Arrays.copyOf(image, (int) newSize);
+        ArrayOracle.assertDataPlacement(Arrays.asList(bySlot), algorithm.mdNumber(), CHUNK, dataOffset, grown);
+        ArrayOracle.assertParityConsistent(all, dataOffset, memberBytes);
+        try (Raid5Array array = Raid5Array.assemble(all)) {
+            ArrayOracle.assertArrayHolds(array, grown);
+        }
+    }
+
+    private static long dataOffsetOf(MemberDisk d) throws Exception {
+        return SuperblockIo.read(d).dataOffset() * 512;
+    }
+
+    @ParameterizedTest(name = "{0} members + {1}, {2}")
+    @CsvSource({
+        "3, 1, LEFT_SYMMETRIC",
+        "3, 1, LEFT_ASYMMETRIC",
+        "3, 1, RIGHT_SYMMETRIC",
+        "3, 1, RIGHT_ASYMMETRIC",
+        "3, 1, PARITY_FIRST",
+        "3, 1, PARITY_LAST",
+        "4, 1, LEFT_SYMMETRIC",
+        "4, 2, RIGHT_ASYMMETRIC",
+    })
+    void growingByMembersRestripesAsMdAndKeepsEveryByte(int disks, int add, Raid5Algorithm algorithm) throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OfflineReshapeTest seed " + seed);
+        Made m = make(disks, algorithm, seed);
+        long oldOffset = dataOffsetOf(m.members.get(0));
+        List<MemberDisk> added = blanks(add);
+        try (OfflineReshape r = OfflineReshape.grow(m.members, added)) {
+            assertEquals(disks, r.oldDisks());
+            assertEquals(disks + add, r.newDisks());
+            assertTrue(r.run(() -> false, p -> {}));
+            assertEquals(r.endPosition(), r.position());
+        }
+        List<MemberDisk> all = new ArrayList<>(m.members);
+        all.addAll(added);
+        long drop = OfflineReshape.minOffsetChange(CHUNK / 512, disks - 1, disks + add - 1) * 512;
+        assertEquals(oldOffset - drop, dataOffsetOf(all.get(0)), "mdadm's min_offset_change");
+        assertReshaped(all, m.image, algorithm, oldOffset);
+    }
+
+    @Test
+    void mdadmsOffsetChangeIsAWholeNumberOfOldAndNewStripes() {
+        // 64K chunk, 3 -> 4 members: md-vm's mdadm moved the data offset from 2048 to 1664 sectors.
+        assertEquals(384, OfflineReshape.minOffsetChange(128, 2, 3));
+        assertEquals(4 * 128, OfflineReshape.minOffsetChange(128, 3, 4));
+        assertEquals(128 * 2, OfflineReshape.minOffsetChange(128, 2, 4));
+    }
+
+    /** Crash points: the n-th time the reshape passes {@code point}, it stops as a crash would. */
+    @ParameterizedTest(name = "crash at {0} #{1}")
+    @CsvSource({
+        "BATCH_READ, 1",
+        "BATCH_READ, 4",
+        "MEMBER_WRITTEN, 1",
+        "MEMBER_WRITTEN, 3",
+        "MEMBER_WRITTEN, 50",
+        "MEMBER_WRITTEN, 201",
+        "CHECKPOINT_MEMBER, 1",
+        "CHECKPOINT_MEMBER, 2",
+        "CHECKPOINT_MEMBER, 6",
+        "FINISH_MEMBER, 1",
+        "FINISH_MEMBER, 3",
+    })
+    void aCrashAnywhereIsResumedFromTheMembersAndLosesNothing(OfflineReshape.Point point, int nth) throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OfflineReshapeTest seed " + seed + " crash at " + point + " #" + nth);
+        Made m = make(3, Raid5Algorithm.LEFT_SYMMETRIC, seed);
+        long oldOffset = dataOffsetOf(m.members.get(0));
+        List<MemberDisk> added = blanks(1);
+        List<MemberDisk> all = new ArrayList<>(m.members);
+        all.addAll(added);
+        AtomicInteger seen = new AtomicInteger();
+        boolean crashed = false;
+        try (OfflineReshape r = OfflineReshape.grow(m.members, added)) {
+            r.hook((p, at) -> {
+                if (p == point && seen.incrementAndGet() == nth) {
+                    throw new Crash(p + " #" + nth + " at " + at);
+                }
+            });
+            r.run(() -> false, p -> {});
+        } catch (Crash expected) {
+            crashed = true;
+        }
+        assertTrue(crashed, "the crash point " + point + " #" + nth + " was reached");
+        // The members in a shuffled order: the slots come from the superblocks.
+        List<MemberDisk> shuffled = new ArrayList<>(all);
+        java.util.Collections.rotate(shuffled, 2);
+        Superblock[] before = new Superblock[all.size()];
+        for (int i = 0; i < all.size(); i++) {
+            before[i] = SuperblockIo.read(all.get(i));
+        }
+        boolean finishedBeforeCrash =
+                Arrays.stream(before).noneMatch(sb -> sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE));
+        if (!finishedBeforeCrash) {
+            try (OfflineReshape r = OfflineReshape.resume(shuffled)) {
+                assertTrue(r.run(() -> false, p -> {}));
+            }
+        }
+        assertReshaped(all, m.image, Raid5Algorithm.LEFT_SYMMETRIC, oldOffset);
+    }
+
+    @Test
+    void aStoppedReshapeIsRecordedAndOnlyItsContinuationOpensTheArray() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OfflineReshapeTest seed " + seed);
+        Made m = make(4, Raid5Algorithm.LEFT_SYMMETRIC, seed);
+        long oldOffset = dataOffsetOf(m.members.get(0));
+        List<MemberDisk> added = blanks(1);
+        List<MemberDisk> all = new ArrayList<>(m.members);
+        all.addAll(added);
+        AtomicInteger batches = new AtomicInteger();
+        long stoppedAt;
+        try (OfflineReshape r = OfflineReshape.grow(m.members, added)) {
+            assertFalse(r.run(() -> batches.get() == 2, p -> batches.incrementAndGet()));
+            stoppedAt = r.position();
+        }
+        for (MemberDisk d : all) {
+            Superblock sb = SuperblockIo.read(d);
+            assertTrue(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE));
+            assertEquals(stoppedAt, sb.reshapePosition(), d.name() + "'s recorded position");
+            assertEquals(1, sb.deltaDisks());
+            assertEquals(5, sb.raidDisks());
+        }
+        assertTrue(stoppedAt > 0);
+        ArrayConfigException refused = assertThrows(ArrayConfigException.class, () -> Raid5Array.assemble(all));
+        assertTrue(refused.getMessage().contains("reshape"), refused.getMessage());
+        try (OfflineReshape r = OfflineReshape.resume(all)) {
+            assertEquals(stoppedAt, r.position());
+            assertTrue(r.run(() -> false, p -> {}));
+        }
+        assertReshaped(all, m.image, Raid5Algorithm.LEFT_SYMMETRIC, oldOffset);
+    }
+
+    @Test
+    void refusalsWriteNothing() throws Exception {
+        Made m = make(3, Raid5Algorithm.LEFT_SYMMETRIC, 7);
+        byte[][] before = snapshot(m.members);
+        // A member missing.
+        ArrayConfigException e =
+                assertThrows(ArrayConfigException.class, () -> OfflineReshape.grow(m.members.subList(0, 2), blanks(1)));
+        assertTrue(e.getMessage().contains("every member"), e.getMessage());
+        // A disk to add that is too small.
+        e = assertThrows(
+                ArrayConfigException.class,
+                () -> OfflineReshape.grow(m.members, List.of(new MemoryDisk(MEMBER / 2, "small"))));
+        assertTrue(e.getMessage().contains("small"), e.getMessage());
+        // Nothing to continue.
+        e = assertThrows(ArrayConfigException.class, () -> OfflineReshape.resume(m.members));
+        assertTrue(e.getMessage().contains("not reshaping"), e.getMessage());
+        for (int i = 0; i < before.length; i++) {
+            assertArrayEquals(before[i], snapshot(List.of(m.members.get(i)))[0], "member " + i + " changed");
+        }
+        // A bitmap: mdadm asks for it to be removed first.
+        List<MemberDisk> withBitmap = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            withBitmap.add(new Kept(MEMBER, "b" + i));
+        }
+        Raid5Array.create(
+                        ArraySpec.builder()
+                                .chunkSize(CHUNK)
+                                .assumeClean(true)
+                                .consistencyPolicy(ConsistencyPolicy.BITMAP)
+                                .build(),
+                        withBitmap)
+                .close();
+        byte[][] b = snapshot(withBitmap);
+        e = assertThrows(ArrayConfigException.class, () -> OfflineReshape.grow(withBitmap, blanks(1)));
+        assertTrue(e.getMessage().contains("bitmap"), e.getMessage());
+        for (int i = 0; i < b.length; i++) {
+            assertArrayEquals(b[i], snapshot(List.of(withBitmap.get(i)))[0], "bitmap member " + i + " changed");
+        }
+    }
+
+    private static byte[][] snapshot(List<MemberDisk> disks) throws IOException {
+        byte[][] out = new byte[disks.size()][];
+        for (int i = 0; i < out.length; i++) {
+            MemberDisk d = disks.get(i);
+            ByteBuffer b = ByteBuffer.allocate((int) d.size());
+            d.read(0, b, 0, (int) d.size());
+            out[i] = b.array();
+        }
+        return out;
+    }
+}

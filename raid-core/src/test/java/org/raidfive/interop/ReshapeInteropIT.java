@@ -1,0 +1,191 @@
+package org.raidfive.interop;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.raidfive.array.ArraySpec;
+import org.raidfive.array.AssembleOptions;
+import org.raidfive.array.OfflineReshape;
+import org.raidfive.array.Raid5Array;
+import org.raidfive.disk.MemberDisk;
+import org.raidfive.md.Superblock;
+
+/**
+ * A reshape that adds a member, handed between Linux md and raidfive mid-way, both ways, against
+ * the real kernel in md-vm.
+ *
+ * <p>md to raidfive: {@code mdadm --grow --raid-devices=4} on md's 3-member array (no backup file:
+ * mdadm moves the data offset down), throttled and stopped after a few seconds, so the members
+ * record a reshape in progress. On the host raidfive continues it from md's recorded position
+ * ({@link OfflineReshape#resume}) to the end, and reads md's data back at the new size. md then
+ * assembles the 4 members, its check finds 0 mismatches and the whole array, read through md, is
+ * md's data followed by zeros.
+ *
+ * <p>raidfive to md: raidfive's 3-member array, filled, grown by one member and stopped after three
+ * batches (the position checkpointed as md's reshape_position). md assembles it, continues the
+ * reshape in the kernel to its end, finds 0 mismatches, and reads back raidfive's data followed by
+ * zeros.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 15, unit = TimeUnit.MINUTES)
+class ReshapeInteropIT {
+    private static final long MEMBER_BYTES = 16L << 20;
+    private static final int MIB = 1 << 20;
+    private static final int CHUNK_KIB = 64;
+    private static final int FILLED_MIB = 28;
+
+    private Workbench bench;
+    private byte[] data;
+    private final List<Path> md = new ArrayList<>();
+    private final List<Path> ours = new ArrayList<>();
+    private Path mdDump;
+    private Path oursDump;
+    private Map<String, GuestReport> first;
+    private Map<String, GuestReport> second;
+    private long mdStoppedAt;
+    private long oursStoppedAt;
+    private long mdOldOffset;
+    private byte[] mdReadByRaidfive;
+
+    @BeforeAll
+    void handOverBothWays() throws Exception {
+        MdVm vm = MdVm.locate();
+        bench = Workbench.of("reshape");
+        data = new byte[FILLED_MIB * MIB];
+        new Random(0x5e5a9eL).nextBytes(data);
+        Path dataImage = bench.dataImage("data", data);
+        md.addAll(bench.images("md", 4, MEMBER_BYTES));
+        ours.addAll(bench.images("ours", 4, MEMBER_BYTES));
+        mdDump = bench.image("mddump", 48L * MIB);
+        oursDump = bench.image("oursdump", 48L * MIB);
+
+        GuestScript a = new GuestScript("reshape-md");
+        String d = a.disk(dataImage);
+        List<String> m = a.disks(md);
+        a.call("md_create_opts", "mdgrow", "md0", 2, "--chunk=" + CHUNK_KIB, "--raid-devices=3", m.subList(0, 3));
+        a.call("md_fill", "mdgrow", "md0", d, 0, FILLED_MIB);
+        a.call("md_grow_offset_stalled", "mdgrow", "md0", m.get(3), 400, 3);
+        first = BootRunner.run(vm, List.of(a), false, Duration.ofMinutes(6), bench.dir(), List.of("mdgrow"));
+
+        // md -> raidfive: continue md's reshape here.
+        Superblock sb = ExamineCheck.decode(md.get(0));
+        mdStoppedAt = sb.reshapePosition();
+        mdOldOffset = sb.dataOffset();
+        List<MemberDisk> mdDisks = Workbench.open(md);
+        try (OfflineReshape r = OfflineReshape.resume(mdDisks)) {
+            assertTrue(r.run(() -> false, p -> {}));
+        }
+        try (Raid5Array array = Raid5Array.assemble(mdDisks, AssembleOptions.DEFAULT.withReadOnly(true))) {
+            mdReadByRaidfive = new byte[(int) array.size()];
+            array.read(0, ByteBuffer.wrap(mdReadByRaidfive), 0, mdReadByRaidfive.length);
+        }
+
+        // raidfive -> md: raidfive's array, grown part-way.
+        List<MemberDisk> oursDisks = Workbench.openNew(ours, MEMBER_BYTES);
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK_KIB * 1024)
+                        .assumeClean(true)
+                        .build(),
+                oursDisks.subList(0, 3))) {
+            array.write(0, ByteBuffer.wrap(data), 0, data.length);
+        }
+        oursDisks = Workbench.open(ours);
+        AtomicInteger batches = new AtomicInteger();
+        try (OfflineReshape r = OfflineReshape.grow(oursDisks.subList(0, 3), oursDisks.subList(3, 4))) {
+            assertFalse(r.run(() -> batches.get() == 3, p -> batches.incrementAndGet()));
+            oursStoppedAt = r.position();
+        }
+        for (MemberDisk disk : oursDisks) {
+            disk.close();
+        }
+
+        GuestScript b = new GuestScript("reshape-both");
+        b.call("md_assemble", "mdgrow", "md0", b.disks(md));
+        b.call("md_check", "mdgrow", "md0");
+        b.call("md_report", "mdgrow", "md0");
+        b.call("md_dump", "mdgrow", "md0", b.disk(mdDump));
+        b.call("md_stop", "mdgrow", "md0");
+        b.call("md_assemble", "ours", "md1", b.disks(ours));
+        b.call("md_check", "ours", "md1");
+        b.call("md_report", "ours", "md1");
+        b.call("md_dump", "ours", "md1", b.disk(oursDump));
+        b.call("md_stop", "ours", "md1");
+        second = BootRunner.run(vm, List.of(b), false, Duration.ofMinutes(6), bench.dir(), List.of("mdgrow", "ours"));
+        System.out.println("md stopped its reshape at " + mdStoppedAt + ", raidfive at " + oursStoppedAt + "\n"
+                + first.get("mdgrow").describe("mdgrow") + "\n"
+                + second.get("mdgrow").describe("mdgrow") + "\n"
+                + second.get("ours").describe("ours"));
+    }
+
+    @AfterAll
+    void cleanUp() {
+        if (bench != null) {
+            bench.deleteImages();
+        }
+    }
+
+    /** md's data, then zeros, to the array's new size. */
+    private byte[] expected(long size) {
+        return Arrays.copyOf(data, (int) size);
+    }
+
+    private static byte[] head(Path image, long bytes) throws Exception {
+        byte[] b = new byte[(int) bytes];
+        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "r")) {
+            f.readFully(b);
+        }
+        return b;
+    }
+
+    @Test
+    void raidfiveFinishesTheReshapeMdStartedAndMdAgrees() throws Exception {
+        Map<String, String> g = first.get("mdgrow").result("mdgrow");
+        assertEquals("0", g.get("grow_rc"), first.get("mdgrow").describe("mdgrow"));
+        assertTrue(mdStoppedAt > 0, "md stopped mid-way: reshape_position " + mdStoppedAt);
+        long newSize = 3L * ((MEMBER_BYTES / 512 - mdOldOffset) * 512 / (CHUNK_KIB * 1024) * CHUNK_KIB * 1024);
+        assertTrue(mdStoppedAt * 512 < newSize, "md had not finished: " + mdStoppedAt);
+        assertEquals(newSize, mdReadByRaidfive.length, "raidfive's size after the reshape");
+        assertArrayEquals(expected(newSize), mdReadByRaidfive, "raidfive reads md's data after finishing the reshape");
+        Map<String, String> after = second.get("mdgrow").result("mdgrow");
+        assertEquals("0", after.get("assemble_rc"), second.get("mdgrow").describe("mdgrow"));
+        assertEquals("4", after.get("raid_disks"));
+        assertEquals(
+                Long.toString(newSize), after.get("size"), second.get("mdgrow").describe("mdgrow"));
+        assertEquals("0", after.get("mismatch"), "md's check after raidfive's reshape");
+        assertArrayEquals(expected(newSize), head(mdDump, newSize), "md reads its data through raidfive's reshape");
+    }
+
+    @Test
+    void mdFinishesTheReshapeRaidfiveStartedAndReadsItsData() throws Exception {
+        assertTrue(oursStoppedAt > 0, "raidfive stopped mid-way: " + oursStoppedAt);
+        Map<String, String> g = second.get("ours").result("ours");
+        assertEquals("0", g.get("assemble_rc"), second.get("ours").describe("ours"));
+        assertEquals("4", g.get("raid_disks"), second.get("ours").describe("ours"));
+        long size = Long.parseLong(g.get("size"));
+        assertTrue(size > data.length, "grown: " + size);
+        assertEquals("0", g.get("mismatch"), "md's check after md finished raidfive's reshape");
+        assertArrayEquals(expected(size), head(oursDump, size), "md reads raidfive's data after the reshape");
+        Superblock sb = ExamineCheck.decode(ours.get(3));
+        assertFalse(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "md finished: " + sb);
+        assertEquals(4, sb.raidDisks());
+    }
+}

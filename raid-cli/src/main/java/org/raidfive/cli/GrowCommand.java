@@ -1,5 +1,6 @@
 package org.raidfive.cli;
 
+import java.util.ArrayList;
 import java.util.List;
 import org.raidfive.array.ArrayConfigException;
 import org.raidfive.array.ArrayStateException;
@@ -31,8 +32,16 @@ import picocli.CommandLine.Option;
                     + "resynced in the foreground (Ctrl-C leaves the rest to raid rebuild or raid serve, as md resumes "
                     + "from resync_offset). Refused with a partial parity log "
                     + "(as md refuses), below the size in use, or when a member has no room (named).",
-            "raidfive does not reshape: adding or removing data members, and changing chunk size or layout, are "
-                    + "done with Linux md (mdadm --grow)."
+            "--raid-devices N --add FILE... adds data members to an array that is not running, as mdadm --grow "
+                    + "--raid-devices does: the FILEs (created sparse at the members' size when absent; refused if they "
+                    + "hold data) become members and the data is restriped over N members in md's on-disk form, the "
+                    + "data offset moving down as mdadm moves it (refused, naming the room missing, without space "
+                    + "before the data), then the array is N-1 chunks wide. Refused with a bitmap or a partial parity "
+                    + "log (remove it first), degraded, or not stopped cleanly. Ctrl-C stops at the next batch with the "
+                    + "position checkpointed on every member; --continue (with every member, new ones included) "
+                    + "resumes it, and finishes a reshape Linux md left that adds members. The array does not run "
+                    + "until the reshape is done; Linux md can also take it over (mdadm --assemble resumes it).",
+            "Changing chunk size or layout, and removing members, are done with Linux md (mdadm --grow)."
         })
 final class GrowCommand extends Verb {
     @Option(
@@ -51,8 +60,11 @@ final class GrowCommand extends Verb {
     @Option(
             names = {"--raid-devices", "-n"},
             paramLabel = "N",
-            hidden = true)
+            description = "Members after the reshape: the members given plus the --add files.")
     Integer raidDevices;
+
+    @Option(names = "--continue", description = "Continue the reshape the members record (raidfive's or md's).")
+    boolean continueReshape;
 
     @Option(names = "--chunk", paramLabel = "SIZE", hidden = true)
     String chunk;
@@ -73,21 +85,20 @@ final class GrowCommand extends Verb {
             hidden = true)
     String speedLimit;
 
-    @Option(names = "--add", paramLabel = "FILE", hidden = true)
-    String add;
+    @Option(names = "--add", paramLabel = "FILE", description = "A file to add as a data member (repeatable).")
+    List<String> add = new ArrayList<>();
 
     /** mdadm --grow's words for what raidfive cannot change: refused with where it is done instead. */
     private void refuseReshape() {
-        String what = raidDevices != null
-                ? "--raid-devices (adding or removing data members)"
-                : chunk != null ? "--chunk" : layout != null ? "--layout" : null;
+        String what = chunk != null ? "--chunk" : layout != null ? "--layout" : null;
         if (what != null) {
-            throw CliException.usage("raidfive does not reshape: " + what + " is changed with Linux md (mdadm --grow "
-                    + "on the assembled array); raid grow changes the consistency policy and the bitmap");
+            throw CliException.usage("raidfive does not reshape " + what + " yet: it is changed with Linux md (mdadm "
+                    + "--grow on the assembled array); raid grow adds members (--raid-devices), changes the "
+                    + "consistency policy and the bitmap");
         }
-        if (add != null) {
-            throw CliException.usage("--add: raidfive adds spares, not data members: raid add --spare " + add
-                    + " (reshaping to more members is done with Linux md)");
+        if (!add.isEmpty() && raidDevices == null) {
+            throw CliException.usage("--add: give --raid-devices N too (members after the reshape); a spare is added "
+                    + "with raid add --spare " + add.get(0));
         }
         if (speedLimit != null) {
             throw CliException.usage("speed limits are not stored with the array (md keeps them in sysfs, per running "
@@ -176,9 +187,17 @@ final class GrowCommand extends Verb {
     public Integer call() throws Exception {
         refuseReshape();
         members = source.members();
-        int asked = (policy == null ? 0 : 1) + (bitmap == null ? 0 : 1) + (size == null ? 0 : 1);
+        int asked = (policy == null ? 0 : 1)
+                + (bitmap == null ? 0 : 1)
+                + (size == null ? 0 : 1)
+                + (raidDevices == null ? 0 : 1)
+                + (continueReshape ? 1 : 0);
         if (asked != 1) {
-            throw CliException.usage("give one of --consistency-policy, --bitmap and --size");
+            throw CliException.usage(
+                    "give one of --consistency-policy, --bitmap, --size, --raid-devices and --continue");
+        }
+        if (raidDevices != null || continueReshape) {
+            return new ReshapeRun(this, source, members).run(raidDevices, add);
         }
         if (size != null) {
             return growSize();

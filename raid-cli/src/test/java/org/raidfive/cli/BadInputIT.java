@@ -356,11 +356,7 @@ class BadInputIT {
 
     @Test
     void operatorVerbsRefuseWithoutWriting() {
-        refused(
-                2,
-                "raidfive does not reshape: --raid-devices",
-                ARRAY,
-                with(List.of("grow", "--raid-devices", "5"), ARRAY));
+        refused(2, "raidfive does not reshape --chunk yet", ARRAY, with(List.of("grow", "--chunk", "128K"), ARRAY));
         refused(
                 2,
                 "speed limits are not stored with the array",

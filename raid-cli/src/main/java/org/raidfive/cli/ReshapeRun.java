@@ -1,0 +1,174 @@
+package org.raidfive.cli;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.raidfive.array.OfflineReshape;
+import org.raidfive.bench.Sizes;
+import org.raidfive.disk.MemberDisk;
+import org.raidfive.md.Superblock;
+import org.raidfive.md.SuperblockException;
+
+/**
+ * {@code raid grow --raid-devices N --add FILE...} and {@code raid grow --continue}: an
+ * {@link OfflineReshape} in the foreground, with progress on stderr, and Ctrl-C stopping it at the
+ * next batch with the position checkpointed on every member.
+ */
+final class ReshapeRun {
+    private final GrowCommand verb;
+    private final ArraySource source;
+    private final List<String> members;
+
+    ReshapeRun(GrowCommand verb, ArraySource source, List<String> members) {
+        this.verb = verb;
+        this.source = source;
+        this.members = members;
+    }
+
+    /** Starts a reshape to {@code raidDevices} members (null: continue the one recorded) and runs it. */
+    int run(Integer raidDevices, List<String> add) throws Exception {
+        if (raidDevices == null && !add.isEmpty()) {
+            throw CliException.usage("--continue takes every member, the added ones included; no --add");
+        }
+        if (raidDevices != null && raidDevices != members.size() + add.size()) {
+            throw CliException.usage("--raid-devices " + raidDevices + " with " + members.size() + " members needs "
+                    + (raidDevices - members.size()) + " --add file(s), got " + add.size()
+                    + (raidDevices < members.size() ? " (removing members is done with Linux md)" : ""));
+        }
+        List<String> all = new ArrayList<>(members);
+        all.addAll(add);
+        Members.checkDistinct(all);
+        List<Path> created = new ArrayList<>();
+        List<MemberDisk> added = new ArrayList<>();
+        OfflineReshape reshape;
+        try (MemberSet set = Members.openAll(members, false)) {
+            try {
+                for (String a : add) {
+                    String data = Members.dataFound(a);
+                    if (data != null
+                            && !leftOverByAnInterruptedStart(a, set.disks().get(0))) {
+                        throw CliException.usage(data + ": a file added as a member must be blank");
+                    }
+                }
+                long size = set.disks().get(0).size();
+                for (String a : add) {
+                    if (!Members.isNbd(a) && !Files.exists(Members.path(a))) {
+                        created.add(Members.path(a));
+                    }
+                    added.add(Members.createOrExtend(a, size));
+                }
+                reshape = raidDevices == null
+                        ? OfflineReshape.resume(set.disks())
+                        : OfflineReshape.grow(set.disks(), added);
+            } catch (IOException | RuntimeException e) {
+                MemberSet.closeQuietly(added);
+                for (Path p : created) {
+                    Files.deleteIfExists(p); // a refused command leaves nothing behind
+                }
+                throw e;
+            }
+            try (reshape) {
+                return follow(reshape, all);
+            } finally {
+                MemberSet.closeQuietly(added);
+            }
+        }
+    }
+
+    /**
+     * A grow killed while it wrote the superblocks of its start leaves the added file with a superblock
+     * of this array that the members (still at their old count) do not list: taking it again is safe.
+     */
+    private static boolean leftOverByAnInterruptedStart(String spec, MemberDisk member) {
+        try {
+            Superblock added = SuperblockFile.read(spec).sb();
+            Superblock ours = SuperblockFile.read(member, member.name()).sb();
+            return Arrays.equals(added.setUuid(), ours.setUuid())
+                    && added.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE)
+                    && !ours.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE)
+                    && added.role() >= ours.raidDisks()
+                    && ours.devRole(added.devNumber()) != added.role();
+        } catch (IOException | SuperblockException e) {
+            return false;
+        }
+    }
+
+    private int follow(OfflineReshape reshape, List<String> all) throws Exception {
+        String name = reshape.name();
+        verb.say(name + ": reshaping " + reshape.oldDisks() + " -> " + reshape.newDisks() + " members from "
+                + String.format(Locale.ROOT, "%.1f%%", percent(reshape, reshape.position())) + ", array "
+                + Sizes.human(reshape.oldArrayBytes()) + " -> " + Sizes.human(reshape.newArrayBytes()));
+        CountDownLatch ended = new CountDownLatch(1);
+        Stopper stopper = new Stopper(ended);
+        Runtime.getRuntime().addShutdownHook(stopper);
+        boolean done;
+        long[] shown = {System.nanoTime()};
+        try {
+            done = reshape.run(() -> stopper.stop, p -> {
+                long now = System.nanoTime();
+                if (now - shown[0] > 1_000_000_000L) {
+                    shown[0] = now;
+                    verb.err()
+                            .printf(
+                                    Locale.ROOT,
+                                    "\rreshape %5.1f%% (%d of %d sectors)",
+                                    percent(reshape, p),
+                                    p,
+                                    reshape.endPosition());
+                    verb.err().flush();
+                }
+            });
+        } finally {
+            ended.countDown();
+            try {
+                Runtime.getRuntime().removeShutdownHook(stopper);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs: it waits for the checkpoint above
+            }
+        }
+        verb.err().println();
+        if (!done) {
+            verb.say(String.format(
+                    Locale.ROOT,
+                    "interrupted at %.1f%%; the position is checkpointed on every member. Resume with: raid grow "
+                            + "--continue %s",
+                    percent(reshape, reshape.position()),
+                    source.again(all)));
+            return ExitCode.PROBLEM;
+        }
+        verb.say(name + ": " + reshape.newDisks() + " members, array " + Sizes.human(reshape.newArrayBytes()) + " ("
+                + reshape.newArrayBytes() + " bytes)");
+        return ExitCode.OK;
+    }
+
+    private static double percent(OfflineReshape r, long position) {
+        return r.endPosition() == 0 ? 100 : 100.0 * position / r.endPosition();
+    }
+
+    /** Ctrl-C: asks the reshape to stop at the next batch and waits for its checkpoint. */
+    private static final class Stopper extends Thread {
+        private final CountDownLatch ended;
+        volatile boolean stop;
+
+        Stopper(CountDownLatch ended) {
+            super("raid-reshape-stop");
+            this.ended = ended;
+        }
+
+        @Override
+        public void run() {
+            stop = true;
+            try {
+                ended.await(60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

@@ -1,0 +1,193 @@
+package org.raidfive.cli;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.raidfive.md.Superblock;
+
+/**
+ * {@code raid grow --raid-devices N --add FILE} and {@code --continue} as an operator runs them, in
+ * real processes: the array gains a member with its data kept and parity consistent (md's fields as
+ * mdadm reads them), refusals leave every file as it was (and create none), and {@code kill -9} at
+ * random moments of a reshape, and of its continuation, loses nothing.
+ */
+@Timeout(600)
+class ReshapeIT {
+    private static final List<String> OLD = List.of("a.img", "b.img", "c.img");
+    private static final List<String> ALL = List.of("a.img", "b.img", "c.img", "d.img");
+
+    @TempDir
+    Path dir;
+
+    private RaidLauncher.Result raid(List<String> head, List<String> members) {
+        List<String> all = new ArrayList<>(head);
+        all.addAll(members);
+        return RaidLauncher.run(dir, all.toArray(new String[0]));
+    }
+
+    private Superblock sb(String m) throws Exception {
+        return MemberFiles.superblock(dir.resolve(m).toString());
+    }
+
+    private byte[] createAndFill(String size, int dataBytes, long seed) {
+        assertEquals(
+                0,
+                raid(List.of("create", "--size", size, "--chunk", "64K"), OLD).exit());
+        byte[] data = MemberFiles.random(dataBytes, seed);
+        List<String> write = new ArrayList<>(List.of("write", "--offset", "0"));
+        write.addAll(OLD);
+        assertEquals(
+                0, RaidLauncher.run(dir, data, write.toArray(new String[0])).exit());
+        return data;
+    }
+
+    private void assertHolds(byte[] data) throws Exception {
+        RaidLauncher.Result r =
+                raid(List.of("read", "--offset", "0", "--length", Integer.toString(data.length), "--output", "-"), ALL);
+        assertEquals(0, r.exit(), r.stderr());
+        assertArrayEquals(data, r.stdout(), "the data written before the reshape");
+        RaidLauncher.Result check = raid(List.of("check"), ALL);
+        assertEquals(0, check.exit(), check.stderr());
+        String said = new String(check.stdout()) + check.stderr();
+        assertTrue(said.contains("0 mismatched sectors"), said);
+        for (String m : ALL) {
+            Superblock s = sb(m);
+            assertEquals(4, s.raidDisks(), m);
+            assertFalse(s.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), m + " still reshaping");
+        }
+    }
+
+    @Test
+    void anArrayGainsAMemberAndKeepsItsData() throws Exception {
+        byte[] data = createAndFill("32M", 40 << 20, 41);
+        long before = sb("a.img").size() * 512 * 2;
+        RaidLauncher.Result grow = raid(List.of("grow", "--raid-devices", "4", "--add", "d.img"), OLD);
+        assertEquals(0, grow.exit(), grow.stderr());
+        assertTrue(grow.stderr().contains("3 -> 4 members"), grow.stderr());
+        assertHolds(data);
+        long after = sb("a.img").size() * 512 * 3;
+        assertEquals(before / 2 * 3, after);
+        String mdadm = Tools.mdadm();
+        if (mdadm != null) {
+            String out = Tools.run(dir, Duration.ofSeconds(30), List.of(mdadm, "--examine", "d.img"))
+                    .output();
+            assertTrue(out.contains("Raid Devices : 4"), out);
+            assertTrue(out.contains("Array Size : " + after / 1024 + " KiB"), out);
+            assertTrue(out.contains("Device Role : Active device 3"), out);
+            assertFalse(out.contains("Reshape pos'n"), out);
+        }
+    }
+
+    @Test
+    void refusalsChangeNoFileAndCreateNone() throws Exception {
+        createAndFill("16M", 4 << 20, 42);
+        List<Path> files = OLD.stream().map(dir::resolve).toList();
+        Map<Path, String> before = MemberFiles.snapshot(files);
+        String[][] cases = {
+            {"5", "d.img", "needs 2 --add file(s), got 1"},
+            {"2", "d.img", "removing members is done with Linux md"},
+        };
+        for (String[] c : cases) {
+            RaidLauncher.Result r = raid(List.of("grow", "--raid-devices", c[0], "--add", c[1]), OLD);
+            assertEquals(ExitCode.USAGE, r.exit(), r.stderr());
+            assertTrue(r.stderr().contains(c[2]), r.stderr());
+            assertEquals(1, r.stderr().strip().lines().count(), "one line: " + r.stderr());
+            MemberFiles.assertUnchanged(before, "grow --raid-devices " + c[0]);
+            assertFalse(Files.exists(dir.resolve("d.img")), "no file created");
+        }
+        Files.write(dir.resolve("d.img"), new byte[] {1});
+        RaidLauncher.Result busy = raid(List.of("grow", "--raid-devices", "4", "--add", "d.img"), OLD);
+        assertEquals(ExitCode.USAGE, busy.exit(), busy.stderr());
+        assertTrue(busy.stderr().contains("already holds data"), busy.stderr());
+        MemberFiles.assertUnchanged(before, "grow onto a file holding data");
+        Files.delete(dir.resolve("d.img"));
+        RaidLauncher.Result bitmap = raid(List.of("grow", "--bitmap", "internal"), OLD);
+        assertEquals(0, bitmap.exit(), bitmap.stderr());
+        Map<Path, String> withBitmap = MemberFiles.snapshot(files);
+        RaidLauncher.Result r = raid(List.of("grow", "--raid-devices", "4", "--add", "d.img"), OLD);
+        assertEquals(ExitCode.USAGE, r.exit(), r.stderr());
+        assertTrue(r.stderr().contains("bitmap"), r.stderr());
+        MemberFiles.assertUnchanged(withBitmap, "grow with a bitmap");
+        assertFalse(Files.exists(dir.resolve("d.img")), "the added file created for a refused grow is removed");
+        RaidLauncher.Result nothing = raid(List.of("grow", "--continue"), OLD);
+        assertEquals(ExitCode.USAGE, nothing.exit(), nothing.stderr());
+        assertTrue(nothing.stderr().contains("not reshaping"), nothing.stderr());
+    }
+
+    /** {@code kill -9} of the grow, and in some rounds of its continuation, at random moments. */
+    @Test
+    void killedReshapesLoseNothing() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("ReshapeIT seed " + seed);
+        Random rnd = new Random(seed);
+        for (int round = 0; round < 3; round++) {
+            for (String m : ALL) {
+                Files.deleteIfExists(dir.resolve(m));
+            }
+            byte[] data = createAndFill("160M", 64 << 20, round);
+            List<String> grow = new ArrayList<>(List.of("grow", "--raid-devices", "4", "--add", "d.img"));
+            grow.addAll(OLD);
+            killAfter(grow, 600 + rnd.nextInt(1600), round, "grow");
+            List<String> cont = new ArrayList<>(List.of("grow", "--continue"));
+            cont.addAll(ALL);
+            if (rnd.nextBoolean() && reshaping()) {
+                killAfter(cont, 100 + rnd.nextInt(800), round, "continue");
+            }
+            if (reshaping()) {
+                RaidLauncher.Result c = RaidLauncher.run(dir, cont.toArray(new String[0]));
+                assertEquals(0, c.exit(), c.stderr());
+            } else if (sb("a.img").raidDisks() == 3) {
+                RaidLauncher.Result g = RaidLauncher.run(dir, grow.toArray(new String[0]));
+                assertEquals(0, g.exit(), g.stderr());
+            }
+            assertHolds(data);
+        }
+    }
+
+    /** True when any member (the added one included, if it has a superblock yet) records a reshape. */
+    private boolean reshaping() {
+        for (String m : ALL) {
+            try {
+                if (sb(m).hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE)) {
+                    return true;
+                }
+            } catch (Exception noSuperblockYet) {
+                // d.img before the grow wrote it
+            }
+        }
+        return false;
+    }
+
+    private void killAfter(List<String> args, long delay, int round, String what) throws Exception {
+        Process p = RaidLauncher.builder(dir, List.of(), args.toArray(new String[0]))
+                .start();
+        RaidLauncher.drain(p.getInputStream());
+        RaidLauncher.drain(p.getErrorStream());
+        Thread.sleep(delay);
+        p.destroyForcibly(); // SIGKILL
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        String at;
+        try {
+            Superblock s = sb("a.img");
+            at = "a.img: raid_disks " + s.raidDisks() + ", reshape "
+                    + (s.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE) ? "at " + s.reshapePosition() : "none");
+        } catch (Exception e) {
+            at = e.getMessage();
+        }
+        System.out.println("ReshapeIT round " + round + ": " + what + " killed after " + delay + " ms, exit "
+                + p.exitValue() + "; " + at);
+    }
+}

@@ -36,8 +36,8 @@ import picocli.CommandLine.Option;
                     + "--raid-devices does: the FILEs (created sparse at the members' size when absent; refused if they "
                     + "hold data) become members and the data is restriped over N members in md's on-disk form, the "
                     + "data offset moving down as mdadm moves it (refused, naming the room missing, without space "
-                    + "before the data), then the array is N-1 chunks wide. Refused with a bitmap or a partial parity "
-                    + "log (remove it first), degraded, or not stopped cleanly. Ctrl-C stops at the next batch with the "
+                    + "before the data), then the array is N-1 chunks wide. An internal bitmap is kept, as md keeps "
+                    + "it. Refused with a partial parity log (md refuses it too), degraded, or not stopped cleanly. Ctrl-C stops at the next batch with the "
                     + "position checkpointed on every member; --continue (with every member, new ones included) "
                     + "resumes it, and finishes a reshape Linux md left that adds members. The array does not run "
                     + "until the reshape is done; Linux md can also take it over (mdadm --assemble resumes it).",

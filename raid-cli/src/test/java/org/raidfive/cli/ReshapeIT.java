@@ -114,17 +114,21 @@ class ReshapeIT {
         assertTrue(busy.stderr().contains("already holds data"), busy.stderr());
         MemberFiles.assertUnchanged(before, "grow onto a file holding data");
         Files.delete(dir.resolve("d.img"));
-        RaidLauncher.Result bitmap = raid(List.of("grow", "--bitmap", "internal"), OLD);
-        assertEquals(0, bitmap.exit(), bitmap.stderr());
-        Map<Path, String> withBitmap = MemberFiles.snapshot(files);
-        RaidLauncher.Result r = raid(List.of("grow", "--raid-devices", "4", "--add", "d.img"), OLD);
-        assertEquals(ExitCode.USAGE, r.exit(), r.stderr());
-        assertTrue(r.stderr().contains("bitmap"), r.stderr());
-        MemberFiles.assertUnchanged(withBitmap, "grow with a bitmap");
-        assertFalse(Files.exists(dir.resolve("d.img")), "the added file created for a refused grow is removed");
         RaidLauncher.Result nothing = raid(List.of("grow", "--continue"), OLD);
         assertEquals(ExitCode.USAGE, nothing.exit(), nothing.stderr());
         assertTrue(nothing.stderr().contains("not reshaping"), nothing.stderr());
+        for (Path f : files) {
+            Files.delete(f);
+        }
+        RaidLauncher.Result ppl =
+                raid(List.of("create", "--size", "16M", "--chunk", "64K", "--consistency-policy", "ppl"), OLD);
+        assertEquals(0, ppl.exit(), ppl.stderr());
+        Map<Path, String> withPpl = MemberFiles.snapshot(files);
+        RaidLauncher.Result r = raid(List.of("grow", "--raid-devices", "4", "--add", "d.img"), OLD);
+        assertEquals(ExitCode.USAGE, r.exit(), r.stderr());
+        assertTrue(r.stderr().contains("partial parity log"), r.stderr());
+        MemberFiles.assertUnchanged(withPpl, "grow with a partial parity log");
+        assertFalse(Files.exists(dir.resolve("d.img")), "the added file created for a refused grow is removed");
     }
 
     /** {@code kill -9} of the grow, and in some rounds of its continuation, at random moments. */

@@ -41,9 +41,13 @@ import org.raidfive.parity.Xor;
  * and chunk, the data offset moved by {@code new_offset} and the data size grown by as much
  * ({@code md_finish_reshape}), no reshape fields.
  *
+ * <p>An internal write-intent bitmap is kept, as md keeps it through a reshape (it maps member
+ * sectors, whose count does not change): the added members get a copy, and its events follow every
+ * superblock write so that it is not taken for stale.
+ *
  * <p>Refused (one line each, nothing written): arrays that are degraded, dirty, rebuilding, with a
- * write-intent bitmap or a partial parity log (md refuses a reshape with a log too), bad blocks
- * recorded, members disagreeing on events; a reshape md left that changes chunk, layout or level,
+ * partial parity log (md refuses a reshape with a log too), bad blocks recorded, members
+ * disagreeing on events; a reshape md left that changes chunk, layout or level,
  * removes members, runs backwards or needs a backup file (finish those with Linux md).
  */
 public final class OfflineReshape implements AutoCloseable {
@@ -155,8 +159,9 @@ public final class OfflineReshape implements AutoCloseable {
             }
             long chunkSectors = top.chunkSectors();
             long drop = minOffsetChange(chunkSectors, oldDisks - 1, newDisks - 1);
+            long bitmapBytes = bitmapBytes(members.get(0), sbs[0]);
             for (int s = 0; s < oldDisks; s++) {
-                long room = sbs[s].dataOffset() - earliestDataSector(sbs[s]);
+                long room = sbs[s].dataOffset() - earliestDataSector(sbs[s], bitmapBytes / 512);
                 if (room < drop) {
                     throw new ArrayConfigException(array + ": " + members.get(s).name()
                             + " has " + room + " sectors free before its data; adding " + added.size()
@@ -206,6 +211,11 @@ public final class OfflineReshape implements AutoCloseable {
                 if (sb.bblogOffset() != 0 && sb.bblogSize() > 0) {
                     SuperblockIo.writeEmptyBadBlockLog(d, sb);
                 }
+                if (bitmapBytes > 0) {
+                    // The bitmap as the other members have it (md keeps it through a reshape: it maps member
+                    // sectors, and their count does not change).
+                    SuperblockIo.copyBitmapArea(members.get(0), d, sb, bitmapBytes);
+                }
             }
             int maxDev = Math.max(top.maxDev(), devNumber + added.size());
             long events = Arrays.stream(sbs).mapToLong(Superblock::events).max().orElse(0) + 1;
@@ -230,7 +240,7 @@ public final class OfflineReshape implements AutoCloseable {
             // The new members first: a crash before the old ones say "reshape" leaves them as blank
             // disks with a superblock nobody points at, and the array as it was.
             for (int s = newDisks - 1; s >= 0; s--) {
-                SuperblockIo.writeSuperblock(slots[s], next[s]);
+                write(slots[s], next[s]);
             }
             return new OfflineReshape(slots, next, claims, false);
         } catch (IOException | RuntimeException e) {
@@ -302,7 +312,7 @@ public final class OfflineReshape implements AutoCloseable {
             }
             checkStartable(array, members, sbs);
             for (int i : finishing) {
-                SuperblockIo.writeSuperblock(members.get(i), sbs[i]); // the end, as the others have it
+                write(members.get(i), sbs[i]); // the end, as the others have it
             }
             return new OfflineReshape(slots, bySlot, claims, done);
         } catch (IOException | RuntimeException e) {
@@ -454,7 +464,7 @@ public final class OfflineReshape implements AutoCloseable {
         long now = MdTime.of(MdTime.nowSeconds(), 0);
         for (int s = 0; s < slots.length; s++) {
             superblocks[s].reshapePosition(progress).events(events).utime(now);
-            SuperblockIo.writeSuperblock(slots[s], superblocks[s]);
+            write(slots[s], superblocks[s]);
             hook.at(Point.CHECKPOINT_MEMBER, progress);
         }
         recorded = progress;
@@ -470,7 +480,7 @@ public final class OfflineReshape implements AutoCloseable {
         long now = MdTime.of(MdTime.nowSeconds(), 0);
         for (int s = 0; s < slots.length; s++) {
             Superblock sb = finalForm(superblocks[s]).events(events).utime(now);
-            SuperblockIo.writeSuperblock(slots[s], sb);
+            write(slots[s], sb);
             hook.at(Point.FINISH_MEMBER, endPosition);
         }
         recorded = progress;
@@ -520,15 +530,43 @@ public final class OfflineReshape implements AutoCloseable {
     }
 
     /**
-     * The first sector the data may start at on a v1.2 member: 36 KiB past the superblock (the kernel's
-     * {@code super_1_allow_new_offset}), past the bad block log and the bitmap.
+     * The first sector the data may start at on a v1.2 member: 36 KiB past the superblock, past the
+     * bad block log and past the internal bitmap's {@code bitmapSectors} (the kernel's
+     * {@code super_1_allow_new_offset}).
      */
-    static long earliestDataSector(Superblock sb) {
+    static long earliestDataSector(Superblock sb, long bitmapSectors) {
         long earliest = sb.superOffset() + (32 + 4) * 2;
         if (sb.bblogOffset() != 0 && sb.bblogSize() > 0) {
             earliest = Math.max(earliest, sb.superOffset() + sb.bblogOffset() + sb.bblogSize());
         }
+        if (sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)) {
+            earliest = Math.max(earliest, sb.superOffset() + sb.bitmapOffset() + bitmapSectors);
+        }
         return earliest;
+    }
+
+    /** Bytes of the internal bitmap's area on {@code disk} (its superblock and bits, 4 KiB-rounded), or 0. */
+    private static long bitmapBytes(MemberDisk disk, Superblock sb) throws IOException {
+        if (!sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)) {
+            return 0;
+        }
+        try {
+            return SuperblockIo.readBitmap(disk, sb).areaBytes(4096);
+        } catch (SuperblockException e) {
+            throw new ArrayConfigException(e.getMessage(), e);
+        }
+    }
+
+    /** A superblock write, with the bitmap's events brought along as md_update_sb does. */
+    private static void write(MemberDisk disk, Superblock sb) throws IOException {
+        if (sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)) {
+            try {
+                SuperblockIo.writeBitmapEvents(disk, sb, sb.events());
+            } catch (SuperblockException e) {
+                throw new ArrayConfigException(e.getMessage(), e);
+            }
+        }
+        SuperblockIo.writeSuperblock(disk, sb);
     }
 
     /**
@@ -617,10 +655,6 @@ public final class OfflineReshape implements AutoCloseable {
             String refusal = sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE) ? null : MdFeatures.refusal(sb, who);
             if (refusal != null) {
                 throw new ArrayConfigException(refusal);
-            }
-            if (sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)) {
-                throw new ArrayConfigException(array + " has a write-intent bitmap: remove it first "
-                        + "(raid grow --bitmap none), as mdadm asks before a reshape");
             }
             if (sb.hasFeature(Superblock.MD_FEATURE_PPL) || sb.hasFeature(Superblock.MD_FEATURE_MULTIPLE_PPLS)) {
                 throw new ArrayConfigException(array + " has a partial parity log, which md refuses to reshape with: "

@@ -323,6 +323,34 @@ final class SuperblockIo {
         disk.flush();
     }
 
+    /**
+     * Brings the events of {@code disk}'s internal bitmap superblock to {@code events}, as md's
+     * md_update_sb has md_bitmap_update_sb do with every superblock update: a bitmap behind the
+     * superblock is taken for stale (a full resync) at the next assembly, by md and by raidfive.
+     */
+    static void writeBitmapEvents(MemberDisk disk, Superblock sb, long events) throws IOException, SuperblockException {
+        BitmapSuperblock bitmap = readBitmap(disk, sb).events(events);
+        ByteBuffer encoded = ByteBuffer.allocate(BitmapSuperblock.BYTES);
+        bitmap.encode(encoded, 0);
+        long start = bitmapStart(sb.bitmapOffset());
+        updateBlocks(
+                disk,
+                null,
+                start,
+                BitmapSuperblock.BYTES,
+                (block, from, to, source, at) -> block.put(from, encoded, (int) (at + from - start), to - from));
+    }
+
+    /** Copies the internal bitmap's area (superblock and bits, {@code bytes} of it) from one disk to another. */
+    static void copyBitmapArea(MemberDisk from, MemberDisk to, Superblock sb, long bytes) throws IOException {
+        updateBlocks(
+                to,
+                from,
+                bitmapStart(sb.bitmapOffset()),
+                bytes,
+                (block, lo, hi, source, at) -> block.put(lo, source, lo, hi - lo));
+    }
+
     /** An empty bad block log (as mdadm initialises one) where {@code sb} says {@code disk}'s log is. */
     static void writeEmptyBadBlockLog(MemberDisk disk, Superblock sb) throws IOException {
         int bytes = sb.bblogSize() * 512;

@@ -252,24 +252,69 @@ class OfflineReshapeTest {
         for (int i = 0; i < before.length; i++) {
             assertArrayEquals(before[i], snapshot(List.of(m.members.get(i)))[0], "member " + i + " changed");
         }
-        // A bitmap: mdadm asks for it to be removed first.
-        List<MemberDisk> withBitmap = new ArrayList<>();
+        // A partial parity log: md refuses to reshape with one.
+        List<MemberDisk> withPpl = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            withBitmap.add(new Kept(MEMBER, "b" + i));
+            withPpl.add(new Kept(MEMBER, "p" + i));
         }
         Raid5Array.create(
                         ArraySpec.builder()
                                 .chunkSize(CHUNK)
                                 .assumeClean(true)
-                                .consistencyPolicy(ConsistencyPolicy.BITMAP)
+                                .consistencyPolicy(ConsistencyPolicy.PPL)
                                 .build(),
-                        withBitmap)
+                        withPpl)
                 .close();
-        byte[][] b = snapshot(withBitmap);
-        e = assertThrows(ArrayConfigException.class, () -> OfflineReshape.grow(withBitmap, blanks(1)));
-        assertTrue(e.getMessage().contains("bitmap"), e.getMessage());
+        byte[][] b = snapshot(withPpl);
+        e = assertThrows(ArrayConfigException.class, () -> OfflineReshape.grow(withPpl, blanks(1)));
+        assertTrue(e.getMessage().contains("partial parity log"), e.getMessage());
         for (int i = 0; i < b.length; i++) {
-            assertArrayEquals(b[i], snapshot(List.of(withBitmap.get(i)))[0], "bitmap member " + i + " changed");
+            assertArrayEquals(b[i], snapshot(List.of(withPpl.get(i)))[0], "PPL member " + i + " changed");
+        }
+    }
+
+    /**
+     * A write-intent bitmap is kept through the reshape as md keeps it: on the new member too, its
+     * events following the superblock's, so the next assembly does not take it for stale.
+     */
+    @Test
+    void aBitmapIsKeptAndNotTakenForStale() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OfflineReshapeTest seed " + seed);
+        List<MemberDisk> members = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            members.add(new Kept(MEMBER, "b" + i));
+        }
+        byte[] image;
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK)
+                        .assumeClean(true)
+                        .consistencyPolicy(ConsistencyPolicy.BITMAP)
+                        .build(),
+                members)) {
+            image = LoadGenerator.fillRandom(array, seed);
+        }
+        long oldOffset = dataOffsetOf(members.get(0));
+        List<MemberDisk> added = blanks(1);
+        try (OfflineReshape r = OfflineReshape.grow(members, added)) {
+            AtomicInteger batches = new AtomicInteger();
+            assertFalse(r.run(() -> batches.get() == 2, p -> batches.incrementAndGet()));
+        }
+        List<MemberDisk> all = new ArrayList<>(members);
+        all.addAll(added);
+        try (OfflineReshape r = OfflineReshape.resume(all)) {
+            assertTrue(r.run(() -> false, p -> {}));
+        }
+        for (MemberDisk d : all) {
+            Superblock sb = SuperblockIo.read(d);
+            assertTrue(sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET), d.name());
+            assertEquals(sb.events(), SuperblockIo.readBitmap(d, sb).events(), d.name() + "'s bitmap events");
+        }
+        assertReshaped(all, image, Raid5Algorithm.LEFT_SYMMETRIC, oldOffset);
+        try (Raid5Array array = Raid5Array.assemble(all)) {
+            assertEquals(ConsistencyPolicy.BITMAP, array.consistencyPolicy());
+            assertFalse(array.status().resyncPending(), "the bitmap is not stale: no full resync");
         }
     }
 

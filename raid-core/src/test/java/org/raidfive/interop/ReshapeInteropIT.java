@@ -23,6 +23,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.raidfive.array.ArraySpec;
 import org.raidfive.array.AssembleOptions;
+import org.raidfive.array.ConsistencyPolicy;
 import org.raidfive.array.OfflineReshape;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.disk.MemberDisk;
@@ -39,8 +40,8 @@ import org.raidfive.md.Superblock;
  * assembles the 4 members, its check finds 0 mismatches and the whole array, read through md, is
  * md's data followed by zeros.
  *
- * <p>raidfive to md: raidfive's 3-member array, filled, grown by one member and stopped after three
- * batches (the position checkpointed as md's reshape_position). md assembles it, continues the
+ * <p>raidfive to md: raidfive's 3-member array with a write-intent bitmap, filled, grown by one
+ * member and stopped after three batches (the position checkpointed as md's reshape_position). md assembles it, continues the
  * reshape in the kernel to its end, finds 0 mismatches, and reads back raidfive's data followed by
  * zeros.
  */
@@ -104,6 +105,7 @@ class ReshapeInteropIT {
                 ArraySpec.builder()
                         .chunkSize(CHUNK_KIB * 1024)
                         .assumeClean(true)
+                        .consistencyPolicy(ConsistencyPolicy.BITMAP)
                         .build(),
                 oursDisks.subList(0, 3))) {
             array.write(0, ByteBuffer.wrap(data), 0, data.length);
@@ -187,5 +189,6 @@ class ReshapeInteropIT {
         Superblock sb = ExamineCheck.decode(ours.get(3));
         assertFalse(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "md finished: " + sb);
         assertEquals(4, sb.raidDisks());
+        assertTrue(g.get("bitmap").contains("Internal"), "md kept the bitmap: " + g.get("bitmap"));
     }
 }

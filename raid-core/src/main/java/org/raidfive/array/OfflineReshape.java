@@ -5,6 +5,10 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
 import org.raidfive.disk.AlignedBuffers;
@@ -72,7 +76,9 @@ public final class OfflineReshape implements AutoCloseable {
     /** md checkpoints at least this often. */
     private static final long CHECKPOINT_NANOS = 10_000_000_000L;
     /** Bytes each member moves per batch, at most (at least one stripe's chunk). */
-    private static final int BATCH_MEMBER_BYTES = 1 << 20;
+    private static final int BATCH_MEMBER_BYTES = 4 << 20;
+    /** Threads a batch's stripes are spread over (the caller is one of them). */
+    private static final int LANES = Math.min(4, Runtime.getRuntime().availableProcessors());
 
     private final String name;
     private final MemberDisk[] slots;
@@ -367,16 +373,30 @@ public final class OfflineReshape implements AutoCloseable {
      * the data are intact, and {@link #resume} continues from there.
      */
     public boolean run(BooleanSupplier stop, LongConsumer progressListener) throws IOException {
+        if (finished) {
+            return true;
+        }
+        int chunk = newLayout.chunkSize();
+        long stripeBytes = (long) (newLayout.dataDisks() + 1) * chunk;
+        if (stripeBytes > 1 << 30) {
+            throw new ArrayConfigException(name + ": a stripe of " + stripeBytes + " bytes is more than raidfive "
+                    + "restripes in memory at once (1 GiB); finish this reshape with Linux md");
+        }
+        int batch = Math.max(1, BATCH_MEMBER_BYTES / chunk);
+        ByteBuffer buf = AlignedBuffers.allocate((int) (batch * stripeBytes));
+        try (Lanes lanes = new Lanes(LANES)) {
+            return runBatches(stop, progressListener, buf, lanes);
+        }
+    }
+
+    private boolean runBatches(BooleanSupplier stop, LongConsumer progressListener, ByteBuffer buf, Lanes lanes)
+            throws IOException {
         int chunk = newLayout.chunkSize();
         int chunkSectors = chunk / 512;
         int newData = newLayout.dataDisks();
         int oldData = oldLayout.dataDisks();
         long stripeSectors = (long) chunkSectors * newData;
-        int batch = Math.max(1, BATCH_MEMBER_BYTES / chunk);
-        if (finished) {
-            return true;
-        }
-        ByteBuffer buf = AlignedBuffers.allocate(batch * (newData + 1) * chunk);
+        int batch = buf.capacity() / ((newData + 1) * chunk);
         while (progress < endPosition) {
             if (stop.getAsBoolean()) {
                 checkpoint();
@@ -401,7 +421,7 @@ public final class OfflineReshape implements AutoCloseable {
                             + " without overwriting data still needed; finish the reshape with Linux md");
                 }
             }
-            moveBatch(stripe, n, buf);
+            moveBatch(stripe, n, buf, lanes);
             progress += n * stripeSectors;
             progressListener.accept(progress);
         }
@@ -409,45 +429,135 @@ public final class OfflineReshape implements AutoCloseable {
         return true;
     }
 
-    private void moveBatch(long firstStripe, int n, ByteBuffer buf) throws IOException {
+    /**
+     * One batch: every stripe's old data read and its parity computed (in lanes), then, once all of
+     * it is in memory, every stripe written (in lanes): a batch may write over old data it reads.
+     */
+    private void moveBatch(long firstStripe, int n, ByteBuffer buf, Lanes lanes) throws IOException {
+        lanes.each(n, k -> readStripe(firstStripe + k, k, buf));
+        hook.at(Point.BATCH_READ, progress);
+        lanes.each(n, k -> writeStripe(firstStripe + k, k, buf));
+    }
+
+    private void readStripe(long stripe, int k, ByteBuffer batch) throws IOException {
+        ByteBuffer buf = batch.duplicate(); // a disk may move a buffer's position: one view per call
         int chunk = newLayout.chunkSize();
         int newData = newLayout.dataDisks();
         int oldData = oldLayout.dataDisks();
         long oldChunks = oldLayout.stripes() * oldData;
-        int stride = (newData + 1) * chunk;
-        for (int k = 0; k < n; k++) {
-            long stripe = firstStripe + k;
-            for (int i = 0; i < newData; i++) {
-                long c = stripe * newData + i;
-                int at = k * stride + i * chunk;
-                if (c >= oldChunks) {
-                    for (int b = 0; b < chunk; b += 8) {
-                        buf.putLong(at + b, 0);
-                    }
-                    continue;
+        int base = k * (newData + 1) * chunk;
+        for (int i = 0; i < newData; i++) {
+            long c = stripe * newData + i;
+            int at = base + i * chunk;
+            if (c >= oldChunks) {
+                for (int b = 0; b < chunk; b += 8) {
+                    buf.putLong(at + b, 0);
                 }
-                long oldStripe = c / oldData;
-                int slot = oldLayout.dataSlot(oldStripe, (int) (c % oldData));
-                slots[slot].read(oldOffset[slot] + oldLayout.memberOffset(oldStripe), buf, at, chunk);
+                continue;
             }
-            int p = k * stride + newData * chunk;
-            Xor.xor(buf, p, buf, k * stride, buf, k * stride + chunk, chunk);
-            for (int i = 2; i < newData; i++) {
-                Xor.xorInto(buf, p, buf, k * stride + i * chunk, chunk);
+            long oldStripe = c / oldData;
+            int slot = oldLayout.dataSlot(oldStripe, (int) (c % oldData));
+            slots[slot].read(oldOffset[slot] + oldLayout.memberOffset(oldStripe), buf, at, chunk);
+        }
+        ByteBuffer[] sources = new ByteBuffer[newData];
+        int[] at = new int[newData];
+        for (int i = 0; i < newData; i++) {
+            sources[i] = buf;
+            at[i] = base + i * chunk;
+        }
+        Xor.parity(buf, base + newData * chunk, sources, at, newData, chunk);
+    }
+
+    private void writeStripe(long stripe, int k, ByteBuffer batch) throws IOException {
+        ByteBuffer buf = batch.duplicate();
+        int chunk = newLayout.chunkSize();
+        int newData = newLayout.dataDisks();
+        int base = k * (newData + 1) * chunk;
+        long at = newLayout.memberOffset(stripe);
+        for (int i = 0; i < newData; i++) {
+            int slot = newLayout.dataSlot(stripe, i);
+            slots[slot].write(newOffset[slot] + at, buf, base + i * chunk, chunk);
+            hook.at(Point.MEMBER_WRITTEN, progress);
+        }
+        int slot = newLayout.paritySlot(stripe);
+        slots[slot].write(newOffset[slot] + at, buf, base + newData * chunk, chunk);
+        hook.at(Point.MEMBER_WRITTEN, progress);
+    }
+
+    @FunctionalInterface
+    private interface StripeTask {
+        void run(int k) throws IOException;
+    }
+
+    /**
+     * The stripes of a batch over a few threads (the caller is one): stripe {@code k} goes to lane
+     * {@code k % lanes}. Every lane ends before {@link #each} returns, also when one fails; the first
+     * failure is thrown.
+     */
+    private static final class Lanes implements AutoCloseable {
+        private final int count;
+        private final ExecutorService pool;
+
+        Lanes(int count) {
+            this.count = count;
+            this.pool = count <= 1
+                    ? null
+                    : Executors.newFixedThreadPool(count - 1, r -> {
+                        Thread t = new Thread(r, "reshape-lane");
+                        t.setDaemon(true);
+                        return t;
+                    });
+        }
+
+        void each(int n, StripeTask task) throws IOException {
+            int lanes = Math.min(count, n);
+            List<Future<?>> others = new ArrayList<>();
+            for (int lane = 1; lane < lanes; lane++) {
+                int first = lane;
+                others.add(pool.submit(() -> {
+                    for (int k = first; k < n; k += lanes) {
+                        task.run(k);
+                    }
+                    return null;
+                }));
+            }
+            IOException failure = null;
+            try {
+                for (int k = 0; k < n; k += lanes) {
+                    task.run(k);
+                }
+            } catch (IOException e) {
+                failure = e;
+            }
+            boolean interrupted = false;
+            for (Future<?> f : others) {
+                while (true) {
+                    try {
+                        f.get();
+                        break;
+                    } catch (InterruptedException e) {
+                        interrupted = true; // the lane's I/O is under way: wait for it all the same
+                    } catch (ExecutionException e) {
+                        if (failure == null) {
+                            failure = e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
+                        }
+                        break;
+                    }
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            if (failure != null) {
+                throw failure;
             }
         }
-        hook.at(Point.BATCH_READ, progress);
-        for (int k = 0; k < n; k++) {
-            long stripe = firstStripe + k;
-            long at = newLayout.memberOffset(stripe);
-            for (int i = 0; i < newData; i++) {
-                int slot = newLayout.dataSlot(stripe, i);
-                slots[slot].write(newOffset[slot] + at, buf, k * stride + i * chunk, chunk);
-                hook.at(Point.MEMBER_WRITTEN, progress);
+
+        @Override
+        public void close() {
+            if (pool != null) {
+                pool.shutdownNow();
             }
-            int slot = newLayout.paritySlot(stripe);
-            slots[slot].write(newOffset[slot] + at, buf, k * stride + newData * chunk, chunk);
-            hook.at(Point.MEMBER_WRITTEN, progress);
         }
     }
 

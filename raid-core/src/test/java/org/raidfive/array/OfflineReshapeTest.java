@@ -8,14 +8,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.raidfive.disk.FileDisk;
 import org.raidfive.disk.ForwardingDisk;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.MemoryDisk;
@@ -138,6 +141,37 @@ class OfflineReshapeTest {
         long drop = OfflineReshape.minOffsetChange(CHUNK / 512, disks - 1, disks + add - 1) * 512;
         assertEquals(oldOffset - drop, dataOffsetOf(all.get(0)), "mdadm's min_offset_change");
         assertReshaped(all, m.image, algorithm, oldOffset);
+    }
+
+    @TempDir
+    Path dir;
+
+    /** File members: their calls move a buffer's position, so each lane of a batch needs its own view. */
+    @Test
+    void fileMembersGrowToo() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OfflineReshapeTest seed " + seed);
+        List<MemberDisk> members = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            members.add(FileDisk.createOrExtend(dir.resolve("f" + i + ".img"), MEMBER * 2, false));
+        }
+        byte[] image;
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(), members)) {
+            image = LoadGenerator.fillRandom(array, seed);
+        }
+        List<MemberDisk> all = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            all.add(
+                    i < 4
+                            ? FileDisk.open(dir.resolve("f" + i + ".img"))
+                            : FileDisk.createOrExtend(dir.resolve("f4.img"), MEMBER * 2, false));
+        }
+        long oldOffset = dataOffsetOf(all.get(0));
+        try (OfflineReshape r = OfflineReshape.grow(all.subList(0, 4), all.subList(4, 5))) {
+            assertTrue(r.run(() -> false, p -> {}));
+        }
+        assertReshaped(all, image, Raid5Algorithm.LEFT_SYMMETRIC, oldOffset);
     }
 
     @Test

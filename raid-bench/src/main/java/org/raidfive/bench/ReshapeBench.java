@@ -1,0 +1,219 @@
+package org.raidfive.bench;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+import org.raidfive.array.ArraySpec;
+import org.raidfive.array.AssembleOptions;
+import org.raidfive.array.OfflineReshape;
+import org.raidfive.array.Raid5Array;
+import org.raidfive.array.SyncLimits;
+import org.raidfive.array.SyncProgress;
+import org.raidfive.disk.FileDisk;
+import org.raidfive.disk.MemberDisk;
+import org.raidfive.disk.MemoryDisk;
+
+/**
+ * Reshape rate beside raidfive's own rebuild on the same members, back to back in each round (the
+ * reshape issue's target: at least 0.8x).
+ *
+ * <pre>java -cp raid-cli/target/raid.jar org.raidfive.bench.ReshapeBench [--backend memory|file]
+ *     [--dir DIR] [--disks 4] [--member-size 512m] [--chunk 512k] [--repeat 3] [--json FILE]</pre>
+ *
+ * Each round: a filled array of {@code disks} members grows by one ({@link OfflineReshape}, timed
+ * from its start to its end); then, on the same members, one is failed and a fresh spare is rebuilt
+ * (timed as {@link RebuildBench} times it). Both rates are member bytes per second: the bytes of one
+ * member's data area each pass goes through, per second (a reshape reads {@code disks} and writes
+ * {@code disks + 1} member streams, a rebuild reads {@code disks} and writes one). Fresh memory is
+ * allocated (zeroed) before each clock starts. Round 0 warms the JIT and is not reported.
+ */
+public final class ReshapeBench {
+    private ReshapeBench() {}
+
+    public static void main(String[] args) throws Exception {
+        String backend = "memory";
+        Path dir = null;
+        int disks = 4;
+        long memberSize = 512L << 20;
+        int chunk = 512 * 1024;
+        int repeat = 3;
+        Path json = null;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--backend" -> backend = args[++i];
+                case "--dir" -> dir = Path.of(args[++i]);
+                case "--disks" -> disks = Integer.parseInt(args[++i]);
+                case "--member-size" -> memberSize = Sizes.parse(args[++i]);
+                case "--chunk" -> chunk = (int) Sizes.parse(args[++i]);
+                case "--repeat" -> repeat = Integer.parseInt(args[++i]);
+                case "--json" -> json = Path.of(args[++i]);
+                default -> {
+                    System.err.println("reshape-bench: unknown option " + args[i]);
+                    System.exit(2);
+                }
+            }
+        }
+        if (backend.equals("file") && dir == null) {
+            System.err.println("reshape-bench: --backend file needs --dir DIR");
+            System.exit(2);
+        }
+        PrintStream out = System.out;
+        List<Double> reshapes = new ArrayList<>();
+        List<Double> rebuilds = new ArrayList<>();
+        List<Double> ratios = new ArrayList<>();
+        for (int round = 0; round <= repeat; round++) {
+            double[] r = round(backend, dir, disks, memberSize, chunk);
+            if (round == 0) {
+                continue;
+            }
+            reshapes.add(r[0]);
+            rebuilds.add(r[1]);
+            ratios.add(r[0] / r[1]);
+            out.printf(
+                    Locale.ROOT,
+                    "round %d: %s members, reshape %d -> %d %.1f MiB/s per member, rebuild on the %d members "
+                            + "%.1f MiB/s, ratio %.3f%n",
+                    round,
+                    backend,
+                    disks,
+                    disks + 1,
+                    r[0] / (1 << 20),
+                    disks + 1,
+                    r[1] / (1 << 20),
+                    r[0] / r[1]);
+        }
+        Stats a = Stats.of(reshapes.stream().mapToDouble(Double::doubleValue).toArray());
+        Stats b = Stats.of(rebuilds.stream().mapToDouble(Double::doubleValue).toArray());
+        Stats q = Stats.of(ratios.stream().mapToDouble(Double::doubleValue).toArray());
+        out.printf(
+                Locale.ROOT,
+                "summary (%d rounds, %s): reshape median %.1f MiB/s (%.1f-%.1f), rebuild median %.1f MiB/s "
+                        + "(%.1f-%.1f), ratio median %.3f (%.3f-%.3f)%n",
+                repeat,
+                backend,
+                a.median() / (1 << 20),
+                a.min() / (1 << 20),
+                a.max() / (1 << 20),
+                b.median() / (1 << 20),
+                b.min() / (1 << 20),
+                b.max() / (1 << 20),
+                q.median(),
+                q.min(),
+                q.max());
+        if (json != null) {
+            Files.writeString(
+                    json,
+                    String.format(
+                            Locale.ROOT,
+                            "{\"backend\":\"%s\",\"disks\":%d,\"member_bytes\":%d,\"chunk\":%d,"
+                                    + "\"reshape_member_bytes_per_s\":%s,\"rebuild_member_bytes_per_s\":%s,"
+                                    + "\"ratio\":%s}%n",
+                            backend,
+                            disks,
+                            memberSize,
+                            chunk,
+                            reshapes,
+                            rebuilds,
+                            ratios));
+        }
+    }
+
+    /** {reshape, rebuild} member bytes per second on one set of members. */
+    private static double[] round(String backend, Path dir, int disks, long memberSize, int chunk) throws Exception {
+        List<MemberDisk> members = new ArrayList<>();
+        List<MemberDisk> real = new ArrayList<>();
+        try {
+            for (int i = 0; i <= disks + 1; i++) {
+                MemberDisk d = backend.equals("memory")
+                        ? new MemoryDisk(memberSize)
+                        : FileDisk.createOrExtend(dir.resolve("reshape-bench-" + i + ".img"), memberSize, false);
+                real.add(d);
+                members.add(KeepOpenDisk.of(d));
+            }
+            List<MemberDisk> old = members.subList(0, disks);
+            MemberDisk added = members.get(disks);
+            MemberDisk spare = members.get(disks + 1);
+            if (backend.equals("file")) {
+                for (MemberDisk d : List.of(added, spare)) {
+                    fill(d, 0, memberSize, 0); // the page cache's pages, as memory's are allocated first
+                }
+            }
+            try (Raid5Array array = Raid5Array.create(
+                    ArraySpec.builder()
+                            .chunkSize(chunk)
+                            .assumeClean(true)
+                            .syncLimits(SyncLimits.UNLIMITED)
+                            .build(),
+                    old)) {
+                fill(array, 0, array.size(), 1);
+            }
+            if (backend.equals("file")) {
+                zeroHead(added);
+                zeroHead(spare);
+            }
+            long perMember;
+            long start = System.nanoTime();
+            try (OfflineReshape r = OfflineReshape.grow(old, List.of(added))) {
+                if (!r.run(() -> false, p -> {})) {
+                    throw new IllegalStateException("reshape stopped");
+                }
+                perMember = r.endPosition() * 512 / (disks);
+            }
+            double reshape = perMember * 1e9 / (System.nanoTime() - start);
+            List<MemberDisk> all = new ArrayList<>(members.subList(0, disks + 1));
+            double rebuild;
+            try (Raid5Array array =
+                    Raid5Array.assemble(all, AssembleOptions.DEFAULT.withSyncLimits(SyncLimits.UNLIMITED))) {
+                array.fail(all.get(1));
+                array.remove(all.get(1));
+                long t0 = System.nanoTime();
+                array.addSpare(spare);
+                if (!array.awaitSync(Duration.ofMinutes(10)).ended()) {
+                    throw new IllegalStateException("rebuild did not finish in 10 minutes");
+                }
+                long elapsed = System.nanoTime() - t0;
+                SyncProgress p = array.syncProgress();
+                if (p == null || !p.complete()) {
+                    throw new IllegalStateException("rebuild did not complete: " + p);
+                }
+                rebuild = p.totalBytes() * 1e9 / elapsed;
+            }
+            return new double[] {reshape, rebuild};
+        } finally {
+            for (MemberDisk d : real) {
+                d.close();
+            }
+            if (dir != null) {
+                for (int i = 0; i <= disks + 1; i++) {
+                    Files.deleteIfExists(dir.resolve("reshape-bench-" + i + ".img"));
+                }
+            }
+            System.gc();
+            Thread.sleep(300);
+        }
+    }
+
+    /** The first 64 KiB zeroed: a disk to add must not look like it holds data. */
+    private static void zeroHead(MemberDisk d) throws IOException {
+        d.write(0, ByteBuffer.allocateDirect(64 * 1024), 0, 64 * 1024);
+    }
+
+    private static void fill(MemberDisk disk, long from, long to, long seed) throws IOException {
+        ByteBuffer pattern = ByteBuffer.allocateDirect(1 << 20);
+        if (seed != 0) {
+            byte[] random = new byte[pattern.capacity()];
+            new Random(seed).nextBytes(random);
+            pattern.put(0, random);
+        }
+        for (long pos = from; pos < to; pos += pattern.capacity()) {
+            disk.write(pos, pattern, 0, (int) Math.min(pattern.capacity(), to - pos));
+        }
+    }
+}

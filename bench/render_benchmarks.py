@@ -1349,7 +1349,7 @@ def render(out):
     L.extend(fastpath_section(R, out))
     L.extend(startup_section(out))
     # A/B figures measured by hand with farm-bench (their command and machine are in the text)
-    for name in ("assembly-ab.md", "io-backends.md"):
+    for name in ("assembly-ab.md", "io-backends.md", "reshape.md"):
         ab = read_text(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), "").rstrip()
         if ab:
             L.extend(ab.splitlines())

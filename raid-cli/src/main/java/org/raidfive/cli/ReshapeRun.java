@@ -107,10 +107,9 @@ final class ReshapeRun {
         CountDownLatch ended = new CountDownLatch(1);
         Stopper stopper = new Stopper(ended);
         Runtime.getRuntime().addShutdownHook(stopper);
-        boolean done;
-        long[] shown = {System.nanoTime()};
         try {
-            done = reshape.run(() -> stopper.stop, p -> {
+            long[] shown = {System.nanoTime()};
+            boolean done = reshape.run(() -> stopper.stop, p -> {
                 long now = System.nanoTime();
                 if (now - shown[0] > 1_000_000_000L) {
                     shown[0] = now;
@@ -124,27 +123,28 @@ final class ReshapeRun {
                     verb.err().flush();
                 }
             });
+            verb.err().println();
+            if (!done) {
+                verb.say(String.format(
+                        Locale.ROOT,
+                        "interrupted at %.1f%%; the position is checkpointed on every member. Resume with: raid "
+                                + "grow --continue %s",
+                        percent(reshape, reshape.position()),
+                        source.again(all)));
+                return ExitCode.PROBLEM;
+            }
+            verb.say(name + ": " + reshape.newDisks() + " members, array " + Sizes.human(reshape.newArrayBytes()) + " ("
+                    + reshape.newArrayBytes() + " bytes)");
+            return ExitCode.OK;
         } finally {
+            // After the last word: a Ctrl-C's hook waits for this, and the JVM ends when the hook does.
             ended.countDown();
             try {
                 Runtime.getRuntime().removeShutdownHook(stopper);
             } catch (IllegalStateException shuttingDown) {
-                // the hook runs: it waits for the checkpoint above
+                // the hook runs
             }
         }
-        verb.err().println();
-        if (!done) {
-            verb.say(String.format(
-                    Locale.ROOT,
-                    "interrupted at %.1f%%; the position is checkpointed on every member. Resume with: raid grow "
-                            + "--continue %s",
-                    percent(reshape, reshape.position()),
-                    source.again(all)));
-            return ExitCode.PROBLEM;
-        }
-        verb.say(name + ": " + reshape.newDisks() + " members, array " + Sizes.human(reshape.newArrayBytes()) + " ("
-                + reshape.newArrayBytes() + " bytes)");
-        return ExitCode.OK;
     }
 
     private static double percent(OfflineReshape r, long position) {

@@ -131,6 +131,64 @@ class ReshapeIT {
         assertFalse(Files.exists(dir.resolve("d.img")), "the added file created for a refused grow is removed");
     }
 
+    /**
+     * Ctrl-C (SIGINT, and SIGTERM alike) stops the grow at the next batch with the position recorded
+     * on every member and says how to resume; mdadm --examine reads the reshape raidfive recorded
+     * (position, delta, new offset) as raid examine prints it; --continue finishes it.
+     */
+    @Test
+    void anInterruptedGrowSaysHowToResumeAndMdadmReadsItsPosition() throws Exception {
+        byte[] data = createAndFill("640M", 64 << 20, 43);
+        List<String> grow = new ArrayList<>(List.of("grow", "--raid-devices", "4", "--add", "d.img"));
+        grow.addAll(OLD);
+        Process p = RaidLauncher.builder(dir, List.of(), grow.toArray(new String[0]))
+                .start();
+        RaidLauncher.drain(p.getInputStream());
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        var errDone = RaidLauncher.drain(p.getErrorStream(), err);
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (!reshaping() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        Thread.sleep(300);
+        new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).start().waitFor();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+        errDone.get(10, TimeUnit.SECONDS);
+        String said = err.toString();
+        assertTrue(said.contains("interrupted at") && said.contains("raid grow --continue"), said);
+        Superblock s = sb("a.img");
+        assertTrue(s.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "still reshaping: " + s);
+        assertTrue(s.reshapePosition() > 0, "the position reached is recorded: " + s);
+        for (String m : ALL) {
+            assertEquals(s.reshapePosition(), sb(m).reshapePosition(), m + " records the same position");
+        }
+        String mdadm = Tools.mdadm();
+        if (mdadm != null) {
+            String theirs = Tools.run(dir, Duration.ofSeconds(30), List.of(mdadm, "--examine", "d.img"))
+                    .output();
+            String ours = new String(raid(List.of("examine"), List.of("d.img")).stdout());
+            for (String field :
+                    List.of("Reshape pos'n", "Delta Devices", "New Offset", "Data Offset", "Raid Devices")) {
+                assertEquals(
+                        line(theirs, field), line(ours, field), field + "\nmdadm:\n" + theirs + "\nraid:\n" + ours);
+                assertTrue(line(theirs, field) != null, field + " in mdadm --examine:\n" + theirs);
+            }
+        }
+        List<String> cont = new ArrayList<>(List.of("grow", "--continue"));
+        cont.addAll(ALL);
+        RaidLauncher.Result c = RaidLauncher.run(dir, cont.toArray(new String[0]));
+        assertEquals(0, c.exit(), c.stderr());
+        assertHolds(data);
+    }
+
+    private static String line(String examine, String field) {
+        return examine.lines()
+                .map(String::strip)
+                .filter(l -> l.startsWith(field + " :"))
+                .findFirst()
+                .orElse(null);
+    }
+
     /** {@code kill -9} of the grow, and in some rounds of its continuation, at random moments. */
     @Test
     void killedReshapesLoseNothing() throws Exception {

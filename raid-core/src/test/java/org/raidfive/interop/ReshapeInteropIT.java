@@ -40,6 +40,9 @@ import org.raidfive.md.Superblock;
  * assembles the 4 members, its check finds 0 mismatches and the whole array, read through md, is
  * md's data followed by zeros.
  *
+ * <p>The same reshape, finished by each: a copy of md's stopped members is finished by md in the
+ * second boot; every member's data area (data and parity) is then the same bytes as raidfive left.
+ *
  * <p>raidfive to md: raidfive's 3-member array with a write-intent bitmap, filled, grown by one
  * member and stopped after three batches (the position checkpointed as md's reshape_position). md assembles it, continues the
  * reshape in the kernel to its end, finds 0 mismatches, and reads back raidfive's data followed by
@@ -57,6 +60,9 @@ class ReshapeInteropIT {
     private byte[] data;
     private final List<Path> md = new ArrayList<>();
     private final List<Path> ours = new ArrayList<>();
+    /** A copy of md's members as md stopped its reshape, which md itself finishes in the second boot. */
+    private final List<Path> mdCopy = new ArrayList<>();
+
     private Path mdDump;
     private Path oursDump;
     private Map<String, GuestReport> first;
@@ -86,7 +92,11 @@ class ReshapeInteropIT {
         a.call("md_grow_offset_stalled", "mdgrow", "md0", m.get(3), 400, 3);
         first = BootRunner.run(vm, List.of(a), false, Duration.ofMinutes(6), bench.dir(), List.of("mdgrow"));
 
-        // md -> raidfive: continue md's reshape here.
+        // md -> raidfive: continue md's reshape here (and keep a copy for md to finish).
+        mdCopy.addAll(bench.images("mdcopy", 4, MEMBER_BYTES));
+        for (int i = 0; i < 4; i++) {
+            java.nio.file.Files.copy(md.get(i), mdCopy.get(i), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
         Superblock sb = ExamineCheck.decode(md.get(0));
         mdStoppedAt = sb.reshapePosition();
         mdOldOffset = sb.dataOffset();
@@ -126,12 +136,15 @@ class ReshapeInteropIT {
         b.call("md_report", "mdgrow", "md0");
         b.call("md_dump", "mdgrow", "md0", b.disk(mdDump));
         b.call("md_stop", "mdgrow", "md0");
+        b.call("md_assemble", "mdcopy", "md2", b.disks(mdCopy));
+        b.call("md_stop", "mdcopy", "md2");
         b.call("md_assemble", "ours", "md1", b.disks(ours));
         b.call("md_check", "ours", "md1");
         b.call("md_report", "ours", "md1");
         b.call("md_dump", "ours", "md1", b.disk(oursDump));
         b.call("md_stop", "ours", "md1");
-        second = BootRunner.run(vm, List.of(b), false, Duration.ofMinutes(6), bench.dir(), List.of("mdgrow", "ours"));
+        second = BootRunner.run(
+                vm, List.of(b), false, Duration.ofMinutes(6), bench.dir(), List.of("mdgrow", "ours", "mdcopy"));
         System.out.println("md stopped its reshape at " + mdStoppedAt + ", raidfive at " + oursStoppedAt + "\n"
                 + first.get("mdgrow").describe("mdgrow") + "\n"
                 + second.get("mdgrow").describe("mdgrow") + "\n"
@@ -174,6 +187,39 @@ class ReshapeInteropIT {
                 Long.toString(newSize), after.get("size"), second.get("mdgrow").describe("mdgrow"));
         assertEquals("0", after.get("mismatch"), "md's check after raidfive's reshape");
         assertArrayEquals(expected(newSize), head(mdDump, newSize), "md reads its data through raidfive's reshape");
+    }
+
+    /** The same reshape, stopped by md at the same position, finished by raidfive and by md: the same bytes. */
+    @Test
+    void raidfiveAndMdFinishingTheSameReshapeLeaveTheSameDataAreas() throws Exception {
+        Map<String, String> g = second.get("mdcopy").result("mdcopy");
+        assertEquals("0", g.get("assemble_rc"), second.get("mdcopy").describe("mdcopy"));
+        for (int i = 0; i < 4; i++) {
+            Superblock byUs = ExamineCheck.decode(md.get(i));
+            Superblock byMd = ExamineCheck.decode(mdCopy.get(i));
+            assertFalse(byMd.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "md finished: " + byMd);
+            assertEquals(byMd.dataOffset(), byUs.dataOffset(), "member " + i + "'s data offset");
+            assertEquals(byMd.dataSize(), byUs.dataSize(), "member " + i + "'s data size");
+            assertEquals(byMd.raidDisks(), byUs.raidDisks());
+            long from = byMd.dataOffset() * 512;
+            long to = from + byMd.size() * 512;
+            byte[] ours = range(md.get(i), from, to);
+            byte[] theirs = range(mdCopy.get(i), from, to);
+            for (int at = 0; at < ours.length; at += 512) {
+                if (!Arrays.equals(ours, at, at + 512, theirs, at, at + 512)) {
+                    throw new AssertionError("member " + i + " differs at data sector " + at / 512);
+                }
+            }
+        }
+    }
+
+    private static byte[] range(Path image, long from, long to) throws Exception {
+        byte[] b = new byte[(int) (to - from)];
+        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "r")) {
+            f.seek(from);
+            f.readFully(b);
+        }
+        return b;
     }
 
     @Test

@@ -193,8 +193,13 @@ public final class OfflineReshape implements AutoCloseable {
             MemberDisk[] slots = new MemberDisk[newDisks];
             Superblock[] next = new Superblock[newDisks];
             for (int i = 0; i < members.size(); i++) {
-                slots[sbs[i].role()] = members.get(i);
-                next[sbs[i].role()] = sbs[i].copy();
+                int role = sbs[i].role();
+                if (slots[role] != null) {
+                    throw new ArrayConfigException(members.get(i).name() + " and " + slots[role].name()
+                            + " both say they are slot " + role + " of " + array + " (a copy of a member?)");
+                }
+                slots[role] = members.get(i);
+                next[role] = sbs[i].copy();
             }
             int devNumber = 0;
             for (Superblock sb : next) {

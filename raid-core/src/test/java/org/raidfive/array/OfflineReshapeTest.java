@@ -280,6 +280,14 @@ class OfflineReshapeTest {
                 ArrayConfigException.class,
                 () -> OfflineReshape.grow(m.members, List.of(new MemoryDisk(MEMBER / 2, "small"))));
         assertTrue(e.getMessage().contains("small"), e.getMessage());
+        // A copy of a member in place of another.
+        MemberDisk copy = new Kept(MEMBER, "copy");
+        byte[] first = snapshot(List.of(m.members.get(0)))[0];
+        copy.write(0, ByteBuffer.wrap(first), 0, first.length);
+        e = assertThrows(
+                ArrayConfigException.class,
+                () -> OfflineReshape.grow(List.of(m.members.get(0), m.members.get(1), copy), blanks(1)));
+        assertTrue(e.getMessage().contains("both say they are slot 0"), e.getMessage());
         // Nothing to continue.
         e = assertThrows(ArrayConfigException.class, () -> OfflineReshape.resume(m.members));
         assertTrue(e.getMessage().contains("not reshaping"), e.getMessage());

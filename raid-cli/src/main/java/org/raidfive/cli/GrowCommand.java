@@ -34,7 +34,7 @@ import picocli.CommandLine.Option;
                     + "(as md refuses), below the size in use, or when a member has no room (named).",
             "--raid-devices N --add FILE... adds data members to an array that is not running, as mdadm --grow "
                     + "--raid-devices does: the FILEs (created sparse at the members' size when absent; refused if they "
-                    + "hold data) become members and the data is restriped over N members in md's on-disk form, the "
+                    + "hold data or are smaller than a member, never extended) become members and the data is restriped over N members in md's on-disk form, the "
                     + "data offset moving down as mdadm moves it (refused, naming the room missing, without space "
                     + "before the data), then the array is N-1 chunks wide. An internal bitmap is kept, as md keeps "
                     + "it. Refused with a partial parity log (md refuses it too), degraded, or not stopped cleanly. Ctrl-C stops at the next batch with the "

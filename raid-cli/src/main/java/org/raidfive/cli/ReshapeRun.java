@@ -58,10 +58,13 @@ final class ReshapeRun {
                 }
                 long size = set.disks().get(0).size();
                 for (String a : add) {
-                    if (!Members.isNbd(a) && !Files.exists(Members.path(a))) {
+                    // An existing file is taken at its size (a short one is refused, not extended); an
+                    // absent one is created sparse at the members' size.
+                    boolean absent = !Members.isNbd(a) && !Files.exists(Members.path(a));
+                    if (absent) {
                         created.add(Members.path(a));
                     }
-                    added.add(Members.createOrExtend(a, size));
+                    added.add(absent ? Members.createOrExtend(a, size) : Members.open(a));
                 }
                 reshape = raidDevices == null
                         ? OfflineReshape.resume(set.disks())

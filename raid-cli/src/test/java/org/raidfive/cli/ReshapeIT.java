@@ -108,6 +108,12 @@ class ReshapeIT {
             MemberFiles.assertUnchanged(before, "grow --raid-devices " + c[0]);
             assertFalse(Files.exists(dir.resolve("d.img")), "no file created");
         }
+        Files.write(dir.resolve("d.img"), new byte[1 << 20]); // blank, but smaller than a member
+        RaidLauncher.Result small = raid(List.of("grow", "--raid-devices", "4", "--add", "d.img"), OLD);
+        assertEquals(ExitCode.USAGE, small.exit(), small.stderr());
+        assertTrue(small.stderr().contains("d.img holds 1048576 bytes"), small.stderr());
+        assertEquals(1 << 20, Files.size(dir.resolve("d.img")), "a refused grow does not extend the file");
+        MemberFiles.assertUnchanged(before, "grow onto a short file");
         Files.write(dir.resolve("d.img"), new byte[] {1});
         RaidLauncher.Result busy = raid(List.of("grow", "--raid-devices", "4", "--add", "d.img"), OLD);
         assertEquals(ExitCode.USAGE, busy.exit(), busy.stderr());

@@ -5,7 +5,6 @@ import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -15,7 +14,6 @@ import org.raidfive.array.AssembleOptions;
 import org.raidfive.array.OfflineReshape;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncLimits;
-import org.raidfive.array.SyncProgress;
 import org.raidfive.disk.FileDisk;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.MemoryDisk;
@@ -173,17 +171,7 @@ public final class ReshapeBench {
                     Raid5Array.assemble(all, AssembleOptions.DEFAULT.withSyncLimits(SyncLimits.UNLIMITED))) {
                 array.fail(all.get(1));
                 array.remove(all.get(1));
-                long t0 = System.nanoTime();
-                array.addSpare(spare);
-                if (!array.awaitSync(Duration.ofMinutes(10)).ended()) {
-                    throw new IllegalStateException("rebuild did not finish in 10 minutes");
-                }
-                long elapsed = System.nanoTime() - t0;
-                SyncProgress p = array.syncProgress();
-                if (p == null || !p.complete()) {
-                    throw new IllegalStateException("rebuild did not complete: " + p);
-                }
-                rebuild = p.totalBytes() * 1e9 / elapsed;
+                rebuild = RebuildBench.timeRebuild(array, spare);
             }
             return new double[] {reshape, rebuild};
         } finally {

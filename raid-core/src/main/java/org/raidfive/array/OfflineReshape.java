@@ -148,11 +148,11 @@ public final class OfflineReshape implements AutoCloseable {
         }
         List<DiskClaim> claims = new ArrayList<>();
         try {
-            List<Integer> finishing = new ArrayList<>();
-            Superblock[] sbs = readAll(members, claims, finishing);
+            Found found = readAll(members, claims);
+            Superblock[] sbs = found.sbs;
             Superblock top = sbs[0];
-            String array = ArrayMetadata.holder(top.name(), top.setUuid());
-            if (top.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE) || !finishing.isEmpty()) {
+            String array = found.array;
+            if (top.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE) || !found.finishing.isEmpty()) {
                 throw new ArrayConfigException(array + " is already reshaping (reshape_position "
                         + top.reshapePosition() + "): continue it (raid grow --continue)");
             }
@@ -190,16 +190,10 @@ public final class OfflineReshape implements AutoCloseable {
             for (MemberDisk d : added) {
                 claims.add(d.claim(ClaimMode.EXCLUSIVE, array));
             }
-            MemberDisk[] slots = new MemberDisk[newDisks];
+            MemberDisk[] slots = Arrays.copyOf(bySlot(members, sbs, oldDisks, array), newDisks);
             Superblock[] next = new Superblock[newDisks];
-            for (int i = 0; i < members.size(); i++) {
-                int role = sbs[i].role();
-                if (slots[role] != null) {
-                    throw new ArrayConfigException(members.get(i).name() + " and " + slots[role].name()
-                            + " both say they are slot " + role + " of " + array + " (a copy of a member?)");
-                }
-                slots[role] = members.get(i);
-                next[role] = sbs[i].copy();
+            for (Superblock sb : sbs) {
+                next[sb.role()] = sb.copy();
             }
             int devNumber = 0;
             for (Superblock sb : next) {
@@ -267,59 +261,26 @@ public final class OfflineReshape implements AutoCloseable {
     public static OfflineReshape resume(List<? extends MemberDisk> members) throws IOException {
         List<DiskClaim> claims = new ArrayList<>();
         try {
-            List<Integer> finishing = new ArrayList<>();
-            Superblock[] sbs = readAll(members, claims, finishing);
+            Found found = readAll(members, claims);
+            Superblock[] sbs = found.sbs;
             Superblock top = sbs[0];
-            String array = ArrayMetadata.holder(top.name(), top.setUuid());
+            String array = found.array;
+            List<Integer> finishing = found.finishing;
             boolean done = !top.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE);
             if (done && finishing.isEmpty()) {
                 throw new ArrayConfigException(array + " is not reshaping: nothing to continue");
             }
-            String unsupported = null;
-            if (done) {
-                unsupported = null; // only the end's superblocks were left to write
-            } else if (top.newLevel() != Superblock.LEVEL_RAID5) {
-                unsupported = "changes the level to " + top.newLevel();
-            } else if (top.deltaDisks() <= 0) {
-                unsupported =
-                        top.deltaDisks() == 0 ? "keeps the member count (a chunk or layout change)" : "removes members";
-            } else if (top.newChunk() != top.chunkSectors()) {
-                unsupported = "changes the chunk from " + top.chunkSectors() / 2 + "K to " + top.newChunk() / 2 + "K";
-            } else if (top.newLayout() != top.layout()) {
-                unsupported = "changes the layout";
-            } else if (top.hasFeature(Superblock.MD_FEATURE_RESHAPE_BACKWARDS)) {
-                unsupported = "runs backwards";
-            }
-            for (int i = 0; i < sbs.length && unsupported == null && !done; i++) {
-                if (!sbs[i].hasFeature(Superblock.MD_FEATURE_NEW_OFFSET) || sbs[i].newOffset() >= 0) {
-                    unsupported =
-                            "keeps the data offset of " + members.get(i).name() + " (md's reshape with a backup file)";
-                }
-            }
+            String unsupported = done ? null : unsupported(top, sbs, members);
             if (unsupported != null) {
                 throw new ArrayConfigException(array + "'s reshape " + unsupported
                         + ": raidfive continues reshapes that add members with the same chunk and layout; "
                         + "finish this one with Linux md (mdadm --assemble)");
             }
             int disks = top.raidDisks();
-            MemberDisk[] slots = new MemberDisk[disks];
+            MemberDisk[] slots = bySlot(members, sbs, disks, array);
             Superblock[] bySlot = new Superblock[disks];
-            for (int i = 0; i < sbs.length; i++) {
-                MemberDisk d = members.get(i);
-                Superblock sb = sbs[i];
-                int role = sb.role();
-                if (role >= disks || slots[role] != null) {
-                    throw new ArrayConfigException(d.name() + " is not an active member of " + array + " (role "
-                            + Superblock.describeRole(role) + ")");
-                }
-                slots[role] = d;
-                bySlot[role] = sb;
-            }
-            for (int s = 0; s < disks; s++) {
-                if (slots[s] == null) {
-                    throw new ArrayConfigException(array + " is missing the member in slot " + s
-                            + ": raidfive reshapes only whole arrays (every one of its " + disks + " members)");
-                }
+            for (Superblock sb : sbs) {
+                bySlot[sb.role()] = sb;
             }
             checkStartable(array, members, sbs);
             for (int i : finishing) {
@@ -330,6 +291,59 @@ public final class OfflineReshape implements AutoCloseable {
             claims.forEach(DiskClaim::close);
             throw e;
         }
+    }
+
+    /**
+     * The members by slot: each in the slot its superblock names, below {@code disks}, one per slot,
+     * every slot taken.
+     */
+    private static MemberDisk[] bySlot(List<? extends MemberDisk> members, Superblock[] sbs, int disks, String array)
+            throws ArrayConfigException {
+        MemberDisk[] slots = new MemberDisk[disks];
+        for (int i = 0; i < sbs.length; i++) {
+            int role = sbs[i].role();
+            if (role >= disks) {
+                throw new ArrayConfigException(members.get(i).name() + " is not an active member of " + array
+                        + " (role " + Superblock.describeRole(role) + ")");
+            }
+            if (slots[role] != null) {
+                throw new ArrayConfigException(members.get(i).name() + " and " + slots[role].name()
+                        + " both say they are slot " + role + " of " + array + " (a copy of a member?)");
+            }
+            slots[role] = members.get(i);
+        }
+        for (int s = 0; s < disks; s++) {
+            if (slots[s] == null) {
+                throw new ArrayConfigException(array + " is missing the member in slot " + s
+                        + ": raidfive reshapes only whole arrays (every one of its " + disks + " members)");
+            }
+        }
+        return slots;
+    }
+
+    /** Why raidfive does not continue this md reshape, or null when it does (more members, same chunk and layout). */
+    private static String unsupported(Superblock top, Superblock[] sbs, List<? extends MemberDisk> members) {
+        if (top.newLevel() != Superblock.LEVEL_RAID5) {
+            return "changes the level to " + top.newLevel();
+        }
+        if (top.deltaDisks() <= 0) {
+            return top.deltaDisks() == 0 ? "keeps the member count (a chunk or layout change)" : "removes members";
+        }
+        if (top.newChunk() != top.chunkSectors()) {
+            return "changes the chunk from " + top.chunkSectors() / 2 + "K to " + top.newChunk() / 2 + "K";
+        }
+        if (top.newLayout() != top.layout()) {
+            return "changes the layout";
+        }
+        if (top.hasFeature(Superblock.MD_FEATURE_RESHAPE_BACKWARDS)) {
+            return "runs backwards";
+        }
+        for (int i = 0; i < sbs.length; i++) {
+            if (!sbs[i].hasFeature(Superblock.MD_FEATURE_NEW_OFFSET) || sbs[i].newOffset() >= 0) {
+                return "keeps the data offset of " + members.get(i).name() + " (md's reshape with a backup file)";
+            }
+        }
+        return null;
     }
 
     void hook(Hook h) {
@@ -412,15 +426,13 @@ public final class OfflineReshape implements AutoCloseable {
             // md's rule, in member sectors from each geometry's data offset, shifted by the offset drop:
             // the batch may write up to `writeEnd`; old data from `safe` up is what a resume from the
             // recorded position still reads.
-            long writeEnd = progress / newData + (long) n * chunkSectors;
-            long safe = recorded / oldData - Math.min(chunkSectors, recorded / oldData) + offsetDrop;
-            if (safe < writeEnd || System.nanoTime() - lastCheckpoint > CHECKPOINT_NANOS) {
+            long writeStart = progress / newData;
+            if (safeEnd(oldData, chunkSectors) < writeStart + (long) n * chunkSectors
+                    || System.nanoTime() - lastCheckpoint > CHECKPOINT_NANOS) {
                 checkpoint();
-                safe = recorded / oldData - Math.min(chunkSectors, recorded / oldData) + offsetDrop;
-                while (n > 1 && safe < progress / newData + (long) n * chunkSectors) {
-                    n--;
-                }
-                if (safe < progress / newData + (long) n * chunkSectors) {
+                long room = safeEnd(oldData, chunkSectors) - writeStart;
+                n = (int) Math.min(n, Math.max(0, room / chunkSectors));
+                if (n == 0) {
                     throw new ArrayConfigException(name + ": the data offset moved by " + offsetDrop
                             + " sectors is too little to restripe at position " + progress
                             + " without overwriting data still needed; finish the reshape with Linux md");
@@ -432,6 +444,15 @@ public final class OfflineReshape implements AutoCloseable {
         }
         finish();
         return true;
+    }
+
+    /**
+     * md's safepos: how far (in new-geometry member sectors) a batch may write without touching old
+     * data a resume from the recorded position still reads (one reshape unit of margin, as md keeps).
+     */
+    private long safeEnd(int oldData, int chunkSectors) {
+        long recordedOld = recorded / oldData;
+        return recordedOld - Math.min(chunkSectors, recordedOld) + offsetDrop;
     }
 
     /**
@@ -691,8 +712,11 @@ public final class OfflineReshape implements AutoCloseable {
      * apart with two positions, both safe to resume from; a member further behind, or one the freshest
      * does not list in the slot it claims, is not part of the array any more and is refused.
      */
-    private static Superblock[] readAll(
-            List<? extends MemberDisk> members, List<DiskClaim> claims, List<Integer> finishing) throws IOException {
+    /** What {@link #readAll} found: the superblocks in member order, the array's name, the members whose end it writes. */
+    private record Found(Superblock[] sbs, String array, List<Integer> finishing) {}
+
+    private static Found readAll(List<? extends MemberDisk> members, List<DiskClaim> claims) throws IOException {
+        List<Integer> finishing = new ArrayList<>();
         if (members.size() < Raid5Layout.MIN_DISKS) {
             throw new ArrayConfigException("a reshape needs every member of the array (got " + members.size() + ")");
         }
@@ -759,7 +783,7 @@ public final class OfflineReshape implements AutoCloseable {
                 sb.devRole(d, top.devRole(d));
             }
         }
-        return sbs;
+        return new Found(sbs, holder, finishing);
     }
 
     private static void checkStartable(String array, List<? extends MemberDisk> members, Superblock[] sbs)

@@ -59,6 +59,12 @@ class OfflineReshapeTest {
     private record Made(List<MemberDisk> members, byte[] image) {}
 
     private static Made make(int disks, Raid5Algorithm algorithm, long seed) throws IOException {
+        return make(disks, algorithm, ConsistencyPolicy.RESYNC, seed);
+    }
+
+    /** A filled array of {@code disks} memory members (kept past the array's close) and its reference image. */
+    private static Made make(int disks, Raid5Algorithm algorithm, ConsistencyPolicy policy, long seed)
+            throws IOException {
         List<MemberDisk> members = new ArrayList<>();
         for (int i = 0; i < disks; i++) {
             members.add(new Kept(MEMBER, "m" + i));
@@ -69,6 +75,7 @@ class OfflineReshapeTest {
                         .chunkSize(CHUNK)
                         .algorithm(algorithm)
                         .assumeClean(true)
+                        .consistencyPolicy(policy)
                         .build(),
                 members)) {
             image = LoadGenerator.fillRandom(array, seed);
@@ -295,18 +302,7 @@ class OfflineReshapeTest {
             assertArrayEquals(before[i], snapshot(List.of(m.members.get(i)))[0], "member " + i + " changed");
         }
         // A partial parity log: md refuses to reshape with one.
-        List<MemberDisk> withPpl = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            withPpl.add(new Kept(MEMBER, "p" + i));
-        }
-        Raid5Array.create(
-                        ArraySpec.builder()
-                                .chunkSize(CHUNK)
-                                .assumeClean(true)
-                                .consistencyPolicy(ConsistencyPolicy.PPL)
-                                .build(),
-                        withPpl)
-                .close();
+        List<MemberDisk> withPpl = make(3, Raid5Algorithm.LEFT_SYMMETRIC, ConsistencyPolicy.PPL, 8).members;
         byte[][] b = snapshot(withPpl);
         e = assertThrows(ArrayConfigException.class, () -> OfflineReshape.grow(withPpl, blanks(1)));
         assertTrue(e.getMessage().contains("partial parity log"), e.getMessage());
@@ -323,20 +319,9 @@ class OfflineReshapeTest {
     void aBitmapIsKeptAndNotTakenForStale() throws Exception {
         long seed = System.nanoTime();
         System.out.println("OfflineReshapeTest seed " + seed);
-        List<MemberDisk> members = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            members.add(new Kept(MEMBER, "b" + i));
-        }
-        byte[] image;
-        try (Raid5Array array = Raid5Array.create(
-                ArraySpec.builder()
-                        .chunkSize(CHUNK)
-                        .assumeClean(true)
-                        .consistencyPolicy(ConsistencyPolicy.BITMAP)
-                        .build(),
-                members)) {
-            image = LoadGenerator.fillRandom(array, seed);
-        }
+        Made m = make(3, Raid5Algorithm.LEFT_SYMMETRIC, ConsistencyPolicy.BITMAP, seed);
+        List<MemberDisk> members = m.members;
+        byte[] image = m.image;
         long oldOffset = dataOffsetOf(members.get(0));
         List<MemberDisk> added = blanks(1);
         try (OfflineReshape r = OfflineReshape.grow(members, added)) {

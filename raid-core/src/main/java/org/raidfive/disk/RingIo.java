@@ -80,6 +80,9 @@ final class RingIo {
     /** One I/O; recycled through {@code free}, named in the ring by {@code id}. */
     private static final class Request {
         final short id;
+        /** The SQE description {@link #enqueue} fills in place. */
+        final IoUringIoOps sqe;
+
         FileDisk disk;
         int fd;
         byte op;
@@ -97,6 +100,7 @@ final class RingIo {
 
         Request(short id) {
             this.id = id;
+            this.sqe = Sqe.create(id);
         }
     }
 
@@ -178,39 +182,97 @@ final class RingIo {
     /** Puts the request's (remaining) transfer into the submission queue; on the loop thread. */
     private void enqueue(Request r) {
         IoUringIoOps ops = r.op == OP_FSYNC
-                ? new IoUringIoOps(
-                        OP_FSYNC,
-                        (byte) 0,
-                        (short) 0,
-                        r.fd,
-                        0L,
-                        0L,
-                        0,
-                        FSYNC_DATASYNC,
-                        r.id,
-                        (short) 0,
-                        (short) 0,
-                        0,
-                        0L)
-                : new IoUringIoOps(
-                        r.op,
-                        (byte) 0,
-                        (short) 0,
-                        r.fd,
-                        r.position + r.done,
-                        r.address + r.done,
-                        r.length - r.done,
-                        0,
-                        r.id,
-                        (short) 0,
-                        (short) 0,
-                        0,
-                        0L);
+                ? Sqe.fill(r.sqe, OP_FSYNC, r.fd, 0L, 0L, 0, FSYNC_DATASYNC, r.id)
+                : Sqe.fill(r.sqe, r.op, r.fd, r.position + r.done, r.address + r.done, r.length - r.done, 0, r.id);
         if (registration.submit(ops) == 0) { // netty's INVALID_ID: the registration is cancelled
             finish(
                     r,
                     new IOException(r.disk.name() + ": " + opName(r.op) + " at offset " + r.position
                             + " could not be queued: the io_uring is shut down"));
+        }
+    }
+
+    /**
+     * One reusable SQE description per request, so that a submission allocates nothing. netty's
+     * {@link IoUringIoOps} is immutable, and a new one per I/O is scalar-replaced only when C2 happens
+     * to inline netty's whole submit path (it did not under JFR: 72 bytes per I/O). Its fields are
+     * written in place instead, which is safe because the registration copies them into the SQE
+     * before {@code submit} returns when called on the loop thread (netty 4.2.18's
+     * {@code submitFastPath0}/{@code submitSlowPath0}), the only thread {@link #enqueue} runs on, and
+     * because HotSpot does not fold final instance fields of ordinary classes. Where the fields
+     * cannot be found (another netty), each I/O gets a new object as before.
+     */
+    static final class Sqe {
+        private static final sun.misc.Unsafe UNSAFE;
+        private static final long OPCODE;
+        private static final long FD;
+        private static final long UNION1;
+        private static final long UNION2;
+        private static final long LEN;
+        private static final long UNION3;
+
+        static {
+            sun.misc.Unsafe unsafe = null;
+            long[] at = new long[6];
+            try {
+                java.lang.reflect.Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
+                f.setAccessible(true);
+                unsafe = (sun.misc.Unsafe) f.get(null);
+                String[] names = {"opcode", "fd", "union1", "union2", "len", "union3"};
+                Class<?>[] types = {byte.class, int.class, long.class, long.class, int.class, int.class};
+                for (int i = 0; i < names.length; i++) {
+                    java.lang.reflect.Field field = IoUringIoOps.class.getDeclaredField(names[i]);
+                    if (field.getType() != types[i]) {
+                        throw new NoSuchFieldException(names[i] + " is a " + field.getType());
+                    }
+                    at[i] = unsafe.objectFieldOffset(field);
+                }
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                LOG.debug("io_uring SQEs are allocated per I/O: {}", e.toString());
+                unsafe = null;
+            }
+            UNSAFE = unsafe;
+            OPCODE = at[0];
+            FD = at[1];
+            UNION1 = at[2];
+            UNION2 = at[3];
+            LEN = at[4];
+            UNION3 = at[5];
+        }
+
+        private Sqe() {}
+
+        /** Whether SQE descriptions are reused (else allocated per I/O). */
+        static boolean reused() {
+            return UNSAFE != null;
+        }
+
+        /** A request's own description, its user data fixed to the request's index. */
+        static IoUringIoOps create(short id) {
+            return of(OP_READ, -1, 0L, 0L, 0, 0, id);
+        }
+
+        /**
+         * {@code sqe} set to {@code op} on {@code fd}: {@code offset} in the file, memory at
+         * {@code address}, {@code len} bytes, {@code opFlags} (the fsync flags); or a new one.
+         */
+        static IoUringIoOps fill(
+                IoUringIoOps sqe, byte op, int fd, long offset, long address, int len, int opFlags, short id) {
+            if (UNSAFE == null) {
+                return of(op, fd, offset, address, len, opFlags, id);
+            }
+            UNSAFE.putByte(sqe, OPCODE, op);
+            UNSAFE.putInt(sqe, FD, fd);
+            UNSAFE.putLong(sqe, UNION1, offset);
+            UNSAFE.putLong(sqe, UNION2, address);
+            UNSAFE.putInt(sqe, LEN, len);
+            UNSAFE.putInt(sqe, UNION3, opFlags);
+            return sqe;
+        }
+
+        private static IoUringIoOps of(byte op, int fd, long offset, long address, int len, int opFlags, short id) {
+            return new IoUringIoOps(
+                    op, (byte) 0, (short) 0, fd, offset, address, len, opFlags, id, (short) 0, (short) 0, 0, 0L);
         }
     }
 

@@ -39,7 +39,9 @@ import picocli.CommandLine.Option;
                     + "before the data), then the array is N-1 chunks wide. An internal bitmap is kept, as md keeps "
                     + "it. Refused with a partial parity log (md refuses it too), degraded, or not stopped cleanly. Ctrl-C stops at the next batch with the "
                     + "position checkpointed on every member; --continue (with every member, new ones included) "
-                    + "resumes it, and finishes a reshape Linux md left that adds members. The array does not run "
+                    + "resumes it, and finishes a reshape Linux md left that adds members. --speed-limit-max paces it "
+                    + "as md's speed_limit_max does (per member per second; nothing else runs on the stopped array, "
+                    + "so the minimum has nothing to yield to). The array does not run "
                     + "until the reshape is done; Linux md can also take it over (mdadm --assemble resumes it).",
             "Changing chunk size or layout, and removing members, are done with Linux md (mdadm --grow)."
         })
@@ -79,11 +81,8 @@ final class GrowCommand extends Verb {
                     + "(rounded down to the chunk).")
     String size;
 
-    @Option(
-            names = {"--speed-limit-min", "--speed-limit-max"},
-            paramLabel = "RATE",
-            hidden = true)
-    String speedLimit;
+    @Mixin
+    SpeedOptions speed;
 
     @Option(names = "--add", paramLabel = "FILE", description = "A file to add as a data member (repeatable).")
     List<String> add = new ArrayList<>();
@@ -100,9 +99,10 @@ final class GrowCommand extends Verb {
             throw CliException.usage("--add: give --raid-devices N too (members after the reshape); a spare is added "
                     + "with raid add --spare " + add.get(0));
         }
-        if (speedLimit != null) {
-            throw CliException.usage("speed limits are not stored with the array (md keeps them in sysfs, per running "
-                    + "array): give --speed-limit-min/--speed-limit-max to the command that runs the pass (raid rebuild, "
+        if ((speed.min != null || speed.max != null) && raidDevices == null && !continueReshape) {
+            throw CliException.usage("speed limits apply to the reshape raid grow runs (--raid-devices, --continue) "
+                    + "and are not stored with the array (md keeps them in sysfs, per running array): for other "
+                    + "passes give --speed-limit-min/--speed-limit-max to the command that runs them (raid rebuild, "
                     + "raid re-add, raid check, raid repair)");
         }
     }
@@ -197,7 +197,7 @@ final class GrowCommand extends Verb {
                     "give one of --consistency-policy, --bitmap, --size, --raid-devices and --continue");
         }
         if (raidDevices != null || continueReshape) {
-            return new ReshapeRun(this, source, members).run(raidDevices, add);
+            return new ReshapeRun(this, source, members).run(raidDevices, add, speed.limits());
         }
         if (size != null) {
             return growSize();

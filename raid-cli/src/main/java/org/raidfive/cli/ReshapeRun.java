@@ -10,6 +10,7 @@ import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.raidfive.array.OfflineReshape;
+import org.raidfive.array.SyncLimits;
 import org.raidfive.bench.Sizes;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.md.Superblock;
@@ -31,8 +32,11 @@ final class ReshapeRun {
         this.members = members;
     }
 
-    /** Starts a reshape to {@code raidDevices} members (null: continue the one recorded) and runs it. */
-    int run(Integer raidDevices, List<String> add) throws Exception {
+    /**
+     * Starts a reshape to {@code raidDevices} members (null: continue the one recorded) and runs it
+     * within {@code limits}.
+     */
+    int run(Integer raidDevices, List<String> add, SyncLimits limits) throws Exception {
         if (raidDevices == null && !add.isEmpty()) {
             throw CliException.usage("--continue takes every member, the added ones included; no --add");
         }
@@ -77,6 +81,7 @@ final class ReshapeRun {
                 throw e;
             }
             try (reshape) {
+                reshape.setSyncLimits(limits);
                 return follow(reshape, all);
             } finally {
                 MemberSet.closeQuietly(added);

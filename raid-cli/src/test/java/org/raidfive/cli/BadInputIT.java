@@ -359,9 +359,14 @@ class BadInputIT {
         refused(2, "raidfive does not reshape --chunk yet", ARRAY, with(List.of("grow", "--chunk", "128K"), ARRAY));
         refused(
                 2,
-                "speed limits are not stored with the array",
+                "speed limits apply to the reshape raid grow runs",
                 ARRAY,
                 with(List.of("grow", "--speed-limit-max", "10M"), ARRAY));
+        refused(
+                2,
+                "speed limits need 0 < --speed-limit-min <= --speed-limit-max",
+                ARRAY,
+                with(List.of("grow", "--speed-limit-min", "20M", "--speed-limit-max", "10M", "--continue"), ARRAY));
         refused(
                 2,
                 "RAID-5 runs with at most one member missing",

@@ -138,14 +138,16 @@ class ReshapeIT {
     }
 
     /**
-     * Ctrl-C (SIGINT, and SIGTERM alike) stops the grow at the next batch with the position recorded
+     * Ctrl-C (SIGINT, and SIGTERM alike) stops the grow (paced by --speed-limit-max) at the next batch with the position recorded
      * on every member and says how to resume; mdadm --examine reads the reshape raidfive recorded
      * (position, delta, new offset) as raid examine prints it; --continue finishes it.
      */
     @Test
     void anInterruptedGrowSaysHowToResumeAndMdadmReadsItsPosition() throws Exception {
         byte[] data = createAndFill("640M", 64 << 20, 43);
-        List<String> grow = new ArrayList<>(List.of("grow", "--raid-devices", "4", "--add", "d.img"));
+        // Paced as md's speed_limit_max paces it: the grow is surely mid-way when it is interrupted.
+        List<String> grow =
+                new ArrayList<>(List.of("grow", "--speed-limit-max", "16M", "--raid-devices", "4", "--add", "d.img"));
         grow.addAll(OLD);
         Process p = RaidLauncher.builder(dir, List.of(), grow.toArray(new String[0]))
                 .start();

@@ -1,6 +1,7 @@
 package org.raidfive.array;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -9,6 +10,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
 import org.raidfive.disk.AlignedBuffers;
@@ -103,6 +105,30 @@ public final class OfflineReshape implements AutoCloseable {
 
     private long lastCheckpoint = System.nanoTime();
     private Hook hook = (p, at) -> {};
+
+    /** md's {@code speed_limit_max} for this reshape, bytes per member per second. */
+    private long maxBytesPerSecond = Long.MAX_VALUE;
+
+    private Clock clock = Clock.SYSTEM;
+
+    /** The time the pacing reads and the sleep it takes: a test's clock can stand in. */
+    interface Clock {
+        long nanoTime();
+
+        void sleep(long nanos) throws InterruptedException;
+
+        Clock SYSTEM = new Clock() {
+            @Override
+            public long nanoTime() {
+                return System.nanoTime();
+            }
+
+            @Override
+            public void sleep(long nanos) throws InterruptedException {
+                TimeUnit.NANOSECONDS.sleep(nanos);
+            }
+        };
+    }
 
     private OfflineReshape(MemberDisk[] slots, Superblock[] superblocks, List<DiskClaim> claims, boolean done) {
         this.slots = slots;
@@ -350,6 +376,19 @@ public final class OfflineReshape implements AutoCloseable {
         this.hook = h;
     }
 
+    void clock(Clock c) {
+        this.clock = c;
+    }
+
+    /**
+     * md's speed limits for the reshape, per member per second as for every pass. The array is
+     * stopped, so no foreground I/O competes and only the maximum applies (md's {@code
+     * speed_limit_min} is the rate it keeps while other I/O runs). Takes effect at the next batch.
+     */
+    public void setSyncLimits(SyncLimits limits) {
+        this.maxBytesPerSecond = limits.maxBytesPerSecond();
+    }
+
     /** {@code holder}-style name of the array: its name and UUID. */
     public String name() {
         return name;
@@ -416,13 +455,15 @@ public final class OfflineReshape implements AutoCloseable {
         int oldData = oldLayout.dataDisks();
         long stripeSectors = (long) chunkSectors * newData;
         int batch = buf.capacity() / ((newData + 1) * chunk);
+        long paceStart = clock.nanoTime();
+        long moved = 0; // bytes per member since paceStart
         while (progress < endPosition) {
             if (stop.getAsBoolean()) {
                 checkpoint();
                 return false;
             }
             long stripe = progress / stripeSectors;
-            int n = (int) Math.min(batch, newLayout.stripes() - stripe);
+            int n = (int) Math.min(pacedBatch(batch, chunk), newLayout.stripes() - stripe);
             // md's rule, in member sectors from each geometry's data offset, shifted by the offset drop:
             // the batch may write up to `writeEnd`; old data from `safe` up is what a resume from the
             // recorded position still reads.
@@ -441,9 +482,38 @@ public final class OfflineReshape implements AutoCloseable {
             moveBatch(stripe, n, buf, lanes);
             progress += n * stripeSectors;
             progressListener.accept(progress);
+            moved += (long) n * chunk;
+            pace(paceStart, moved, stop);
         }
         finish();
         return true;
+    }
+
+    /** Stripes per batch under the speed limit: about a quarter second's worth, at least one. */
+    private int pacedBatch(int batch, int chunk) {
+        long limit = maxBytesPerSecond;
+        return limit == Long.MAX_VALUE ? batch : (int) Math.max(1, Math.min(batch, limit / 4 / chunk));
+    }
+
+    /**
+     * Waits until {@code moved} bytes per member since {@code start} are within the speed limit (md
+     * sleeps likewise when a pass runs above {@code speed_limit_max}), in slices that let
+     * {@code stop} end the wait.
+     */
+    private void pace(long start, long moved, BooleanSupplier stop) throws IOException {
+        long limit = maxBytesPerSecond;
+        if (limit == Long.MAX_VALUE) {
+            return;
+        }
+        long due = start + (long) (moved * 1e9 / limit);
+        try {
+            for (long wait = due - clock.nanoTime(); wait > 0 && !stop.getAsBoolean(); wait = due - clock.nanoTime()) {
+                clock.sleep(Math.min(wait, 100_000_000L));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException(name + ": reshape interrupted while paced to its speed limit");
+        }
     }
 
     /**

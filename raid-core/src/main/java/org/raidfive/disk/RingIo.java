@@ -182,8 +182,8 @@ final class RingIo {
     /** Puts the request's (remaining) transfer into the submission queue; on the loop thread. */
     private void enqueue(Request r) {
         IoUringIoOps ops = r.op == OP_FSYNC
-                ? Sqe.fill(r.sqe, OP_FSYNC, r.fd, 0L, 0L, 0, FSYNC_DATASYNC, r.id)
-                : Sqe.fill(r.sqe, r.op, r.fd, r.position + r.done, r.address + r.done, r.length - r.done, 0, r.id);
+                ? Sqe.fill(r, OP_FSYNC, 0L, 0L, 0, FSYNC_DATASYNC)
+                : Sqe.fill(r, r.op, r.position + r.done, r.address + r.done, r.length - r.done, 0);
         if (registration.submit(ops) == 0) { // netty's INVALID_ID: the registration is cancelled
             finish(
                     r,
@@ -249,30 +249,28 @@ final class RingIo {
 
         /** A request's own description, its user data fixed to the request's index. */
         static IoUringIoOps create(short id) {
-            return of(OP_READ, -1, 0L, 0L, 0, 0, id);
+            return new IoUringIoOps(OP_READ, (byte) 0, (short) 0, -1, 0L, 0L, 0, 0, id, (short) 0, (short) 0, 0, 0L);
         }
 
         /**
-         * {@code sqe} set to {@code op} on {@code fd}: {@code offset} in the file, memory at
-         * {@code address}, {@code len} bytes, {@code opFlags} (the fsync flags); or a new one.
+         * {@code r}'s description set to {@code op} on its descriptor: {@code offset} in the file,
+         * memory at {@code address}, {@code len} bytes, {@code opFlags} (the fsync flags); or a new one.
          */
-        static IoUringIoOps fill(
-                IoUringIoOps sqe, byte op, int fd, long offset, long address, int len, int opFlags, short id) {
+        static IoUringIoOps fill(Request r, byte op, long offset, long address, int len, int opFlags) {
             if (UNSAFE == null) {
-                return of(op, fd, offset, address, len, opFlags, id);
+                // netty's constructor: opcode, flags, ioPrio, fd, offset, address, len, op flags, user data, ...
+                return new IoUringIoOps(
+                        op, (byte) 0, (short) 0, r.fd, offset, address, len, opFlags, r.id, (short) 0, (short) 0, 0,
+                        0L);
             }
+            IoUringIoOps sqe = r.sqe;
             UNSAFE.putByte(sqe, OPCODE, op);
-            UNSAFE.putInt(sqe, FD, fd);
+            UNSAFE.putInt(sqe, FD, r.fd);
             UNSAFE.putLong(sqe, UNION1, offset);
             UNSAFE.putLong(sqe, UNION2, address);
             UNSAFE.putInt(sqe, LEN, len);
             UNSAFE.putInt(sqe, UNION3, opFlags);
             return sqe;
-        }
-
-        private static IoUringIoOps of(byte op, int fd, long offset, long address, int len, int opFlags, short id) {
-            return new IoUringIoOps(
-                    op, (byte) 0, (short) 0, fd, offset, address, len, opFlags, id, (short) 0, (short) 0, 0, 0L);
         }
     }
 

@@ -274,6 +274,71 @@ class OfflineReshapeTest {
         assertReshaped(all, m.image, Raid5Algorithm.LEFT_SYMMETRIC, oldOffset);
     }
 
+    /** A clock that moves only when the reshape sleeps: the pacing is checked without timing anything. */
+    private static final class FakeClock implements OfflineReshape.Clock {
+        long now;
+        int sleeps;
+
+        @Override
+        public long nanoTime() {
+            return now;
+        }
+
+        @Override
+        public void sleep(long nanos) {
+            assertTrue(nanos > 0 && nanos <= 100_000_000L, "slept " + nanos + " ns in one slice");
+            now += nanos;
+            sleeps++;
+        }
+    }
+
+    /**
+     * md's speed_limit_max paces the reshape: with 1 MiB/s per member, moving the members' data takes
+     * (on a clock that moves only while the reshape sleeps) what the limit says, never less, within one
+     * sleep slice; the batches shrink to a quarter second's worth, and a stop is heard between slices.
+     */
+    @Test
+    void theSpeedLimitPacesTheReshape() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OfflineReshapeTest seed " + seed);
+        Made m = make(3, Raid5Algorithm.LEFT_SYMMETRIC, seed);
+        long oldOffset = dataOffsetOf(m.members.get(0));
+        List<MemberDisk> added = blanks(1);
+        long limit = 1L << 20;
+        FakeClock clock = new FakeClock();
+        List<long[]> seen = new ArrayList<>();
+        try (OfflineReshape r = OfflineReshape.grow(m.members, added)) {
+            r.clock(clock);
+            r.setSyncLimits(new SyncLimits(limit, limit));
+            int newData = r.newDisks() - 1;
+            assertTrue(r.run(() -> false, p -> seen.add(new long[] {clock.now, p / newData * 512})));
+            long moved = r.endPosition() / newData * 512;
+            long due = (long) (moved * 1e9 / limit);
+            assertTrue(clock.now >= due, "took " + clock.now + " ns for " + moved + " bytes per member, due " + due);
+            assertTrue(clock.now < due + 100_000_000L, "took " + clock.now + " ns, due " + due);
+            for (int i = 1; i < seen.size(); i++) {
+                long batch = seen.get(i)[1] - seen.get(i - 1)[1];
+                assertTrue(batch <= limit / 4, "a batch moved " + batch + " bytes per member");
+                assertTrue(
+                        seen.get(i - 1)[1] * 1e9 / limit <= seen.get(i)[0] + 1,
+                        "batch " + i + " started before the limit allowed it");
+            }
+        }
+        List<MemberDisk> all = new ArrayList<>(m.members);
+        all.addAll(added);
+        assertReshaped(all, m.image, Raid5Algorithm.LEFT_SYMMETRIC, oldOffset);
+
+        Made other = make(3, Raid5Algorithm.LEFT_SYMMETRIC, seed + 1);
+        FakeClock slow = new FakeClock();
+        try (OfflineReshape r = OfflineReshape.grow(other.members, blanks(1))) {
+            r.clock(slow);
+            r.setSyncLimits(new SyncLimits(1024, 1024)); // a batch of one stripe is due 64 s later
+            assertFalse(r.run(() -> slow.sleeps == 3, p -> {}));
+            assertEquals(3, slow.sleeps, "the stop was heard between sleep slices");
+            assertEquals(r.position(), SuperblockIo.read(other.members.get(0)).reshapePosition(), "checkpointed");
+        }
+    }
+
     @Test
     void refusalsWriteNothing() throws Exception {
         Made m = make(3, Raid5Algorithm.LEFT_SYMMETRIC, 7);

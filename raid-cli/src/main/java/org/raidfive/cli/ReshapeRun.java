@@ -117,7 +117,19 @@ final class ReshapeRun {
         Runtime.getRuntime().addShutdownHook(stopper);
         try {
             long[] shown = {System.nanoTime()};
+            String[] toldMissing = {reshape.missingMember()};
+            if (toldMissing[0] != null) {
+                verb.say(name + ": continuing without " + toldMissing[0]
+                        + " (recorded faulty): the reshape runs degraded");
+            }
             boolean done = reshape.run(() -> stopper.stop, p -> {
+                String missing = reshape.missingMember();
+                if (missing != null && toldMissing[0] == null) {
+                    toldMissing[0] = missing;
+                    verb.err().println();
+                    verb.say(name + ": " + missing + " failed and is recorded faulty on the other members; the reshape "
+                            + "goes on degraded, as md's does");
+                }
                 long now = System.nanoTime();
                 if (now - shown[0] > 1_000_000_000L) {
                     shown[0] = now;
@@ -132,17 +144,23 @@ final class ReshapeRun {
                 }
             });
             verb.err().println();
+            List<String> left = toldMissing[0] == null ? all : without(all, toldMissing[0]);
             if (!done) {
                 verb.say(String.format(
                         Locale.ROOT,
                         "interrupted at %.1f%%; the position is checkpointed on every member. Resume with: raid "
                                 + "grow --continue %s",
                         percent(reshape, reshape.position()),
-                        source.again(all)));
+                        source.again(left)));
                 return ExitCode.PROBLEM;
             }
             verb.say(name + ": " + reshape.newDisks() + " members, array " + Sizes.human(reshape.newArrayBytes()) + " ("
                     + reshape.newArrayBytes() + " bytes)");
+            if (toldMissing[0] != null) {
+                verb.say(name + " is degraded: " + toldMissing[0] + " failed; rebuild onto a new member with: raid add "
+                        + "--spare FILE " + source.again(left));
+                return ExitCode.PROBLEM;
+            }
             return ExitCode.OK;
         } finally {
             // After the last word: a Ctrl-C's hook waits for this, and the JVM ends when the hook does.
@@ -153,6 +171,18 @@ final class ReshapeRun {
                 // the hook runs
             }
         }
+    }
+
+    /** The member arguments but the one whose disk is called {@code diskName}. */
+    private static List<String> without(List<String> specs, String diskName) {
+        List<String> left = new ArrayList<>();
+        for (String spec : specs) {
+            String named = Members.isNbd(spec) ? spec : Members.path(spec).toString();
+            if (!named.equals(diskName)) {
+                left.add(spec);
+            }
+        }
+        return left;
     }
 
     private static double percent(OfflineReshape r, long position) {

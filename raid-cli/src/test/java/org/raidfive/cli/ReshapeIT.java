@@ -189,6 +189,57 @@ class ReshapeIT {
         assertHolds(data);
     }
 
+    /**
+     * A member failing under a running grow (b.img cut to half its size, so its reads past that fail)
+     * is recorded faulty and the reshape finishes degraded, exit 1, saying how to rebuild; the three
+     * members left read the data, and a spare added and rebuilt makes the array whole (check: 0
+     * mismatched sectors).
+     */
+    @Test
+    void aMemberFailingMidGrowIsLeftOutAndTheGrowFinishesDegraded() throws Exception {
+        byte[] data = createAndFill("64M", 100 << 20, 44);
+        List<String> grow =
+                new ArrayList<>(List.of("grow", "--speed-limit-max", "16M", "--raid-devices", "4", "--add", "d.img"));
+        grow.addAll(OLD);
+        Process p = RaidLauncher.builder(dir, List.of(), grow.toArray(new String[0]))
+                .start();
+        RaidLauncher.drain(p.getInputStream());
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        var errDone = RaidLauncher.drain(p.getErrorStream(), err);
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (!reshaping() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        try (java.io.RandomAccessFile b =
+                new java.io.RandomAccessFile(dir.resolve("b.img").toFile(), "rw")) {
+            b.setLength(32L << 20);
+        }
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS));
+        errDone.get(10, TimeUnit.SECONDS);
+        String said = err.toString();
+        assertEquals(1, p.exitValue(), said);
+        assertTrue(said.contains("b.img failed and is recorded faulty"), said);
+        assertTrue(said.contains("raid add --spare FILE a.img c.img d.img"), said);
+        List<String> left = List.of("a.img", "c.img", "d.img");
+        RaidLauncher.Result r = raid(
+                List.of("read", "--offset", "0", "--length", Integer.toString(data.length), "--output", "-"), left);
+        assertArrayEquals(data, r.stdout(), "the data, read degraded: " + r.stderr());
+        List<String> add = new ArrayList<>(List.of("add", "--spare", "e.img"));
+        add.addAll(left);
+        RaidLauncher.Result added = raid(add, List.of());
+        assertEquals(0, added.exit(), added.stderr());
+        List<String> whole = List.of("a.img", "c.img", "d.img", "e.img");
+        RaidLauncher.Result rebuilt = raid(List.of("rebuild"), whole);
+        assertEquals(0, rebuilt.exit(), rebuilt.stderr());
+        RaidLauncher.Result check = raid(List.of("check"), whole);
+        assertEquals(0, check.exit(), check.stderr());
+        String checked = new String(check.stdout()) + check.stderr();
+        assertTrue(checked.contains("0 mismatched sectors"), checked);
+        RaidLauncher.Result again = raid(
+                List.of("read", "--offset", "0", "--length", Integer.toString(data.length), "--output", "-"), whole);
+        assertArrayEquals(data, again.stdout(), "the data after the rebuild");
+    }
+
     private static String line(String examine, String field) {
         return examine.lines()
                 .map(String::strip)

@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -51,7 +52,15 @@ import org.raidfive.parity.Xor;
  * sectors, whose count does not change): the added members get a copy, and its events follow every
  * superblock write so that it is not taken for stale.
  *
- * <p>Refused (one line each, nothing written): arrays that are degraded, dirty, rebuilding, with a
+ * <p>A member failing mid-reshape (a read, a write, a flush or its superblock write) is recorded
+ * faulty on the others, as md's error handler records it, and the reshape goes on degraded: its
+ * chunks of the old geometry are rebuilt from the rest of their stripe (md's rule keeps whole old
+ * stripes in place while any of their data is still to move), nothing is written to its slot, and
+ * the array ends degraded, for a spare to be rebuilt into ({@link #missingMember} names it). A
+ * reshape recorded so is resumed without that member. A second failure stops the reshape, resumable
+ * only if the member comes back. {@link #setSyncLimits} paces it as md's {@code speed_limit_max}.
+ *
+ * <p>Refused (one line each, nothing written): starting on arrays that are degraded, dirty, rebuilding, with a
  * partial parity log (md refuses a reshape with a log too), bad blocks recorded, members
  * disagreeing on events; a reshape md left that changes chunk, layout or level,
  * removes members, runs backwards or needs a backup file (finish those with Linux md).
@@ -103,6 +112,18 @@ public final class OfflineReshape implements AutoCloseable {
     /** The end is on every member's superblock. */
     private boolean finished;
 
+    /**
+     * The slot without a member (it failed during this reshape, or before it resumed), or -1: its
+     * chunks of the old geometry are rebuilt from the others of their stripe, nothing is written to it.
+     */
+    private int missing = -1;
+
+    /** What the member of {@link #missing} was called, when it failed in this run. */
+    private String failedName;
+
+    /** Per lane, room for the other chunks of an old stripe when one is rebuilt. */
+    private ByteBuffer[] degradedScratch;
+
     private long lastCheckpoint = System.nanoTime();
     private Hook hook = (p, at) -> {};
 
@@ -134,7 +155,8 @@ public final class OfflineReshape implements AutoCloseable {
         this.slots = slots;
         this.superblocks = superblocks;
         this.claims = claims;
-        Superblock top = superblocks[0];
+        Superblock top =
+                Arrays.stream(superblocks).filter(Objects::nonNull).findFirst().orElseThrow();
         this.name = ArrayMetadata.holder(top.name(), top.setUuid());
         int disks = top.raidDisks();
         int chunk = top.chunkSectors() * 512;
@@ -146,6 +168,10 @@ public final class OfflineReshape implements AutoCloseable {
         this.newOffset = new long[disks];
         long drop = Long.MAX_VALUE;
         for (int s = 0; s < disks; s++) {
+            if (superblocks[s] == null) {
+                missing = s; // recorded faulty: nothing is read from or written to its slot
+                continue;
+            }
             oldOffset[s] = superblocks[s].dataOffset() * 512;
             newOffset[s] = (superblocks[s].dataOffset() + superblocks[s].newOffset()) * 512;
             drop = Math.min(drop, -(long) superblocks[s].newOffset());
@@ -155,8 +181,14 @@ public final class OfflineReshape implements AutoCloseable {
         this.progress = done ? endPosition : top.reshapePosition();
         this.finished = done;
         this.recorded = progress;
-        this.events =
-                Arrays.stream(superblocks).mapToLong(Superblock::events).max().orElse(0);
+        if (missing >= 0) {
+            ensureScratch();
+        }
+        this.events = Arrays.stream(superblocks)
+                .filter(Objects::nonNull)
+                .mapToLong(Superblock::events)
+                .max()
+                .orElse(0);
     }
 
     /**
@@ -184,6 +216,10 @@ public final class OfflineReshape implements AutoCloseable {
             }
             checkStartable(array, members, sbs);
             int oldDisks = top.raidDisks();
+            if (members.size() != oldDisks) {
+                throw new ArrayConfigException(array + " has " + oldDisks + " members and " + members.size()
+                        + " were given: raidfive starts a reshape only on whole arrays, every member present");
+            }
             int newDisks = oldDisks + added.size();
             if (newDisks > Raid5Layout.MAX_DISKS) {
                 throw new ArrayConfigException(
@@ -216,7 +252,7 @@ public final class OfflineReshape implements AutoCloseable {
             for (MemberDisk d : added) {
                 claims.add(d.claim(ClaimMode.EXCLUSIVE, array));
             }
-            MemberDisk[] slots = Arrays.copyOf(bySlot(members, sbs, oldDisks, array), newDisks);
+            MemberDisk[] slots = Arrays.copyOf(bySlot(members, sbs, oldDisks, array, false), newDisks);
             Superblock[] next = new Superblock[newDisks];
             for (Superblock sb : sbs) {
                 next[sb.role()] = sb.copy();
@@ -303,7 +339,7 @@ public final class OfflineReshape implements AutoCloseable {
                         + "finish this one with Linux md (mdadm --assemble)");
             }
             int disks = top.raidDisks();
-            MemberDisk[] slots = bySlot(members, sbs, disks, array);
+            MemberDisk[] slots = bySlot(members, sbs, disks, array, true);
             Superblock[] bySlot = new Superblock[disks];
             for (Superblock sb : sbs) {
                 bySlot[sb.role()] = sb;
@@ -321,9 +357,11 @@ public final class OfflineReshape implements AutoCloseable {
 
     /**
      * The members by slot: each in the slot its superblock names, below {@code disks}, one per slot,
-     * every slot taken.
+     * every slot taken; or, with {@code oneFaulty}, one slot left empty when the newest superblock
+     * lists no device in it (its member failed: md's degraded reshape goes on without it).
      */
-    private static MemberDisk[] bySlot(List<? extends MemberDisk> members, Superblock[] sbs, int disks, String array)
+    private static MemberDisk[] bySlot(
+            List<? extends MemberDisk> members, Superblock[] sbs, int disks, String array, boolean oneFaulty)
             throws ArrayConfigException {
         MemberDisk[] slots = new MemberDisk[disks];
         for (int i = 0; i < sbs.length; i++) {
@@ -338,10 +376,22 @@ public final class OfflineReshape implements AutoCloseable {
             }
             slots[role] = members.get(i);
         }
+        int empty = -1;
         for (int s = 0; s < disks; s++) {
             if (slots[s] == null) {
-                throw new ArrayConfigException(array + " is missing the member in slot " + s
-                        + ": raidfive reshapes only whole arrays (every one of its " + disks + " members)");
+                boolean listed = false;
+                for (int d = 0; d < sbs[0].maxDev(); d++) {
+                    listed |= sbs[0].devRole(d) == s;
+                }
+                if (!oneFaulty || listed || empty >= 0) {
+                    throw new ArrayConfigException(array + " is missing the member in slot " + s + ": raidfive "
+                            + (oneFaulty
+                                    ? "continues a reshape without a member only when the members record it failed"
+                                    : "starts a reshape only on whole arrays")
+                            + " (every one of its " + disks + " members" + (oneFaulty ? " but a failed one" : "")
+                            + ")");
+                }
+                empty = s;
             }
         }
         return slots;
@@ -427,7 +477,8 @@ public final class OfflineReshape implements AutoCloseable {
     /**
      * Moves the data until the reshape is done (true) or {@code stop} says to stop between batches
      * (false; the position reached is checkpointed on every member first). {@code progress} hears the
-     * position after each batch. An I/O error stops the reshape where it is: the last checkpoint and
+     * position after each batch. A member failing is left out (see above); an I/O error beyond that
+     * (a second member) stops the reshape where it is: the last checkpoint and
      * the data are intact, and {@link #resume} continues from there.
      */
     public boolean run(BooleanSupplier stop, LongConsumer progressListener) throws IOException {
@@ -530,9 +581,78 @@ public final class OfflineReshape implements AutoCloseable {
      * it is in memory, every stripe written (in lanes): a batch may write over old data it reads.
      */
     private void moveBatch(long firstStripe, int n, ByteBuffer buf, Lanes lanes) throws IOException {
-        lanes.each(n, k -> readStripe(firstStripe + k, k, buf));
+        phase(lanes, n, k -> readStripe(firstStripe + k, k, buf));
         hook.at(Point.BATCH_READ, progress);
-        lanes.each(n, k -> writeStripe(firstStripe + k, k, buf));
+        // A failed write leaves the batch whole in memory (its writes may already cover old data it
+        // read): it is written again to the members left.
+        phase(lanes, n, k -> writeStripe(firstStripe + k, k, buf));
+    }
+
+    /** One phase of a batch; when a member fails, it is left out and the phase runs again without it. */
+    private void phase(Lanes lanes, int n, StripeTask task) throws IOException {
+        while (true) {
+            try {
+                lanes.each(n, task);
+                return;
+            } catch (MemberFailed e) {
+                memberFailed(e); // throws when a member is already missing
+            }
+        }
+    }
+
+    /**
+     * md's error handler during a reshape: the first member to fail is marked faulty in the other
+     * members' superblocks (its role becomes {@link Superblock#ROLE_FAULTY}, the events move on, the
+     * recorded position stays), and the reshape goes on degraded. A second failure stops it: RAID-5
+     * cannot lose two members.
+     */
+    private void memberFailed(MemberFailed e) throws IOException {
+        if (missing >= 0) {
+            throw new IOException(
+                    name + ": " + slots[e.slot].name() + " failed while the member in slot " + missing
+                            + " is already missing; the reshape stops at position " + recorded
+                            + " (the data is intact up to there; a RAID-5 cannot lose two members)",
+                    e.getCause());
+        }
+        missing = e.slot;
+        failedName = slots[e.slot].name();
+        int devNumber = superblocks[e.slot].devNumber();
+        slots[e.slot] = null;
+        superblocks[e.slot] = null;
+        ensureScratch();
+        for (MemberDisk d : slots) {
+            if (d != null) {
+                d.flush();
+            }
+        }
+        events++;
+        long now = MdTime.of(MdTime.nowSeconds(), 0);
+        for (int s = 0; s < slots.length; s++) {
+            if (slots[s] != null) {
+                superblocks[s]
+                        .devRole(devNumber, Superblock.ROLE_FAULTY)
+                        .events(events)
+                        .utime(now);
+                write(slots[s], superblocks[s]);
+            }
+        }
+    }
+
+    private void ensureScratch() {
+        if (degradedScratch == null) {
+            degradedScratch = new ByteBuffer[LANES];
+            for (int i = 0; i < LANES; i++) {
+                degradedScratch[i] = AlignedBuffers.allocate((oldLayout.disks() - 1) * newLayout.chunkSize());
+            }
+        }
+    }
+
+    /**
+     * The member the reshape runs without (it failed during this run, or was recorded faulty before
+     * it resumed), or null when every member takes part.
+     */
+    public String missingMember() {
+        return missing < 0 ? null : failedName != null ? failedName : "slot " + missing;
     }
 
     private void readStripe(long stripe, int k, ByteBuffer batch) throws IOException {
@@ -553,7 +673,11 @@ public final class OfflineReshape implements AutoCloseable {
             }
             long oldStripe = c / oldData;
             int slot = oldLayout.dataSlot(oldStripe, (int) (c % oldData));
-            slots[slot].read(oldOffset[slot] + oldLayout.memberOffset(oldStripe), buf, at, chunk);
+            if (slot == missing) {
+                rebuildChunk(oldStripe, slot, buf, at, k);
+            } else {
+                read(slot, oldOffset[slot] + oldLayout.memberOffset(oldStripe), buf, at, chunk);
+            }
         }
         ByteBuffer[] sources = new ByteBuffer[newData];
         int[] at = new int[newData];
@@ -570,14 +694,64 @@ public final class OfflineReshape implements AutoCloseable {
         int newData = newLayout.dataDisks();
         int base = k * (newData + 1) * chunk;
         long at = newLayout.memberOffset(stripe);
-        for (int i = 0; i < newData; i++) {
-            int slot = newLayout.dataSlot(stripe, i);
-            slots[slot].write(newOffset[slot] + at, buf, base + i * chunk, chunk);
-            hook.at(Point.MEMBER_WRITTEN, progress);
+        for (int i = 0; i <= newData; i++) {
+            int slot = i < newData ? newLayout.dataSlot(stripe, i) : newLayout.paritySlot(stripe);
+            if (slot != missing) {
+                write(slot, newOffset[slot] + at, buf, base + i * chunk, chunk);
+                hook.at(Point.MEMBER_WRITTEN, progress);
+            }
         }
-        int slot = newLayout.paritySlot(stripe);
-        slots[slot].write(newOffset[slot] + at, buf, base + newData * chunk, chunk);
-        hook.at(Point.MEMBER_WRITTEN, progress);
+    }
+
+    /**
+     * The old geometry's chunk of {@code oldStripe} on the missing {@code slot}, into {@code buf} at
+     * {@code at}: the XOR of the stripe's other chunks, data and parity. md's rule keeps a whole old
+     * stripe in place while any of its data is still to be moved (writes stay a chunk below the
+     * recorded position), so the others are intact.
+     */
+    private void rebuildChunk(long oldStripe, int slot, ByteBuffer buf, int at, int k) throws IOException {
+        int chunk = newLayout.chunkSize();
+        int others = oldLayout.disks() - 1;
+        ByteBuffer scratch = degradedScratch[k % LANES].duplicate();
+        ByteBuffer[] sources = new ByteBuffer[others];
+        int[] from = new int[others];
+        long offset = oldLayout.memberOffset(oldStripe);
+        for (int s = 0, i = 0; s < oldLayout.disks(); s++) {
+            if (s != slot) {
+                read(s, oldOffset[s] + offset, scratch, i * chunk, chunk);
+                sources[i] = scratch;
+                from[i] = i * chunk;
+                i++;
+            }
+        }
+        Xor.parity(buf, at, sources, from, others, chunk);
+    }
+
+    /** A member's I/O failed: the reshape may go on without it (md's degraded reshape). */
+    private static final class MemberFailed extends IOException {
+        private static final long serialVersionUID = 1L;
+        final int slot;
+
+        MemberFailed(int slot, IOException cause) {
+            super(cause.getMessage(), cause);
+            this.slot = slot;
+        }
+    }
+
+    private void read(int slot, long position, ByteBuffer buf, int at, int len) throws MemberFailed {
+        try {
+            slots[slot].read(position, buf, at, len);
+        } catch (IOException e) {
+            throw new MemberFailed(slot, e);
+        }
+    }
+
+    private void write(int slot, long position, ByteBuffer buf, int at, int len) throws MemberFailed {
+        try {
+            slots[slot].write(position, buf, at, len);
+        } catch (IOException e) {
+            throw new MemberFailed(slot, e);
+        }
     }
 
     @FunctionalInterface
@@ -663,34 +837,72 @@ public final class OfflineReshape implements AutoCloseable {
             lastCheckpoint = System.nanoTime();
             return;
         }
-        for (MemberDisk d : slots) {
-            d.flush();
+        for (Superblock sb : superblocks) {
+            if (sb != null) {
+                sb.reshapePosition(progress);
+            }
         }
-        events++;
-        long now = MdTime.of(MdTime.nowSeconds(), 0);
-        for (int s = 0; s < slots.length; s++) {
-            superblocks[s].reshapePosition(progress).events(events).utime(now);
-            write(slots[s], superblocks[s]);
-            hook.at(Point.CHECKPOINT_MEMBER, progress);
-        }
+        writeSuperblocks(Point.CHECKPOINT_MEMBER, progress);
         recorded = progress;
         lastCheckpoint = System.nanoTime();
     }
 
     /** md_finish_reshape and super_1_sync after it: the new geometry is the geometry. */
     private void finish() throws IOException {
-        for (MemberDisk d : slots) {
-            d.flush();
+        for (Superblock sb : superblocks) {
+            if (sb != null) {
+                finalForm(sb); // once: it moves the data offset
+            }
         }
-        events++;
-        long now = MdTime.of(MdTime.nowSeconds(), 0);
-        for (int s = 0; s < slots.length; s++) {
-            Superblock sb = finalForm(superblocks[s]).events(events).utime(now);
-            write(slots[s], sb);
-            hook.at(Point.FINISH_MEMBER, endPosition);
-        }
+        writeSuperblocks(Point.FINISH_MEMBER, endPosition);
         recorded = progress;
         finished = true;
+    }
+
+    /**
+     * Flushes every member, then writes every member's superblock as it now is, with the next events
+     * count. A member failing on the way is recorded faulty on the others ({@link #memberFailed},
+     * which flushes them and writes these same superblocks), as md fails a member whose superblock
+     * write fails.
+     */
+    private void writeSuperblocks(Point point, long at) throws IOException {
+        try {
+            for (int s = 0; s < slots.length; s++) {
+                if (slots[s] != null) {
+                    flushMember(s);
+                }
+            }
+            events++;
+            long now = MdTime.of(MdTime.nowSeconds(), 0);
+            for (int s = 0; s < slots.length; s++) {
+                if (slots[s] != null) {
+                    superblocks[s].events(events).utime(now);
+                    writeSuperblock(s);
+                    hook.at(point, at);
+                }
+            }
+        } catch (MemberFailed e) {
+            memberFailed(e);
+        }
+    }
+
+    private void flushMember(int slot) throws MemberFailed {
+        try {
+            slots[slot].flush();
+        } catch (IOException e) {
+            throw new MemberFailed(slot, e);
+        }
+    }
+
+    /** A superblock write that fails is the member's failure; a refusal of the metadata is not. */
+    private void writeSuperblock(int slot) throws IOException {
+        try {
+            write(slots[slot], superblocks[slot]);
+        } catch (ArrayConfigException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new MemberFailed(slot, e);
+        }
     }
 
     /**
@@ -884,11 +1096,6 @@ public final class OfflineReshape implements AutoCloseable {
                 throw new ArrayConfigException(who + " is a " + Superblock.describeRole(sb.role()) + " of " + array
                         + ", not an active member");
             }
-        }
-        int active = sbs[0].raidDisks();
-        if (members.size() != active) {
-            throw new ArrayConfigException(array + " has " + active + " members and " + members.size()
-                    + " were given: raidfive reshapes only whole arrays, every member present");
         }
     }
 }

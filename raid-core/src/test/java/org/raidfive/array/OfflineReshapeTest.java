@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.raidfive.disk.FaultyDisk;
 import org.raidfive.disk.FileDisk;
 import org.raidfive.disk.ForwardingDisk;
 import org.raidfive.disk.MemberDisk;
@@ -336,6 +337,144 @@ class OfflineReshapeTest {
             assertFalse(r.run(() -> slow.sleeps == 3, p -> {}));
             assertEquals(3, slow.sleeps, "the stop was heard between sleep slices");
             assertEquals(r.position(), SuperblockIo.read(other.members.get(0)).reshapePosition(), "checkpointed");
+        }
+    }
+
+    /**
+     * md's degraded reshape: a member failing mid-reshape (a read of old data, a write of the new
+     * geometry, or a write to an added member) is recorded faulty on the others and the reshape goes on
+     * without it, rebuilding its old chunks from their stripes. The array then assembles degraded and
+     * reads the reference image; a spare rebuilt into the slot makes it whole, checked as every reshape
+     * is (md's placement, parity from scratch, read-back).
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"old member read", "old member write", "added member write", "old member superblock write"})
+    void aMemberFailingMidReshapeIsLeftOutAndTheReshapeGoesOnDegraded(String what) throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OfflineReshapeTest seed " + seed);
+        Made m = make(3, Raid5Algorithm.LEFT_SYMMETRIC, seed);
+        long oldOffset = dataOffsetOf(m.members.get(0));
+        List<MemberDisk> added = blanks(1);
+        List<MemberDisk> given = new ArrayList<>(m.members);
+        List<MemberDisk> giveAdded = new ArrayList<>(added);
+        FaultyDisk faulty;
+        long middle = oldOffset + (2L << 20);
+        if (what.startsWith("added")) {
+            faulty = new FaultyDisk(added.get(0)).failWrites(middle - (64L << 10), middle);
+            giveAdded.set(0, faulty);
+        } else {
+            faulty = new FaultyDisk(m.members.get(1));
+            if (what.endsWith("read")) {
+                faulty.failReads(middle, middle + 4096);
+            } else if (!what.contains("superblock")) {
+                faulty.failWrites(middle - (512L << 10), middle);
+            }
+            given.set(1, faulty);
+        }
+        try (OfflineReshape r = OfflineReshape.grow(given, giveAdded)) {
+            if (what.contains("superblock")) {
+                faulty.failWrites(4096, 8192); // from the first checkpoint on: md fails the member
+            }
+            assertTrue(r.run(() -> false, p -> {}));
+            assertEquals(faulty.name(), r.missingMember());
+            assertTrue(faulty.injectedFaults() > 0);
+        }
+        List<MemberDisk> all = new ArrayList<>(m.members);
+        all.addAll(added);
+        MemberDisk lost = faulty.inner();
+        List<MemberDisk> survivors = new ArrayList<>(all);
+        survivors.remove(lost);
+        assertDegradedThenRebuilt(survivors, lost, m.image, oldOffset);
+    }
+
+    /** The survivors record {@code lost} faulty and hold the image degraded; a spare in its place makes the array whole. */
+    private static void assertDegradedThenRebuilt(
+            List<MemberDisk> survivors, MemberDisk lost, byte[] image, long oldOffset) throws Exception {
+        int lostDevice = SuperblockIo.read(lost).devNumber();
+        for (MemberDisk d : survivors) {
+            Superblock sb = SuperblockIo.read(d);
+            assertEquals(Superblock.ROLE_FAULTY, sb.devRole(lostDevice), d.name() + " records the failed member");
+            assertFalse(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE));
+        }
+        int disks = survivors.size() + 1;
+        long newSize = SuperblockIo.read(survivors.get(0)).size() * 512 / CHUNK * CHUNK * (disks - 1);
+        byte[] grown = Arrays.copyOf(image, (int) newSize);
+        MemberDisk spare = new Kept(MEMBER, "spare");
+        try (Raid5Array array = Raid5Array.assemble(survivors)) {
+            assertTrue(array.status().degraded(), "assembled degraded");
+            ArrayOracle.assertArrayHolds(array, grown);
+            array.addSpare(spare);
+            assertEquals(
+                    SyncOutcome.Result.DONE,
+                    array.awaitSync(java.time.Duration.ofSeconds(60)).result());
+        }
+        List<MemberDisk> whole = new ArrayList<>(survivors);
+        whole.add(0, spare);
+        assertReshaped(whole, image, Raid5Algorithm.LEFT_SYMMETRIC, oldOffset);
+    }
+
+    /**
+     * A reshape stopped after a member failed is continued without it (the others record it faulty);
+     * given back, the failed member is refused (the others no longer list it in its slot).
+     */
+    @Test
+    void aDegradedReshapeIsContinuedWithoutTheFailedMember() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OfflineReshapeTest seed " + seed);
+        Made m = make(4, Raid5Algorithm.RIGHT_ASYMMETRIC, seed);
+        long oldOffset = dataOffsetOf(m.members.get(0));
+        List<MemberDisk> added = blanks(1);
+        List<MemberDisk> given = new ArrayList<>(m.members);
+        FaultyDisk faulty = new FaultyDisk(m.members.get(2)).failReads(oldOffset, oldOffset + 4096);
+        given.set(2, faulty);
+        AtomicInteger batches = new AtomicInteger();
+        try (OfflineReshape r = OfflineReshape.grow(given, added)) {
+            assertFalse(r.run(() -> batches.get() == 1, p -> batches.incrementAndGet()));
+            assertEquals(faulty.name(), r.missingMember());
+        }
+        List<MemberDisk> all = new ArrayList<>(m.members);
+        all.addAll(added);
+        ArrayConfigException refused = assertThrows(ArrayConfigException.class, () -> OfflineReshape.resume(all));
+        assertTrue(refused.getMessage().contains(m.members.get(2).name()), refused.getMessage());
+        List<MemberDisk> survivors = new ArrayList<>(all);
+        survivors.remove(m.members.get(2));
+        try (OfflineReshape r = OfflineReshape.resume(survivors)) {
+            assertEquals("slot 2", r.missingMember());
+            assertTrue(r.run(() -> false, p -> {}));
+        }
+        // assertReshaped's image check runs on the algorithm given: RIGHT_ASYMMETRIC here
+        int lostDevice = SuperblockIo.read(m.members.get(2)).devNumber();
+        for (MemberDisk d : survivors) {
+            assertEquals(Superblock.ROLE_FAULTY, SuperblockIo.read(d).devRole(lostDevice));
+        }
+        int disks = all.size();
+        long newSize = SuperblockIo.read(survivors.get(0)).size() * 512 / CHUNK * CHUNK * (disks - 1);
+        byte[] grown = Arrays.copyOf(m.image, (int) newSize);
+        MemberDisk spare = new Kept(MEMBER, "spare");
+        try (Raid5Array array = Raid5Array.assemble(survivors)) {
+            ArrayOracle.assertArrayHolds(array, grown);
+            array.addSpare(spare);
+            assertEquals(
+                    SyncOutcome.Result.DONE,
+                    array.awaitSync(java.time.Duration.ofSeconds(60)).result());
+        }
+        List<MemberDisk> whole = new ArrayList<>(survivors);
+        whole.add(0, spare);
+        assertReshaped(whole, m.image, Raid5Algorithm.RIGHT_ASYMMETRIC, oldOffset);
+    }
+
+    /** A second member failing stops the reshape (RAID-5 cannot lose two), its position recorded. */
+    @Test
+    void aSecondFailureStopsTheReshape() throws Exception {
+        Made m = make(4, Raid5Algorithm.LEFT_SYMMETRIC, 11);
+        long oldOffset = dataOffsetOf(m.members.get(0));
+        List<MemberDisk> given = new ArrayList<>(m.members);
+        long middle = oldOffset + (2L << 20);
+        given.set(0, new FaultyDisk(m.members.get(0)).failReads(middle, middle + 4096));
+        given.set(3, new FaultyDisk(m.members.get(3)).failReads(middle, middle + 4096));
+        try (OfflineReshape r = OfflineReshape.grow(given, blanks(1))) {
+            IOException stopped = assertThrows(IOException.class, () -> r.run(() -> false, p -> {}));
+            assertTrue(stopped.getMessage().contains("cannot lose two members"), stopped.getMessage());
         }
     }
 

@@ -26,6 +26,7 @@ import org.raidfive.array.AssembleOptions;
 import org.raidfive.array.ConsistencyPolicy;
 import org.raidfive.array.OfflineReshape;
 import org.raidfive.array.Raid5Array;
+import org.raidfive.disk.FaultyDisk;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.md.Superblock;
 
@@ -47,6 +48,11 @@ import org.raidfive.md.Superblock;
  * member and stopped after three batches (the position checkpointed as md's reshape_position). md assembles it, continues the
  * reshape in the kernel to its end, finds 0 mismatches, and reads back raidfive's data followed by
  * zeros.
+ *
+ * <p>Degraded, raidfive to md: a member fails under raidfive's grow (its reads fail from the first
+ * batch), is recorded faulty, and the reshape goes on degraded and stops after three batches. md
+ * assembles the three members left, continues the degraded reshape to its end, rebuilds a spare
+ * added then into the failed slot, finds 0 mismatches and reads raidfive's data.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
@@ -62,6 +68,13 @@ class ReshapeInteropIT {
     private final List<Path> ours = new ArrayList<>();
     /** A copy of md's members as md stopped its reshape, which md itself finishes in the second boot. */
     private final List<Path> mdCopy = new ArrayList<>();
+    /** raidfive's array whose grow lost a member, and the spare md rebuilds into its slot. */
+    private final List<Path> degraded = new ArrayList<>();
+
+    private Path degradedSpare;
+    private Path degradedDump;
+    private String degradedMissing;
+    private long degradedStoppedAt;
 
     private Path mdDump;
     private Path oursDump;
@@ -130,6 +143,33 @@ class ReshapeInteropIT {
             disk.close();
         }
 
+        // raidfive -> md, degraded: slot 1 fails in the first batch of the grow.
+        degraded.addAll(bench.images("degraded", 4, MEMBER_BYTES));
+        degradedSpare = bench.image("degradedspare", MEMBER_BYTES);
+        degradedDump = bench.image("degradeddump", 48L * MIB);
+        List<MemberDisk> degradedDisks = Workbench.openNew(degraded, MEMBER_BYTES);
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK_KIB * 1024)
+                        .assumeClean(true)
+                        .build(),
+                degradedDisks.subList(0, 3))) {
+            array.write(0, ByteBuffer.wrap(data), 0, data.length);
+        }
+        degradedDisks = Workbench.open(degraded);
+        long dataStart = ExamineCheck.decode(degraded.get(1)).dataOffset() * 512;
+        List<MemberDisk> given = new ArrayList<>(degradedDisks.subList(0, 3));
+        given.set(1, new FaultyDisk(given.get(1)).failReads(dataStart, dataStart + 4096));
+        AtomicInteger degradedBatches = new AtomicInteger();
+        try (OfflineReshape r = OfflineReshape.grow(given, degradedDisks.subList(3, 4))) {
+            assertFalse(r.run(() -> degradedBatches.get() == 3, p -> degradedBatches.incrementAndGet()));
+            degradedMissing = r.missingMember();
+            degradedStoppedAt = r.position();
+        }
+        for (MemberDisk disk : degradedDisks) {
+            disk.close();
+        }
+
         GuestScript b = new GuestScript("reshape-both");
         b.call("md_assemble", "mdgrow", "md0", b.disks(md));
         b.call("md_check", "mdgrow", "md0");
@@ -143,12 +183,25 @@ class ReshapeInteropIT {
         b.call("md_report", "ours", "md1");
         b.call("md_dump", "ours", "md1", b.disk(oursDump));
         b.call("md_stop", "ours", "md1");
+        List<String> deg = b.disks(degraded);
+        b.call("md_assemble", "degraded", "md3", List.of(deg.get(0), deg.get(2), deg.get(3)));
+        b.call("md_add", "degraded", "md3", b.disk(degradedSpare));
+        b.call("md_check", "degraded", "md3");
+        b.call("md_report", "degraded", "md3");
+        b.call("md_dump", "degraded", "md3", b.disk(degradedDump));
+        b.call("md_stop", "degraded", "md3");
         second = BootRunner.run(
-                vm, List.of(b), false, Duration.ofMinutes(6), bench.dir(), List.of("mdgrow", "ours", "mdcopy"));
+                vm,
+                List.of(b),
+                false,
+                Duration.ofMinutes(6),
+                bench.dir(),
+                List.of("mdgrow", "ours", "mdcopy", "degraded"));
         System.out.println("md stopped its reshape at " + mdStoppedAt + ", raidfive at " + oursStoppedAt + "\n"
                 + first.get("mdgrow").describe("mdgrow") + "\n"
                 + second.get("mdgrow").describe("mdgrow") + "\n"
-                + second.get("ours").describe("ours"));
+                + second.get("ours").describe("ours") + "\n"
+                + second.get("degraded").describe("degraded"));
     }
 
     @AfterAll
@@ -236,5 +289,22 @@ class ReshapeInteropIT {
         assertFalse(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "md finished: " + sb);
         assertEquals(4, sb.raidDisks());
         assertTrue(g.get("bitmap").contains("Internal"), "md kept the bitmap: " + g.get("bitmap"));
+    }
+
+    @Test
+    void mdFinishesADegradedReshapeRaidfiveStartedAndRebuildsTheFailedSlot() throws Exception {
+        String slot1 = degraded.get(1).getFileName().toString();
+        assertTrue(degradedMissing != null && degradedMissing.endsWith(slot1), "failed: " + degradedMissing);
+        assertTrue(degradedStoppedAt > 0, "raidfive stopped mid-way: " + degradedStoppedAt);
+        String said = second.get("degraded").describe("degraded");
+        Map<String, String> g = second.get("degraded").result("degraded");
+        assertEquals("0", g.get("assemble_rc"), said);
+        assertEquals("0", g.get("add_rc"), said);
+        assertEquals("4", g.get("raid_disks"), said);
+        assertEquals("0", g.get("degraded"), "the spare took the failed slot: " + said);
+        assertEquals("0", g.get("mismatch"), "md's check after md finished the degraded reshape: " + said);
+        long size = Long.parseLong(g.get("size"));
+        assertTrue(size > data.length, "grown: " + size);
+        assertArrayEquals(expected(size), head(degradedDump, size), "md reads raidfive's data");
     }
 }

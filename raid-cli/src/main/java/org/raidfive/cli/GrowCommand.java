@@ -8,6 +8,7 @@ import org.raidfive.array.ConsistencyPolicy;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncProgress;
 import org.raidfive.bench.Sizes;
+import org.raidfive.layout.Raid5Algorithm;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -45,7 +46,13 @@ import picocli.CommandLine.Option;
                     + "as md's speed_limit_max does (per member per second; nothing else runs on the stopped array, "
                     + "so the minimum has nothing to yield to). The array does not run "
                     + "until the reshape is done; Linux md can also take it over (mdadm --assemble resumes it).",
-            "Changing chunk size or layout, and removing members, are done with Linux md (mdadm --grow)."
+            "--chunk SIZE and/or --layout NAME restripe the same members into a new chunk size or parity layout, as "
+                    + "mdadm --grow --chunk/--layout does on an array that is not running: the data offset moves down "
+                    + "to where mdadm would put it (refused, naming the room missing, without space before the data; "
+                    + "refused where mdadm would move it up and reshape backwards, which raidfive does not run), the "
+                    + "component size must be a whole number of new chunks (as mdadm demands), and progress, Ctrl-C, "
+                    + "--continue, a failing member and --speed-limit-max behave as for --raid-devices.",
+            "Removing members (shrinking) is done with Linux md (mdadm --grow)."
         })
 final class GrowCommand extends Verb {
     @Option(
@@ -70,10 +77,19 @@ final class GrowCommand extends Verb {
     @Option(names = "--continue", description = "Continue the reshape the members record (raidfive's or md's).")
     boolean continueReshape;
 
-    @Option(names = "--chunk", paramLabel = "SIZE", hidden = true)
+    @Option(
+            names = "--chunk",
+            paramLabel = "SIZE",
+            description = "New chunk size (a power of two from 4K to 1G), restriping the same members as mdadm "
+                    + "--grow --chunk does.")
     String chunk;
 
-    @Option(names = "--layout", paramLabel = "NAME", hidden = true)
+    @Option(
+            names = "--layout",
+            paramLabel = "NAME",
+            description =
+                    "New parity layout, as mdadm names it (left-symmetric, right-asymmetric, ...), restriping the "
+                            + "same members as mdadm --grow --layout does.")
     String layout;
 
     @Option(
@@ -90,22 +106,48 @@ final class GrowCommand extends Verb {
     List<String> add = new ArrayList<>();
 
     /** mdadm --grow's words for what raidfive cannot change: refused with where it is done instead. */
-    private void refuseReshape() {
-        String what = chunk != null ? "--chunk" : layout != null ? "--layout" : null;
-        if (what != null) {
-            throw CliException.usage("raidfive does not reshape " + what + " yet: it is changed with Linux md (mdadm "
-                    + "--grow on the assembled array); raid grow adds members (--raid-devices), changes the "
-                    + "consistency policy and the bitmap");
-        }
+    private void refuseMisplacedOptions() {
         if (!add.isEmpty() && raidDevices == null) {
             throw CliException.usage("--add: give --raid-devices N too (members after the reshape); a spare is added "
                     + "with raid add --spare " + add.get(0));
         }
-        if ((speed.min != null || speed.max != null) && raidDevices == null && !continueReshape) {
-            throw CliException.usage("speed limits apply to the reshape raid grow runs (--raid-devices, --continue) "
+        if ((speed.min != null || speed.max != null) && !reshapes()) {
+            throw CliException.usage("speed limits apply to the reshape raid grow runs (--raid-devices, --chunk, "
+                    + "--layout, --continue) "
                     + "and are not stored with the array (md keeps them in sysfs, per running array): for other "
                     + "passes give --speed-limit-min/--speed-limit-max to the command that runs them (raid rebuild, "
                     + "raid re-add, raid check, raid repair)");
+        }
+    }
+
+    /** Whether this grow is a reshape (it restripes the data). */
+    private boolean reshapes() {
+        return raidDevices != null || continueReshape || chunk != null || layout != null;
+    }
+
+    /** {@code --chunk} in bytes, 0 when not given (kept). */
+    private int newChunk() {
+        if (chunk == null) {
+            return 0;
+        }
+        long bytes;
+        try {
+            bytes = Sizes.parse(chunk);
+        } catch (IllegalArgumentException e) {
+            throw CliException.usage("--chunk takes a size such as 128K, not '" + chunk + "'");
+        }
+        if (bytes <= 0 || bytes > 1L << 30 || Long.bitCount(bytes) != 1 || bytes < 4096) {
+            throw CliException.usage("--chunk " + chunk + ": a chunk is a power of two from 4K to 1G");
+        }
+        return (int) bytes;
+    }
+
+    /** {@code --layout}, null when not given (kept). */
+    private Raid5Algorithm newLayout() {
+        try {
+            return layout == null ? null : Raid5Algorithm.parse(layout);
+        } catch (IllegalArgumentException e) {
+            throw CliException.usage("--layout: " + e.getMessage());
         }
     }
 
@@ -187,19 +229,20 @@ final class GrowCommand extends Verb {
 
     @Override
     public Integer call() throws Exception {
-        refuseReshape();
+        refuseMisplacedOptions();
         members = source.members();
         int asked = (policy == null ? 0 : 1)
                 + (bitmap == null ? 0 : 1)
                 + (size == null ? 0 : 1)
                 + (raidDevices == null ? 0 : 1)
+                + (chunk == null && layout == null ? 0 : 1)
                 + (continueReshape ? 1 : 0);
         if (asked != 1) {
-            throw CliException.usage(
-                    "give one of --consistency-policy, --bitmap, --size, --raid-devices and --continue");
+            throw CliException.usage("give one of --consistency-policy, --bitmap, --size, --raid-devices, "
+                    + "--chunk/--layout and --continue");
         }
-        if (raidDevices != null || continueReshape) {
-            return new ReshapeRun(this, source, members).run(raidDevices, add, speed.limits());
+        if (reshapes()) {
+            return new ReshapeRun(this, source, members).run(raidDevices, add, speed.limits(), newChunk(), newLayout());
         }
         if (size != null) {
             return growSize();

@@ -13,6 +13,7 @@ import org.raidfive.array.OfflineReshape;
 import org.raidfive.array.SyncLimits;
 import org.raidfive.bench.Sizes;
 import org.raidfive.disk.MemberDisk;
+import org.raidfive.layout.Raid5Algorithm;
 import org.raidfive.md.Superblock;
 import org.raidfive.md.SuperblockException;
 
@@ -33,11 +34,18 @@ final class ReshapeRun {
     }
 
     /**
-     * Starts a reshape to {@code raidDevices} members (null: continue the one recorded) and runs it
-     * within {@code limits}.
+     * Starts a reshape to {@code raidDevices} members, or to {@code newChunk} bytes (0: kept) and
+     * {@code newLayout} (null: kept) on the same members, or (neither) continues the one recorded; runs
+     * it within {@code limits}.
      */
-    int run(Integer raidDevices, List<String> add, SyncLimits limits) throws Exception {
-        if (raidDevices == null && !add.isEmpty()) {
+    int run(Integer raidDevices, List<String> add, SyncLimits limits, int newChunk, Raid5Algorithm newLayout)
+            throws Exception {
+        boolean change = newChunk != 0 || newLayout != null;
+        if (change && !add.isEmpty()) {
+            throw CliException.usage("--chunk and --layout restripe the same members; add members with "
+                    + "--raid-devices N --add FILE in a grow of its own");
+        }
+        if (raidDevices == null && !change && !add.isEmpty()) {
             throw CliException.usage("--continue takes every member, the added ones included; no --add");
         }
         if (raidDevices != null && raidDevices != members.size() + add.size()) {
@@ -70,9 +78,11 @@ final class ReshapeRun {
                     }
                     added.add(absent ? Members.createOrExtend(a, size) : Members.open(a));
                 }
-                reshape = raidDevices == null
-                        ? OfflineReshape.resume(set.disks())
-                        : OfflineReshape.grow(set.disks(), added);
+                reshape = change
+                        ? OfflineReshape.change(set.disks(), newChunk, newLayout)
+                        : raidDevices == null
+                                ? OfflineReshape.resume(set.disks())
+                                : OfflineReshape.grow(set.disks(), added);
             } catch (IOException | RuntimeException e) {
                 MemberSet.closeQuietly(added);
                 for (Path p : created) {
@@ -109,7 +119,27 @@ final class ReshapeRun {
 
     private int follow(OfflineReshape reshape, List<String> all) throws Exception {
         String name = reshape.name();
-        verb.say(name + ": reshaping " + reshape.oldDisks() + " -> " + reshape.newDisks() + " members from "
+        StringBuilder what = new StringBuilder();
+        if (reshape.oldDisks() != reshape.newDisks()) {
+            what.append(", ")
+                    .append(reshape.oldDisks())
+                    .append(" -> ")
+                    .append(reshape.newDisks())
+                    .append(" members");
+        }
+        if (reshape.oldChunkBytes() != reshape.newChunkBytes()) {
+            what.append(", chunk ")
+                    .append(Sizes.chunk(reshape.oldChunkBytes()))
+                    .append(" -> ")
+                    .append(Sizes.chunk(reshape.newChunkBytes()));
+        }
+        if (reshape.oldAlgorithm() != reshape.newAlgorithm()) {
+            what.append(", layout ")
+                    .append(reshape.oldAlgorithm().mdadmName())
+                    .append(" -> ")
+                    .append(reshape.newAlgorithm().mdadmName());
+        }
+        verb.say(name + ": reshaping" + what.substring(1) + ", from "
                 + String.format(Locale.ROOT, "%.1f%%", percent(reshape, reshape.position())) + ", array "
                 + Sizes.human(reshape.oldArrayBytes()) + " -> " + Sizes.human(reshape.newArrayBytes()));
         CountDownLatch ended = new CountDownLatch(1);
@@ -154,7 +184,8 @@ final class ReshapeRun {
                         source.again(left)));
                 return ExitCode.PROBLEM;
             }
-            verb.say(name + ": " + reshape.newDisks() + " members, array " + Sizes.human(reshape.newArrayBytes()) + " ("
+            verb.say(name + ": " + reshape.newDisks() + " members, chunk " + Sizes.chunk(reshape.newChunkBytes()) + ", "
+                    + reshape.newAlgorithm().mdadmName() + ", array " + Sizes.human(reshape.newArrayBytes()) + " ("
                     + reshape.newArrayBytes() + " bytes)");
             if (toldMissing[0] != null) {
                 verb.say(name + " is degraded: " + toldMissing[0] + " failed; rebuild onto a new member with: raid add "

@@ -356,7 +356,8 @@ class BadInputIT {
 
     @Test
     void operatorVerbsRefuseWithoutWriting() {
-        refused(2, "raidfive does not reshape --chunk yet", ARRAY, with(List.of("grow", "--chunk", "128K"), ARRAY));
+        refused(2, "a chunk is a power of two", ARRAY, with(List.of("grow", "--chunk", "96K"), ARRAY));
+        refused(2, "--layout: unknown layout", ARRAY, with(List.of("grow", "--layout", "diagonal"), ARRAY));
         refused(
                 2,
                 "speed limits apply to the reshape raid grow runs",

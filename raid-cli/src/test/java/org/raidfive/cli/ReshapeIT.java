@@ -91,6 +91,38 @@ class ReshapeIT {
         }
     }
 
+    /**
+     * raid grow --chunk and --layout restripe the same members as mdadm --grow does: the data reads
+     * back, check finds 0 mismatched sectors, and mdadm --examine reads the new chunk and layout.
+     */
+    @Test
+    void theChunkAndLayoutChangeAndTheDataStays() throws Exception {
+        byte[] data = createAndFill("32M", 40 << 20, 45);
+        List<String> change = new ArrayList<>(List.of("grow", "--chunk", "128K", "--layout", "right-asymmetric"));
+        change.addAll(OLD);
+        RaidLauncher.Result r = RaidLauncher.run(dir, change.toArray(new String[0]));
+        assertEquals(0, r.exit(), r.stderr());
+        assertTrue(r.stderr().contains("chunk 64K -> 128K, layout left-symmetric -> right-asymmetric"), r.stderr());
+        RaidLauncher.Result read =
+                raid(List.of("read", "--offset", "0", "--length", Integer.toString(data.length), "--output", "-"), OLD);
+        assertArrayEquals(data, read.stdout(), "the data after the change: " + read.stderr());
+        RaidLauncher.Result check = raid(List.of("check"), OLD);
+        assertEquals(0, check.exit(), check.stderr());
+        String said = new String(check.stdout()) + check.stderr();
+        assertTrue(said.contains("0 mismatched sectors"), said);
+        Superblock s = sb("a.img");
+        assertEquals(256, s.chunkSectors());
+        assertFalse(s.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE));
+        String mdadm = Tools.mdadm();
+        if (mdadm != null) {
+            String out = Tools.run(dir, Duration.ofSeconds(30), List.of(mdadm, "--examine", "a.img"))
+                    .output();
+            assertTrue(out.contains("Chunk Size : 128K"), out);
+            assertTrue(out.contains("Layout : right-asymmetric"), out);
+            assertFalse(out.contains("Reshape pos'n"), out);
+        }
+    }
+
     @Test
     void refusalsChangeNoFileAndCreateNone() throws Exception {
         createAndFill("16M", 4 << 20, 42);

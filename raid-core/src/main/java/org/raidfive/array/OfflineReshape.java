@@ -28,14 +28,16 @@ import org.raidfive.md.SuperblockException;
 import org.raidfive.parity.Xor;
 
 /**
- * A reshape that adds members to an array that is not running, as Linux md restripes one, and in
+ * A reshape of an array that is not running, as Linux md restripes one: adding members ({@link
+ * #grow}) or changing the chunk size or layout of the same members ({@link #change}), and in
  * md's on-disk form throughout, so that md can take over mid-way and raidfive can finish what md
  * started: {@code reshape_position} (array sectors already in the new geometry),
  * {@code raid_disks} the new count, {@code delta_disks}, {@code new_layout}, {@code new_chunk},
  * {@code new_level}, and {@code new_offset} with {@code MD_FEATURE_RESHAPE_ACTIVE |
  * MD_FEATURE_NEW_OFFSET}. As mdadm does for v1.2 members without a backup file, the data offset
  * moves down ({@code new_offset}, by mdadm's {@code min_offset_change}), so the new stripes are
- * written below the old ones they come from.
+ * written below the old ones they come from. A chunk or layout change moves it as mdadm does too,
+ * to {@code choose_offset}'s aligned middle of the room before the data.
  *
  * <p>The reshape goes forward, a batch of new stripes at a time: the data of the batch is read from
  * the old geometry (zeros past the old array's end, as md fills them), its parity computed, and
@@ -62,8 +64,9 @@ import org.raidfive.parity.Xor;
  *
  * <p>Refused (one line each, nothing written): starting on arrays that are degraded, dirty, rebuilding, with a
  * partial parity log (md refuses a reshape with a log too), bad blocks recorded, members
- * disagreeing on events; a reshape md left that changes chunk, layout or level,
- * removes members, runs backwards or needs a backup file (finish those with Linux md).
+ * disagreeing on events; a chunk or layout change mdadm would run backwards (more room after the
+ * data than before); a reshape md left that changes the level, removes members, runs backwards or
+ * needs a backup file (finish those with Linux md).
  */
 public final class OfflineReshape implements AutoCloseable {
     /** Where {@link Hook} is called: the crash points of the reshape. */
@@ -159,11 +162,15 @@ public final class OfflineReshape implements AutoCloseable {
                 Arrays.stream(superblocks).filter(Objects::nonNull).findFirst().orElseThrow();
         this.name = ArrayMetadata.holder(top.name(), top.setUuid());
         int disks = top.raidDisks();
-        int chunk = top.chunkSectors() * 512;
-        long memberBytes = top.size() * 512;
+        // md's raid5_size: the component size in whole chunks of both geometries
+        long memberBytes = top.size() * 512 / maxChunk(top) * maxChunk(top);
         this.oldLayout = new Raid5Layout(
-                Raid5Algorithm.fromMdNumber(top.layout()), disks - top.deltaDisks(), chunk, memberBytes);
-        this.newLayout = new Raid5Layout(Raid5Algorithm.fromMdNumber(top.newLayout()), disks, chunk, memberBytes);
+                Raid5Algorithm.fromMdNumber(top.layout()),
+                disks - top.deltaDisks(),
+                top.chunkSectors() * 512,
+                memberBytes);
+        this.newLayout =
+                new Raid5Layout(Raid5Algorithm.fromMdNumber(top.newLayout()), disks, top.newChunk() * 512, memberBytes);
         this.oldOffset = new long[disks];
         this.newOffset = new long[disks];
         long drop = Long.MAX_VALUE;
@@ -226,7 +233,7 @@ public final class OfflineReshape implements AutoCloseable {
                         array + ": " + newDisks + " members is more than " + Raid5Layout.MAX_DISKS);
             }
             long chunkSectors = top.chunkSectors();
-            long drop = minOffsetChange(chunkSectors, oldDisks - 1, newDisks - 1);
+            long drop = minOffsetChange(chunkSectors, chunkSectors, oldDisks - 1, newDisks - 1);
             long bitmapBytes = bitmapBytes(members.get(0), sbs[0]);
             for (int s = 0; s < oldDisks; s++) {
                 long room = sbs[s].dataOffset() - earliestDataSector(sbs[s], bitmapBytes / 512);
@@ -317,6 +324,151 @@ public final class OfflineReshape implements AutoCloseable {
     }
 
     /**
+     * Starts changing the chunk size and/or the layout of the array on {@code members} (any order, every
+     * member), as {@code mdadm --grow --chunk/--layout} does, and returns the reshape ready to
+     * {@link #run}. mdadm moves the data offset of such a reshape towards the larger free space: down
+     * (the reshape runs forwards) when there is more room before the data than after it, by mdadm's
+     * {@code choose_offset} between the minimum change (a whole number of old and new rows) and all the
+     * room; raidfive runs that direction only, and refuses (naming what mdadm would do) when the room
+     * is after the data. The component size must be a whole number of new chunks, as mdadm demands.
+     * {@code newChunkBytes} 0 keeps the chunk, {@code newLayout} null keeps the layout.
+     */
+    public static OfflineReshape change(List<? extends MemberDisk> members, int newChunkBytes, Raid5Algorithm newLayout)
+            throws IOException {
+        List<DiskClaim> claims = new ArrayList<>();
+        try {
+            Found found = readAll(members, claims);
+            Superblock[] sbs = found.sbs;
+            Superblock top = sbs[0];
+            String array = found.array;
+            if (top.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE) || !found.finishing.isEmpty()) {
+                throw new ArrayConfigException(array + " is already reshaping (reshape_position "
+                        + top.reshapePosition() + "): continue it (raid grow --continue)");
+            }
+            checkStartable(array, members, sbs);
+            int disks = top.raidDisks();
+            if (members.size() != disks) {
+                throw new ArrayConfigException(array + " has " + disks + " members and " + members.size()
+                        + " were given: raidfive starts a reshape only on whole arrays, every member present");
+            }
+            int oldChunk = top.chunkSectors();
+            if (newChunkBytes == 0) {
+                newChunkBytes = oldChunk * 512;
+            }
+            if (newLayout == null) {
+                newLayout = Raid5Algorithm.fromMdNumber(top.layout());
+            }
+            try {
+                Raid5Layout.checkChunk(newChunkBytes);
+            } catch (IllegalArgumentException e) {
+                throw new ArrayConfigException(e.getMessage());
+            }
+            int newChunk = newChunkBytes / 512;
+            if (newChunk == oldChunk && newLayout.mdNumber() == top.layout()) {
+                throw new ArrayConfigException(array + " already has a " + oldChunk / 2 + "K chunk and the "
+                        + Raid5Algorithm.fromMdNumber(top.layout()) + " layout: nothing to change");
+            }
+            if (top.size() % newChunk != 0) {
+                throw new ArrayConfigException("New chunk size (" + newChunk / 2 + "K) does not evenly divide device "
+                        + "size (" + top.size() / 2 + "k) of " + array + " (mdadm's rule: shrink the array with "
+                        + "--size " + (top.size() & -newChunk) / 2 + "K first)");
+            }
+            long min = minOffsetChange(oldChunk, newChunk, disks - 1, disks - 1);
+            long bitmapBytes = bitmapBytes(members.get(0), sbs[0]);
+            long before = Long.MAX_VALUE;
+            long after = Long.MAX_VALUE;
+            for (int i = 0; i < disks; i++) {
+                before = Math.min(before, mdadmSpaceBefore(sbs[i], bitmapBytes / 512));
+                after = Math.min(after, members.get(i).size() / 512 - sbs[i].size() - sbs[i].dataOffset());
+            }
+            if (before <= after) {
+                throw new ArrayConfigException(array + " has more room after its data (" + after + " sectors) than "
+                        + "before it (" + before + "): mdadm would move the data offset up and reshape backwards, "
+                        + "which raidfive does not run yet; change the chunk or layout with Linux md");
+            }
+            if (before < min) {
+                throw new ArrayConfigException(array + ": changing the chunk from " + oldChunk / 2 + "K to "
+                        + newChunk / 2 + "K moves the data offset down by at least " + min + " sectors, and "
+                        + "there are " + before + " free before the data (" + (min - before)
+                        + " sectors of room missing); a reshape with a backup file is not supported");
+            }
+            MemberDisk[] slots = bySlot(members, sbs, disks, array, false);
+            Superblock[] next = new Superblock[disks];
+            long events = Arrays.stream(sbs).mapToLong(Superblock::events).max().orElse(0) + 1;
+            for (Superblock sb : sbs) {
+                long offset = sb.dataOffset();
+                long chosen = chooseOffset(offset - before, offset, offset - before, offset - min);
+                if (chosen < earliestDataSector(sb, bitmapBytes / 512)) {
+                    throw new ArrayConfigException(array + ": the data offset mdadm would choose (" + chosen
+                            + " sectors) overlaps the metadata before it; change the chunk or layout with Linux md");
+                }
+                next[sb.role()] = sb.copy()
+                        .deltaDisks(0)
+                        .newLevel(Superblock.LEVEL_RAID5)
+                        .newLayout(newLayout.mdNumber())
+                        .newChunk(newChunk)
+                        .newOffset((int) (chosen - offset))
+                        .reshapePosition(0)
+                        .setFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE, true)
+                        .setFeature(Superblock.MD_FEATURE_NEW_OFFSET, true)
+                        .events(events)
+                        .utime(MdTime.of(MdTime.nowSeconds(), 0));
+            }
+            for (int s = 0; s < disks; s++) {
+                write(slots[s], next[s]);
+            }
+            return new OfflineReshape(slots, next, claims, false);
+        } catch (IOException | RuntimeException e) {
+            claims.forEach(DiskClaim::close);
+            throw e;
+        }
+    }
+
+    /**
+     * mdadm's {@code space_before} of a v1.2 member (super1.c {@code getinfo_super1}): the sectors
+     * between the end of the metadata before the data and the data. mdadm measures the bitmap's end
+     * from the device's start, not from the superblock as the kernel does.
+     */
+    static long mdadmSpaceBefore(Superblock sb, long bitmapSectors) {
+        long earliest = sb.superOffset() + (32 + 4) * 2;
+        if (sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)) {
+            earliest = Math.max(earliest, sb.bitmapOffset() + bitmapSectors);
+        }
+        if (sb.bblogOffset() != 0 && sb.bblogSize() > 0) {
+            earliest = Math.max(earliest, sb.superOffset() + sb.bblogOffset() + sb.bblogSize());
+        }
+        return Math.max(0, sb.dataOffset() - earliest);
+    }
+
+    /**
+     * mdadm's {@code choose_offset} (Grow.c): a new data offset in {@code [min, max]}, near the
+     * middle of {@code [lo, hi]} and aligned to as large a power of two as fits, up to 1 MiB.
+     */
+    static long chooseOffset(long lo, long hi, long min, long max) {
+        long choice = (lo + hi) / 2;
+        for (long bit = 1; bit < 2 * 1024; bit <<= 1) {
+            if ((bit & choice) == 0) {
+                continue;
+            }
+            long bigger = choice + bit;
+            long smaller = choice - bit;
+            if (bigger > max && smaller < min) {
+                break;
+            }
+            if (bigger > max) {
+                choice = smaller;
+            } else if (smaller < min) {
+                choice = bigger;
+            } else if (hi - bigger > smaller - lo) {
+                choice = bigger;
+            } else {
+                choice = smaller;
+            }
+        }
+        return choice;
+    }
+
+    /**
      * The reshape recorded on {@code members} (any order, every member of the new geometry), ready to
      * {@link #run} from where its superblocks say it is, whoever started it (Linux md or raidfive).
      */
@@ -335,7 +487,7 @@ public final class OfflineReshape implements AutoCloseable {
             String unsupported = done ? null : unsupported(top, sbs, members);
             if (unsupported != null) {
                 throw new ArrayConfigException(array + "'s reshape " + unsupported
-                        + ": raidfive continues reshapes that add members with the same chunk and layout; "
+                        + ": raidfive continues forward reshapes that add members or change chunk or layout; "
                         + "finish this one with Linux md (mdadm --assemble)");
             }
             int disks = top.raidDisks();
@@ -402,14 +554,14 @@ public final class OfflineReshape implements AutoCloseable {
         if (top.newLevel() != Superblock.LEVEL_RAID5) {
             return "changes the level to " + top.newLevel();
         }
-        if (top.deltaDisks() <= 0) {
-            return top.deltaDisks() == 0 ? "keeps the member count (a chunk or layout change)" : "removes members";
+        if (top.deltaDisks() < 0) {
+            return "removes members";
         }
-        if (top.newChunk() != top.chunkSectors()) {
-            return "changes the chunk from " + top.chunkSectors() / 2 + "K to " + top.newChunk() / 2 + "K";
+        if (top.deltaDisks() == 0 && top.newChunk() == top.chunkSectors() && top.newLayout() == top.layout()) {
+            return "changes nothing";
         }
-        if (top.newLayout() != top.layout()) {
-            return "changes the layout";
+        if (top.newChunk() <= 0 || Integer.bitCount(top.newChunk()) != 1 || top.newChunk() < 8) {
+            return "has a new chunk of " + top.newChunk() + " sectors";
         }
         if (top.hasFeature(Superblock.MD_FEATURE_RESHAPE_BACKWARDS)) {
             return "runs backwards";
@@ -469,6 +621,26 @@ public final class OfflineReshape implements AutoCloseable {
         return oldLayout.arrayBytes();
     }
 
+    /** The chunk size before the reshape, in bytes. */
+    public int oldChunkBytes() {
+        return oldLayout.chunkSize();
+    }
+
+    /** The chunk size after the reshape, in bytes. */
+    public int newChunkBytes() {
+        return newLayout.chunkSize();
+    }
+
+    /** The parity layout before the reshape. */
+    public Raid5Algorithm oldAlgorithm() {
+        return oldLayout.algorithm();
+    }
+
+    /** The parity layout after the reshape. */
+    public Raid5Algorithm newAlgorithm() {
+        return newLayout.algorithm();
+    }
+
     /** The array's size in bytes once the reshape is done. */
     public long newArrayBytes() {
         return newLayout.arrayBytes();
@@ -491,7 +663,8 @@ public final class OfflineReshape implements AutoCloseable {
             throw new ArrayConfigException(name + ": a stripe of " + stripeBytes + " bytes is more than raidfive "
                     + "restripes in memory at once (1 GiB); finish this reshape with Linux md");
         }
-        int batch = Math.max(1, BATCH_MEMBER_BYTES / chunk);
+        int row = rowStripes();
+        int batch = Math.max(row, BATCH_MEMBER_BYTES / chunk / row * row);
         ByteBuffer buf = AlignedBuffers.allocate((int) (batch * stripeBytes));
         try (Lanes lanes = new Lanes(LANES)) {
             return runBatches(stop, progressListener, buf, lanes);
@@ -503,9 +676,9 @@ public final class OfflineReshape implements AutoCloseable {
         int chunk = newLayout.chunkSize();
         int chunkSectors = chunk / 512;
         int newData = newLayout.dataDisks();
-        int oldData = oldLayout.dataDisks();
         long stripeSectors = (long) chunkSectors * newData;
         int batch = buf.capacity() / ((newData + 1) * chunk);
+        int row = rowStripes();
         long paceStart = clock.nanoTime();
         long moved = 0; // bytes per member since paceStart
         while (progress < endPosition) {
@@ -514,16 +687,17 @@ public final class OfflineReshape implements AutoCloseable {
                 return false;
             }
             long stripe = progress / stripeSectors;
-            int n = (int) Math.min(pacedBatch(batch, chunk), newLayout.stripes() - stripe);
+            int n = (int) Math.min(pacedBatch(batch, chunk, row), newLayout.stripes() - stripe);
             // md's rule, in member sectors from each geometry's data offset, shifted by the offset drop:
             // the batch may write up to `writeEnd`; old data from `safe` up is what a resume from the
             // recorded position still reads.
             long writeStart = progress / newData;
-            if (safeEnd(oldData, chunkSectors) < writeStart + (long) n * chunkSectors
+            if (safeEnd() < writeStart + (long) n * chunkSectors
                     || System.nanoTime() - lastCheckpoint > CHECKPOINT_NANOS) {
                 checkpoint();
-                long room = safeEnd(oldData, chunkSectors) - writeStart;
-                n = (int) Math.min(n, Math.max(0, room / chunkSectors));
+                long room = safeEnd() - writeStart;
+                // whole rows: md records only positions on a row of the larger chunk (raid5_run)
+                n = (int) Math.min(n, Math.max(0, room / chunkSectors / row * row));
                 if (n == 0) {
                     throw new ArrayConfigException(name + ": the data offset moved by " + offsetDrop
                             + " sectors is too little to restripe at position " + progress
@@ -540,10 +714,26 @@ public final class OfflineReshape implements AutoCloseable {
         return true;
     }
 
-    /** Stripes per batch under the speed limit: about a quarter second's worth, at least one. */
-    private int pacedBatch(int batch, int chunk) {
-        long limit = maxBytesPerSecond;
-        return limit == Long.MAX_VALUE ? batch : (int) Math.max(1, Math.min(batch, limit / 4 / chunk));
+    /** Stripes per batch under the speed limit: about a quarter second's worth, at least one row. */
+    private static int pacedBatch(int batch, int chunk, int row, long limit) {
+        return limit == Long.MAX_VALUE ? batch : (int) Math.max(row, Math.min(batch, limit / 4 / chunk / row * row));
+    }
+
+    private int pacedBatch(int batch, int chunk, int row) {
+        return pacedBatch(batch, chunk, row, maxBytesPerSecond);
+    }
+
+    /**
+     * New stripes per row of the larger chunk: md's reshape moves, and records, whole rows of
+     * {@code max(chunk, new_chunk)} member sectors (1 unless the chunk shrinks).
+     */
+    private int rowStripes() {
+        return Math.max(1, oldLayout.chunkSize() / newLayout.chunkSize());
+    }
+
+    /** The larger of the two chunks, in bytes. */
+    private static int maxChunk(Superblock sb) {
+        return Math.max(sb.chunkSectors(), sb.newChunk()) * 512;
     }
 
     /**
@@ -569,11 +759,12 @@ public final class OfflineReshape implements AutoCloseable {
 
     /**
      * md's safepos: how far (in new-geometry member sectors) a batch may write without touching old
-     * data a resume from the recorded position still reads (one reshape unit of margin, as md keeps).
+     * data a resume from the recorded position still reads: the start of the old stripe holding the
+     * recorded position (a degraded resume reads that whole stripe), moved by the offset drop.
      */
-    private long safeEnd(int oldData, int chunkSectors) {
-        long recordedOld = recorded / oldData;
-        return recordedOld - Math.min(chunkSectors, recordedOld) + offsetDrop;
+    private long safeEnd() {
+        long oldChunkSectors = oldLayout.chunkSize() / 512;
+        return recorded / (oldChunkSectors * oldLayout.dataDisks()) * oldChunkSectors + offsetDrop;
     }
 
     /**
@@ -642,7 +833,7 @@ public final class OfflineReshape implements AutoCloseable {
         if (degradedScratch == null) {
             degradedScratch = new ByteBuffer[LANES];
             for (int i = 0; i < LANES; i++) {
-                degradedScratch[i] = AlignedBuffers.allocate((oldLayout.disks() - 1) * newLayout.chunkSize());
+                degradedScratch[i] = AlignedBuffers.allocate((oldLayout.disks() - 1) * oldLayout.chunkSize());
             }
         }
     }
@@ -659,26 +850,8 @@ public final class OfflineReshape implements AutoCloseable {
         ByteBuffer buf = batch.duplicate(); // a disk may move a buffer's position: one view per call
         int chunk = newLayout.chunkSize();
         int newData = newLayout.dataDisks();
-        int oldData = oldLayout.dataDisks();
-        long oldChunks = oldLayout.stripes() * oldData;
         int base = k * (newData + 1) * chunk;
-        for (int i = 0; i < newData; i++) {
-            long c = stripe * newData + i;
-            int at = base + i * chunk;
-            if (c >= oldChunks) {
-                for (int b = 0; b < chunk; b += 8) {
-                    buf.putLong(at + b, 0);
-                }
-                continue;
-            }
-            long oldStripe = c / oldData;
-            int slot = oldLayout.dataSlot(oldStripe, (int) (c % oldData));
-            if (slot == missing) {
-                rebuildChunk(oldStripe, slot, buf, at, k);
-            } else {
-                read(slot, oldOffset[slot] + oldLayout.memberOffset(oldStripe), buf, at, chunk);
-            }
-        }
+        readOld(stripe * newData * (long) chunk, buf, base, newData * chunk, k);
         ByteBuffer[] sources = new ByteBuffer[newData];
         int[] at = new int[newData];
         for (int i = 0; i < newData; i++) {
@@ -686,6 +859,36 @@ public final class OfflineReshape implements AutoCloseable {
             at[i] = base + i * chunk;
         }
         Xor.parity(buf, base + newData * chunk, sources, at, newData, chunk);
+    }
+
+    /**
+     * {@code len} bytes of the array from byte {@code from}, as the old geometry holds them (zeros
+     * past the old array's end, as md reads them), into {@code buf} at {@code at}.
+     */
+    private void readOld(long from, ByteBuffer buf, int at, int len, int k) throws IOException {
+        int oldChunk = oldLayout.chunkSize();
+        int oldData = oldLayout.dataDisks();
+        long oldChunks = oldLayout.stripes() * oldData;
+        for (int done = 0; done < len; ) {
+            long p = from + done;
+            long c = p / oldChunk;
+            int within = (int) (p % oldChunk);
+            int n = Math.min(len - done, oldChunk - within);
+            if (c >= oldChunks) {
+                for (int b = 0; b < n; b += 8) {
+                    buf.putLong(at + done + b, 0);
+                }
+            } else {
+                long oldStripe = c / oldData;
+                int slot = oldLayout.dataSlot(oldStripe, (int) (c % oldData));
+                if (slot == missing) {
+                    rebuildOld(oldStripe, within, buf, at + done, n, k);
+                } else {
+                    read(slot, oldOffset[slot] + oldLayout.memberOffset(oldStripe) + within, buf, at + done, n);
+                }
+            }
+            done += n;
+        }
     }
 
     private void writeStripe(long stripe, int k, ByteBuffer batch) throws IOException {
@@ -704,27 +907,27 @@ public final class OfflineReshape implements AutoCloseable {
     }
 
     /**
-     * The old geometry's chunk of {@code oldStripe} on the missing {@code slot}, into {@code buf} at
-     * {@code at}: the XOR of the stripe's other chunks, data and parity. md's rule keeps a whole old
-     * stripe in place while any of its data is still to be moved (writes stay a chunk below the
-     * recorded position), so the others are intact.
+     * Bytes {@code [within, within+len)} of the old geometry's chunk of {@code oldStripe} on the
+     * missing slot, into {@code buf} at {@code at}: the XOR of the same bytes of the stripe's
+     * other chunks, data and parity. md's rule keeps a whole old stripe in place while any of its
+     * data is still to be moved (writes stay a row of the larger chunk below the recorded position),
+     * so the others are intact.
      */
-    private void rebuildChunk(long oldStripe, int slot, ByteBuffer buf, int at, int k) throws IOException {
-        int chunk = newLayout.chunkSize();
+    private void rebuildOld(long oldStripe, int within, ByteBuffer buf, int at, int len, int k) throws IOException {
         int others = oldLayout.disks() - 1;
         ByteBuffer scratch = degradedScratch[k % LANES].duplicate();
         ByteBuffer[] sources = new ByteBuffer[others];
         int[] from = new int[others];
-        long offset = oldLayout.memberOffset(oldStripe);
+        long offset = oldLayout.memberOffset(oldStripe) + within;
         for (int s = 0, i = 0; s < oldLayout.disks(); s++) {
-            if (s != slot) {
-                read(s, oldOffset[s] + offset, scratch, i * chunk, chunk);
+            if (s != missing) {
+                read(s, oldOffset[s] + offset, scratch, i * len, len);
                 sources[i] = scratch;
-                from[i] = i * chunk;
+                from[i] = i * len;
                 i++;
             }
         }
-        Xor.parity(buf, at, sources, from, others, chunk);
+        Xor.parity(buf, at, sources, from, others, len);
     }
 
     /** A member's I/O failed: the reshape may go on without it (md's degraded reshape). */
@@ -931,9 +1134,9 @@ public final class OfflineReshape implements AutoCloseable {
     // ---- checks
 
     /** mdadm's {@code min_offset_change}: a whole number of old and of new stripes, per old data member. */
-    static long minOffsetChange(long chunkSectors, int oldData, int newData) {
-        long a = chunkSectors * oldData;
-        long b = chunkSectors * newData;
+    static long minOffsetChange(long oldChunkSectors, long newChunkSectors, int oldData, int newData) {
+        long a = oldChunkSectors * oldData;
+        long b = newChunkSectors * newData;
         long lcm = a / gcd(a, b) * b;
         return lcm / oldData;
     }

@@ -66,6 +66,11 @@ class OfflineReshapeTest {
     /** A filled array of {@code disks} memory members (kept past the array's close) and its reference image. */
     private static Made make(int disks, Raid5Algorithm algorithm, ConsistencyPolicy policy, long seed)
             throws IOException {
+        return make(disks, algorithm, policy, CHUNK, seed);
+    }
+
+    private static Made make(int disks, Raid5Algorithm algorithm, ConsistencyPolicy policy, int chunk, long seed)
+            throws IOException {
         List<MemberDisk> members = new ArrayList<>();
         for (int i = 0; i < disks; i++) {
             members.add(new Kept(MEMBER, "m" + i));
@@ -73,7 +78,7 @@ class OfflineReshapeTest {
         byte[] image;
         try (Raid5Array array = Raid5Array.create(
                 ArraySpec.builder()
-                        .chunkSize(CHUNK)
+                        .chunkSize(chunk)
                         .algorithm(algorithm)
                         .assumeClean(true)
                         .consistencyPolicy(policy)
@@ -95,6 +100,11 @@ class OfflineReshapeTest {
     /** The members in slot order, checked against md's placement, parity from scratch and a read-back. */
     private static void assertReshaped(List<MemberDisk> all, byte[] image, Raid5Algorithm algorithm, long oldOffset)
             throws Exception {
+        assertReshaped(all, image, algorithm, CHUNK, oldOffset);
+    }
+
+    private static void assertReshaped(
+            List<MemberDisk> all, byte[] image, Raid5Algorithm algorithm, int chunk, long oldOffset) throws Exception {
         MemberDisk[] bySlot = new MemberDisk[all.size()];
         Superblock any = null;
         for (MemberDisk d : all) {
@@ -108,9 +118,9 @@ class OfflineReshapeTest {
         long dataOffset = any.dataOffset() * 512;
         assertTrue(dataOffset < oldOffset, "data offset moved down: " + dataOffset + " < " + oldOffset);
         long memberBytes = any.size() * 512;
-        long newSize = memberBytes / CHUNK * CHUNK * (all.size() - 1);
+        long newSize = memberBytes / chunk * chunk * (all.size() - 1);
         byte[] grown = Arrays.copyOf(image, (int) newSize);
-        ArrayOracle.assertDataPlacement(Arrays.asList(bySlot), algorithm.mdNumber(), CHUNK, dataOffset, grown);
+        ArrayOracle.assertDataPlacement(Arrays.asList(bySlot), algorithm.mdNumber(), chunk, dataOffset, grown);
         ArrayOracle.assertParityConsistent(all, dataOffset, memberBytes);
         try (Raid5Array array = Raid5Array.assemble(all)) {
             ArrayOracle.assertArrayHolds(array, grown);
@@ -146,7 +156,7 @@ class OfflineReshapeTest {
         }
         List<MemberDisk> all = new ArrayList<>(m.members);
         all.addAll(added);
-        long drop = OfflineReshape.minOffsetChange(CHUNK / 512, disks - 1, disks + add - 1) * 512;
+        long drop = OfflineReshape.minOffsetChange(CHUNK / 512, CHUNK / 512, disks - 1, disks + add - 1) * 512;
         assertEquals(oldOffset - drop, dataOffsetOf(all.get(0)), "mdadm's min_offset_change");
         assertReshaped(all, m.image, algorithm, oldOffset);
     }
@@ -185,9 +195,9 @@ class OfflineReshapeTest {
     @Test
     void mdadmsOffsetChangeIsAWholeNumberOfOldAndNewStripes() {
         // 64K chunk, 3 -> 4 members: md-vm's mdadm moved the data offset from 2048 to 1664 sectors.
-        assertEquals(384, OfflineReshape.minOffsetChange(128, 2, 3));
-        assertEquals(4 * 128, OfflineReshape.minOffsetChange(128, 3, 4));
-        assertEquals(128 * 2, OfflineReshape.minOffsetChange(128, 2, 4));
+        assertEquals(384, OfflineReshape.minOffsetChange(128, 128, 2, 3));
+        assertEquals(4 * 128, OfflineReshape.minOffsetChange(128, 128, 3, 4));
+        assertEquals(128 * 2, OfflineReshape.minOffsetChange(128, 128, 2, 4));
     }
 
     /** Crash points: the n-th time the reshape passes {@code point}, it stops as a crash would. */
@@ -476,6 +486,164 @@ class OfflineReshapeTest {
             IOException stopped = assertThrows(IOException.class, () -> r.run(() -> false, p -> {}));
             assertTrue(stopped.getMessage().contains("cannot lose two members"), stopped.getMessage());
         }
+    }
+
+    /**
+     * md's chunk and layout changes (same members): the data restriped into the new chunk and layout
+     * exactly where raid5_compute_sector puts it, parity from scratch, read-back; the data offset moves
+     * down to mdadm's choose_offset, and the reshape records only whole rows of the larger chunk.
+     */
+    @ParameterizedTest(name = "{0} members, {1}K {2} -> {3}K {4}")
+    @CsvSource({
+        "3, 64, LEFT_SYMMETRIC, 128, LEFT_SYMMETRIC",
+        "3, 64, LEFT_SYMMETRIC, 32, LEFT_SYMMETRIC",
+        "4, 64, LEFT_SYMMETRIC, 64, RIGHT_ASYMMETRIC",
+        "4, 128, PARITY_FIRST, 64, LEFT_ASYMMETRIC",
+        "3, 64, RIGHT_SYMMETRIC, 512, PARITY_LAST",
+    })
+    void changingChunkOrLayoutRestripesAsMd(int disks, int fromK, Raid5Algorithm from, int toK, Raid5Algorithm to)
+            throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OfflineReshapeTest seed " + seed);
+        Made m = make(disks, from, ConsistencyPolicy.RESYNC, fromK * 1024, seed);
+        long oldOffset = dataOffsetOf(m.members.get(0));
+        List<Long> positions = new ArrayList<>();
+        try (OfflineReshape r = OfflineReshape.change(m.members, toK * 1024, to)) {
+            assertEquals(disks, r.newDisks());
+            r.hook((p, at) -> {
+                if (p == OfflineReshape.Point.CHECKPOINT_MEMBER) {
+                    positions.add(at);
+                }
+            });
+            assertTrue(r.run(() -> false, p -> {}));
+        }
+        long row = (long) Math.max(fromK, toK) * 2 * (disks - 1);
+        for (long p : positions) {
+            assertEquals(0, p % row, "recorded position " + p + " is on a row of the larger chunk (" + row + ")");
+        }
+        long before = OfflineReshape.mdadmSpaceBefore(SuperblockIo.read(m.members.get(0)), 0);
+        assertTrue(dataOffsetOf(m.members.get(0)) < oldOffset);
+        assertReshaped(m.members, m.image, to, toK * 1024, oldOffset);
+        assertTrue(before >= 0);
+    }
+
+    /** mdadm's choose_offset, worked by hand: the middle of the room, aligned as far as it fits. */
+    @Test
+    void mdadmsChosenOffsetIsTheAlignedMiddle() {
+        assertEquals(1024, OfflineReshape.chooseOffset(72, 2048, 72, 2048 - 128));
+        assertEquals(1024, OfflineReshape.chooseOffset(72, 2048, 72, 1024));
+        assertEquals(1536, OfflineReshape.chooseOffset(1100, 2048, 1100, 1920));
+        assertEquals(262144, OfflineReshape.chooseOffset(262144 - 8000, 262144 + 8000, 262144 - 8000, 262144));
+    }
+
+    /** Crash points of a chunk change, growing and shrinking the chunk (rows of two new stripes). */
+    @ParameterizedTest(name = "{0}K -> {1}K, crash at {2} #{3}")
+    @CsvSource({
+        "64, 128, BATCH_READ, 2",
+        "64, 128, MEMBER_WRITTEN, 7",
+        "64, 128, CHECKPOINT_MEMBER, 2",
+        "128, 64, BATCH_READ, 1",
+        "128, 64, MEMBER_WRITTEN, 41",
+        "128, 64, CHECKPOINT_MEMBER, 4",
+        "128, 64, FINISH_MEMBER, 2",
+    })
+    void aChunkChangeCrashedAnywhereIsResumed(int fromK, int toK, OfflineReshape.Point point, int nth)
+            throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OfflineReshapeTest seed " + seed + " crash at " + point + " #" + nth);
+        Made m = make(3, Raid5Algorithm.LEFT_SYMMETRIC, ConsistencyPolicy.RESYNC, fromK * 1024, seed);
+        long oldOffset = dataOffsetOf(m.members.get(0));
+        AtomicInteger seen = new AtomicInteger();
+        assertThrows(Crash.class, () -> {
+            try (OfflineReshape r = OfflineReshape.change(m.members, toK * 1024, Raid5Algorithm.LEFT_SYMMETRIC)) {
+                r.hook((p, at) -> {
+                    if (p == point && seen.incrementAndGet() == nth) {
+                        throw new Crash(p + " #" + nth + " at " + at);
+                    }
+                });
+                r.run(() -> false, p -> {});
+            }
+        });
+        List<MemberDisk> shuffled = new ArrayList<>(m.members);
+        java.util.Collections.rotate(shuffled, 1);
+        boolean done = m.members.stream().allMatch(d -> {
+            try {
+                return !SuperblockIo.read(d).hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        if (!done || point == OfflineReshape.Point.FINISH_MEMBER) {
+            try (OfflineReshape r = OfflineReshape.resume(shuffled)) {
+                assertTrue(r.run(() -> false, p -> {}));
+            } catch (ArrayConfigException notReshaping) {
+                assertTrue(done, notReshaping.getMessage());
+            }
+        }
+        assertReshaped(m.members, m.image, Raid5Algorithm.LEFT_SYMMETRIC, toK * 1024, oldOffset);
+    }
+
+    /** A member failing during a chunk change: the rest is rebuilt from old stripes of the other chunk size. */
+    @Test
+    void aChunkChangeGoesOnDegraded() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OfflineReshapeTest seed " + seed);
+        Made m = make(4, Raid5Algorithm.LEFT_ASYMMETRIC, ConsistencyPolicy.RESYNC, 128 * 1024, seed);
+        long oldOffset = dataOffsetOf(m.members.get(0));
+        List<MemberDisk> given = new ArrayList<>(m.members);
+        long middle = oldOffset + (1L << 20);
+        FaultyDisk faulty = new FaultyDisk(m.members.get(2)).failReads(middle, middle + 4096);
+        given.set(2, faulty);
+        try (OfflineReshape r = OfflineReshape.change(given, 32 * 1024, Raid5Algorithm.RIGHT_SYMMETRIC)) {
+            assertTrue(r.run(() -> false, p -> {}));
+            assertEquals(faulty.name(), r.missingMember());
+        }
+        List<MemberDisk> survivors = new ArrayList<>(m.members);
+        survivors.remove(2);
+        long newSize = SuperblockIo.read(survivors.get(0)).size() * 512 / (32 * 1024) * (32 * 1024) * 3;
+        byte[] grown = Arrays.copyOf(m.image, (int) newSize);
+        MemberDisk spare = new Kept(MEMBER, "spare");
+        try (Raid5Array array = Raid5Array.assemble(survivors)) {
+            ArrayOracle.assertArrayHolds(array, grown);
+            array.addSpare(spare);
+            assertEquals(
+                    SyncOutcome.Result.DONE,
+                    array.awaitSync(java.time.Duration.ofSeconds(60)).result());
+        }
+        List<MemberDisk> whole = new ArrayList<>(survivors);
+        whole.add(0, spare);
+        assertReshaped(whole, m.image, Raid5Algorithm.RIGHT_SYMMETRIC, 32 * 1024, oldOffset);
+    }
+
+    /** Refusals of a chunk or layout change, nothing written: nothing to change, a chunk not dividing the size, no room. */
+    @Test
+    void chunkChangeRefusalsWriteNothing() throws Exception {
+        Made m = make(3, Raid5Algorithm.LEFT_SYMMETRIC, 5);
+        byte[][] before = new byte[3][];
+        for (int i = 0; i < 3; i++) {
+            before[i] = head(m.members.get(i));
+        }
+        ArrayConfigException same = assertThrows(
+                ArrayConfigException.class,
+                () -> OfflineReshape.change(m.members, CHUNK, Raid5Algorithm.LEFT_SYMMETRIC));
+        assertTrue(same.getMessage().contains("nothing to change"), same.getMessage());
+        ArrayConfigException huge = assertThrows(
+                ArrayConfigException.class,
+                () -> OfflineReshape.change(m.members, 16 << 20, Raid5Algorithm.LEFT_SYMMETRIC));
+        assertTrue(huge.getMessage().contains("does not evenly divide"), huge.getMessage());
+        ArrayConfigException bad = assertThrows(
+                ArrayConfigException.class,
+                () -> OfflineReshape.change(m.members, 96 * 1024, Raid5Algorithm.LEFT_SYMMETRIC));
+        assertTrue(bad.getMessage().contains("power of two"), bad.getMessage());
+        for (int i = 0; i < 3; i++) {
+            assertArrayEquals(before[i], head(m.members.get(i)), "member " + i + " unchanged");
+        }
+    }
+
+    private static byte[] head(MemberDisk d) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(1 << 20);
+        d.read(0, b, 0, b.capacity());
+        return b.array();
     }
 
     @Test

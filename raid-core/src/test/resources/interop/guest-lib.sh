@@ -311,6 +311,23 @@ md_grow_offset_stalled() {
     throttle_sync off
 }
 
+# md_reshape_stalled CASE MD SPEED SLEEP ARG...: mdadm --grow MD ARG... (e.g. --chunk=128) with the
+# reshape throttled to SPEED KiB/s, stopped after SLEEP seconds: the members record it mid-way
+md_reshape_stalled() {
+    c=$1 md=$2 speed=$3 pause=$4
+    shift 4
+    echo 1 >/proc/sys/dev/raid/speed_limit_min
+    echo "$speed" >/proc/sys/dev/raid/speed_limit_max
+    out=$(mdadm --grow "/dev/$md" "$@" 2>&1)
+    rc=$?
+    log "$c" "$out"
+    sleep "$pause"
+    kmsg "$c"
+    result "$c" grow_rc=$rc sync_action=$(sysmd "$md" sync_action) reshape_position=$(sysmd "$md" reshape_position)
+    mdadm --stop "/dev/$md" >/dev/null 2>&1
+    throttle_sync off
+}
+
 # md_dump CASE MD DEV: the whole array, read through md with O_DIRECT, onto DEV (for the host to compare)
 md_dump() {
     dd if="/dev/$2" of="$3" bs=1M iflag=direct oflag=direct 2>/dev/null

@@ -49,6 +49,13 @@ import org.raidfive.md.Superblock;
  * reshape in the kernel to its end, finds 0 mismatches, and reads back raidfive's data followed by
  * zeros.
  *
+ * <p>Chunk changes, both ways: md changes its 3-member array's chunk from 64K to 128K ({@code mdadm
+ * --grow --chunk=128}), throttled and stopped mid-way; raidfive finishes it, md then checks 0
+ * mismatches, and a copy finished by md itself leaves the same data areas (md's interrupted chunk
+ * change does not keep all of its data, in either's hands: see the test). raidfive's
+ * own 64K -> 128K change, on members laid out as mdadm lays them, chooses the same new offset as
+ * mdadm did, stops after two batches, and md finishes it: check 0, raidfive's data.
+ *
  * <p>Degraded, raidfive to md: a member fails under raidfive's grow (its reads fail from the first
  * batch), is recorded faulty, and the reshape goes on degraded and stops after three batches. md
  * assembles the three members left, continues the degraded reshape to its end, rebuilds a spare
@@ -70,6 +77,18 @@ class ReshapeInteropIT {
     private final List<Path> mdCopy = new ArrayList<>();
     /** raidfive's array whose grow lost a member, and the spare md rebuilds into its slot. */
     private final List<Path> degraded = new ArrayList<>();
+
+    /** md's chunk change (finished by raidfive), a copy md finishes, and raidfive's chunk change. */
+    private final List<Path> mdChunk = new ArrayList<>();
+
+    private final List<Path> mdChunkCopy = new ArrayList<>();
+    private final List<Path> ourChunk = new ArrayList<>();
+    private Path mdChunkDump;
+    private Path ourChunkDump;
+    private Superblock mdChunkStopped;
+    private int ourChunkNewOffset;
+    private long ourChunkStoppedAt;
+    private byte[] mdChunkReadByRaidfive;
 
     private Path degradedSpare;
     private Path degradedDump;
@@ -103,7 +122,13 @@ class ReshapeInteropIT {
         a.call("md_create_opts", "mdgrow", "md0", 2, "--chunk=" + CHUNK_KIB, "--raid-devices=3", m.subList(0, 3));
         a.call("md_fill", "mdgrow", "md0", d, 0, FILLED_MIB);
         a.call("md_grow_offset_stalled", "mdgrow", "md0", m.get(3), 400, 3);
-        first = BootRunner.run(vm, List.of(a), false, Duration.ofMinutes(6), bench.dir(), List.of("mdgrow"));
+        mdChunk.addAll(bench.images("mdchunk", 3, MEMBER_BYTES));
+        List<String> mc = a.disks(mdChunk);
+        a.call("md_create_opts", "mdchunk", "md4", 2, "--chunk=" + CHUNK_KIB, "--raid-devices=3", mc);
+        a.call("md_fill", "mdchunk", "md4", d, 0, FILLED_MIB);
+        // md records a chunk change's position only every 10 seconds: stop it after one
+        a.call("md_reshape_stalled", "mdchunk", "md4", 300, 12, "--chunk=" + 2 * CHUNK_KIB);
+        first = BootRunner.run(vm, List.of(a), false, Duration.ofMinutes(6), bench.dir(), List.of("mdgrow", "mdchunk"));
 
         // md -> raidfive: continue md's reshape here (and keep a copy for md to finish).
         mdCopy.addAll(bench.images("mdcopy", 4, MEMBER_BYTES));
@@ -120,6 +145,46 @@ class ReshapeInteropIT {
         try (Raid5Array array = Raid5Array.assemble(mdDisks, AssembleOptions.DEFAULT.withReadOnly(true))) {
             mdReadByRaidfive = new byte[(int) array.size()];
             array.read(0, ByteBuffer.wrap(mdReadByRaidfive), 0, mdReadByRaidfive.length);
+        }
+
+        // md -> raidfive, a chunk change: finished here, and a copy kept for md to finish.
+        mdChunkCopy.addAll(bench.images("mdchunkcopy", 3, MEMBER_BYTES));
+        for (int i = 0; i < 3; i++) {
+            java.nio.file.Files.copy(
+                    mdChunk.get(i), mdChunkCopy.get(i), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
+        mdChunkStopped = ExamineCheck.decode(mdChunk.get(0));
+        List<MemberDisk> mdChunkDisks = Workbench.open(mdChunk);
+        try (OfflineReshape r = OfflineReshape.resume(mdChunkDisks)) {
+            assertTrue(r.run(() -> false, p -> {}));
+        }
+        try (Raid5Array array = Raid5Array.assemble(mdChunkDisks, AssembleOptions.DEFAULT.withReadOnly(true))) {
+            mdChunkReadByRaidfive = new byte[(int) array.size()];
+            array.read(0, ByteBuffer.wrap(mdChunkReadByRaidfive), 0, mdChunkReadByRaidfive.length);
+        }
+
+        // raidfive -> md, a chunk change of raidfive's, stopped after two batches.
+        ourChunk.addAll(bench.images("ourchunk", 3, MEMBER_BYTES));
+        mdChunkDump = bench.image("mdchunkdump", 48L * MIB);
+        ourChunkDump = bench.image("ourchunkdump", 48L * MIB);
+        List<MemberDisk> ourChunkDisks = Workbench.openNew(ourChunk, MEMBER_BYTES);
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK_KIB * 1024)
+                        .assumeClean(true)
+                        .build(),
+                ourChunkDisks)) {
+            array.write(0, ByteBuffer.wrap(data), 0, data.length);
+        }
+        ourChunkDisks = Workbench.open(ourChunk);
+        AtomicInteger chunkBatches = new AtomicInteger();
+        try (OfflineReshape r = OfflineReshape.change(ourChunkDisks, 2 * CHUNK_KIB * 1024, null)) {
+            assertFalse(r.run(() -> chunkBatches.get() == 2, p -> chunkBatches.incrementAndGet()));
+            ourChunkStoppedAt = r.position();
+        }
+        ourChunkNewOffset = ExamineCheck.decode(ourChunk.get(0)).newOffset();
+        for (MemberDisk disk : ourChunkDisks) {
+            disk.close();
         }
 
         // raidfive -> md: raidfive's array, grown part-way.
@@ -190,18 +255,34 @@ class ReshapeInteropIT {
         b.call("md_report", "degraded", "md3");
         b.call("md_dump", "degraded", "md3", b.disk(degradedDump));
         b.call("md_stop", "degraded", "md3");
+        GuestScript c = new GuestScript("reshape-chunk"); // a boot of its own: md-vm takes 26 images at most
+        c.call("md_assemble", "mdchunk", "md4", c.disks(mdChunk));
+        c.call("md_check", "mdchunk", "md4");
+        c.call("md_report", "mdchunk", "md4");
+        c.call("md_dump", "mdchunk", "md4", c.disk(mdChunkDump));
+        c.call("md_stop", "mdchunk", "md4");
+        c.call("md_assemble", "mdchunkcopy", "md5", c.disks(mdChunkCopy));
+        c.call("md_stop", "mdchunkcopy", "md5");
+        c.call("md_assemble", "ourchunk", "md6", c.disks(ourChunk));
+        c.call("md_check", "ourchunk", "md6");
+        c.call("md_report", "ourchunk", "md6");
+        c.call("md_dump", "ourchunk", "md6", c.disk(ourChunkDump));
+        c.call("md_stop", "ourchunk", "md6");
         second = BootRunner.run(
                 vm,
-                List.of(b),
+                List.of(b, c),
                 false,
                 Duration.ofMinutes(6),
                 bench.dir(),
-                List.of("mdgrow", "ours", "mdcopy", "degraded"));
+                List.of("mdgrow", "ours", "mdcopy", "degraded", "mdchunk", "mdchunkcopy", "ourchunk"));
         System.out.println("md stopped its reshape at " + mdStoppedAt + ", raidfive at " + oursStoppedAt + "\n"
                 + first.get("mdgrow").describe("mdgrow") + "\n"
                 + second.get("mdgrow").describe("mdgrow") + "\n"
                 + second.get("ours").describe("ours") + "\n"
-                + second.get("degraded").describe("degraded"));
+                + second.get("degraded").describe("degraded") + "\n"
+                + first.get("mdchunk").describe("mdchunk") + "\n"
+                + second.get("mdchunk").describe("mdchunk") + "\n"
+                + second.get("ourchunk").describe("ourchunk"));
     }
 
     @AfterAll
@@ -306,5 +387,61 @@ class ReshapeInteropIT {
         long size = Long.parseLong(g.get("size"));
         assertTrue(size > data.length, "grown: " + size);
         assertArrayEquals(expected(size), head(degradedDump, size), "md reads raidfive's data");
+    }
+
+    /**
+     * md's own chunk change, interrupted by mdadm --stop, is finished by raidfive and by md (a copy):
+     * both leave the same bytes in every member's data area, and md's check of raidfive's finish finds
+     * 0 mismatches. What they leave is not all of md's data: md-vm shows md writing rows past the
+     * position it records before the stop, over old data a resume from that position reads (md's own
+     * finish loses the same rows), so the data itself is compared only where md kept it, before the
+     * recorded position.
+     */
+    @Test
+    void raidfiveFinishesMdsChunkChangeAsMdDoes() throws Exception {
+        Map<String, String> g = first.get("mdchunk").result("mdchunk");
+        assertEquals("0", g.get("grow_rc"), first.get("mdchunk").describe("mdchunk"));
+        assertTrue(mdChunkStopped.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "md stopped mid-way");
+        assertEquals(2 * CHUNK_KIB * 2, mdChunkStopped.newChunk());
+        long size = mdChunkReadByRaidfive.length;
+        int kept = (int) (mdChunkStopped.reshapePosition() * 512);
+        assertArrayEquals(
+                Arrays.copyOf(data, kept),
+                Arrays.copyOf(mdChunkReadByRaidfive, kept),
+                "md's data below the position md recorded");
+        Map<String, String> after = second.get("mdchunk").result("mdchunk");
+        String said = second.get("mdchunk").describe("mdchunk");
+        assertEquals("0", after.get("assemble_rc"), said);
+        assertEquals("0", after.get("mismatch"), "md's check after raidfive finished md's chunk change: " + said);
+        assertEquals("128K", after.get("chunk"), said);
+        assertEquals(Long.toString(size), after.get("size"), said);
+        assertArrayEquals(mdChunkReadByRaidfive, head(mdChunkDump, size), "md reads what raidfive read");
+        for (int i = 0; i < 3; i++) {
+            Superblock byUs = ExamineCheck.decode(mdChunk.get(i));
+            Superblock byMd = ExamineCheck.decode(mdChunkCopy.get(i));
+            assertFalse(byMd.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "md finished: " + byMd);
+            assertEquals(byMd.dataOffset(), byUs.dataOffset(), "member " + i + "'s data offset");
+            assertEquals(byMd.chunkSectors(), byUs.chunkSectors());
+            long from = byMd.dataOffset() * 512;
+            long to = from + byMd.size() * 512;
+            assertArrayEquals(
+                    range(mdChunkCopy.get(i), from, to),
+                    range(mdChunk.get(i), from, to),
+                    "member " + i + "'s data area, md's finish and raidfive's");
+        }
+    }
+
+    @Test
+    void mdFinishesRaidfivesChunkChangeAndTheOffsetIsMdadms() throws Exception {
+        assertEquals(mdChunkStopped.newOffset(), ourChunkNewOffset, "the new offset mdadm chose and raidfive chose");
+        assertTrue(ourChunkStoppedAt > 0, "raidfive stopped mid-way: " + ourChunkStoppedAt);
+        Map<String, String> g = second.get("ourchunk").result("ourchunk");
+        String said = second.get("ourchunk").describe("ourchunk");
+        assertEquals("0", g.get("assemble_rc"), said);
+        assertEquals("0", g.get("mismatch"), "md's check after md finished raidfive's chunk change: " + said);
+        assertEquals("128K", g.get("chunk"), said);
+        long size = Long.parseLong(g.get("size"));
+        assertArrayEquals(expected(size), head(ourChunkDump, size), "md reads raidfive's data");
+        assertFalse(ExamineCheck.decode(ourChunk.get(0)).hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE));
     }
 }

@@ -26,7 +26,8 @@ import org.raidfive.disk.MemoryDisk;
  *     [--dir DIR] [--disks 4] [--member-size 512m] [--chunk 512k] [--repeat 3] [--json FILE]</pre>
  *
  * Each round: a filled array of {@code disks} members grows by one ({@link OfflineReshape}, timed
- * from its start to its end); then, on the same members, one is failed and a fresh spare is rebuilt
+ * from its start to its end), or with {@code --to-chunk SIZE} changes its chunk on the same members;
+ * then, on the same members, one is failed and a fresh spare is rebuilt
  * (timed as {@link RebuildBench} times it). Both rates are member bytes per second: the bytes of one
  * member's data area each pass goes through, per second (a reshape reads {@code disks} and writes
  * {@code disks + 1} member streams, a rebuild reads {@code disks} and writes one). Fresh memory is
@@ -42,6 +43,7 @@ public final class ReshapeBench {
         long memberSize = 512L << 20;
         int chunk = 512 * 1024;
         int repeat = 3;
+        int toChunk = 0;
         Path json = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -50,6 +52,7 @@ public final class ReshapeBench {
                 case "--disks" -> disks = Integer.parseInt(args[++i]);
                 case "--member-size" -> memberSize = Sizes.parse(args[++i]);
                 case "--chunk" -> chunk = (int) Sizes.parse(args[++i]);
+                case "--to-chunk" -> toChunk = (int) Sizes.parse(args[++i]);
                 case "--repeat" -> repeat = Integer.parseInt(args[++i]);
                 case "--json" -> json = Path.of(args[++i]);
                 default -> {
@@ -67,7 +70,7 @@ public final class ReshapeBench {
         List<Double> rebuilds = new ArrayList<>();
         List<Double> ratios = new ArrayList<>();
         for (int round = 0; round <= repeat; round++) {
-            double[] r = round(backend, dir, disks, memberSize, chunk);
+            double[] r = round(backend, dir, disks, memberSize, chunk, toChunk);
             if (round == 0) {
                 continue;
             }
@@ -76,14 +79,13 @@ public final class ReshapeBench {
             ratios.add(r[0] / r[1]);
             out.printf(
                     Locale.ROOT,
-                    "round %d: %s members, reshape %d -> %d %.1f MiB/s per member, rebuild on the %d members "
+                    "round %d: %s members, reshape %s %.1f MiB/s per member, rebuild on the %d members "
                             + "%.1f MiB/s, ratio %.3f%n",
                     round,
                     backend,
-                    disks,
-                    disks + 1,
+                    toChunk == 0 ? disks + " -> " + (disks + 1) : Sizes.chunk(chunk) + " -> " + Sizes.chunk(toChunk),
                     r[0] / (1 << 20),
-                    disks + 1,
+                    toChunk == 0 ? disks + 1 : disks,
                     r[1] / (1 << 20),
                     r[0] / r[1]);
         }
@@ -110,21 +112,26 @@ public final class ReshapeBench {
                     json,
                     String.format(
                             Locale.ROOT,
-                            "{\"backend\":\"%s\",\"disks\":%d,\"member_bytes\":%d,\"chunk\":%d,"
+                            "{\"backend\":\"%s\",\"disks\":%d,\"member_bytes\":%d,\"chunk\":%d,\"to_chunk\":%d,"
                                     + "\"reshape_member_bytes_per_s\":%s,\"rebuild_member_bytes_per_s\":%s,"
                                     + "\"ratio\":%s}%n",
                             backend,
                             disks,
                             memberSize,
                             chunk,
+                            toChunk,
                             reshapes,
                             rebuilds,
                             ratios));
         }
     }
 
-    /** {reshape, rebuild} member bytes per second on one set of members. */
-    private static double[] round(String backend, Path dir, int disks, long memberSize, int chunk) throws Exception {
+    /**
+     * {reshape, rebuild} member bytes per second on one set of members: a grow by one member, or with
+     * {@code toChunk} a chunk change of the same members.
+     */
+    private static double[] round(String backend, Path dir, int disks, long memberSize, int chunk, int toChunk)
+            throws Exception {
         List<MemberDisk> members = new ArrayList<>();
         List<MemberDisk> real = new ArrayList<>();
         try {
@@ -158,14 +165,16 @@ public final class ReshapeBench {
             }
             long perMember;
             long start = System.nanoTime();
-            try (OfflineReshape r = OfflineReshape.grow(old, List.of(added))) {
+            try (OfflineReshape r = toChunk == 0
+                    ? OfflineReshape.grow(old, List.of(added))
+                    : OfflineReshape.change(old, toChunk, null)) {
                 if (!r.run(() -> false, p -> {})) {
                     throw new IllegalStateException("reshape stopped");
                 }
-                perMember = r.endPosition() * 512 / (disks);
+                perMember = r.endPosition() * 512 / (r.newDisks() - 1);
             }
             double reshape = perMember * 1e9 / (System.nanoTime() - start);
-            List<MemberDisk> all = new ArrayList<>(members.subList(0, disks + 1));
+            List<MemberDisk> all = new ArrayList<>(members.subList(0, toChunk == 0 ? disks + 1 : disks));
             double rebuild;
             try (Raid5Array array =
                     Raid5Array.assemble(all, AssembleOptions.DEFAULT.withSyncLimits(SyncLimits.UNLIMITED))) {

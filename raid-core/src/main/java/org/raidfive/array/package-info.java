@@ -12,8 +12,9 @@
  *                    Assembler (create; assemble: judge members, force; load bitmap and PPL)
  * 6 conductors       Membership (every change of the member table, quiesce, drains) |
  *                    Recovery (which pass runs, safemode, speed limits, checkpoints) |
- *                    OfflineReshape (adds members to an array that is not running, in md's
- *                    on-disk form, resumable; continues md's)
+ *                    OfflineReshape (adds members to, or changes the chunk or layout of, an
+ *                    array that is not running, in md's on-disk form, resumable, degraded if a
+ *                    member fails; continues md's)
  * 5 metadata         ArrayMetadata (events, clean/dirty, roles; superblocks on every live member
  *                    before a change acts; makes the ArrayCore whose hooks it is) | SuperblockIo
  * 4 paths, policies  ReadPath (cut at chunks; the aligned bypass; md's page-by-page retry) |

@@ -213,20 +213,11 @@ public final class OfflineReshape implements AutoCloseable {
         }
         List<DiskClaim> claims = new ArrayList<>();
         try {
-            Found found = readAll(members, claims);
+            Found found = readStartable(members, claims);
             Superblock[] sbs = found.sbs;
             Superblock top = sbs[0];
             String array = found.array;
-            if (top.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE) || !found.finishing.isEmpty()) {
-                throw new ArrayConfigException(array + " is already reshaping (reshape_position "
-                        + top.reshapePosition() + "): continue it (raid grow --continue)");
-            }
-            checkStartable(array, members, sbs);
             int oldDisks = top.raidDisks();
-            if (members.size() != oldDisks) {
-                throw new ArrayConfigException(array + " has " + oldDisks + " members and " + members.size()
-                        + " were given: raidfive starts a reshape only on whole arrays, every member present");
-            }
             int newDisks = oldDisks + added.size();
             if (newDisks > Raid5Layout.MAX_DISKS) {
                 throw new ArrayConfigException(
@@ -337,20 +328,11 @@ public final class OfflineReshape implements AutoCloseable {
             throws IOException {
         List<DiskClaim> claims = new ArrayList<>();
         try {
-            Found found = readAll(members, claims);
+            Found found = readStartable(members, claims);
             Superblock[] sbs = found.sbs;
             Superblock top = sbs[0];
             String array = found.array;
-            if (top.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE) || !found.finishing.isEmpty()) {
-                throw new ArrayConfigException(array + " is already reshaping (reshape_position "
-                        + top.reshapePosition() + "): continue it (raid grow --continue)");
-            }
-            checkStartable(array, members, sbs);
             int disks = top.raidDisks();
-            if (members.size() != disks) {
-                throw new ArrayConfigException(array + " has " + disks + " members and " + members.size()
-                        + " were given: raidfive starts a reshape only on whole arrays, every member present");
-            }
             int oldChunk = top.chunkSectors();
             if (newChunkBytes == 0) {
                 newChunkBytes = oldChunk * 512;
@@ -715,12 +697,9 @@ public final class OfflineReshape implements AutoCloseable {
     }
 
     /** Stripes per batch under the speed limit: about a quarter second's worth, at least one row. */
-    private static int pacedBatch(int batch, int chunk, int row, long limit) {
-        return limit == Long.MAX_VALUE ? batch : (int) Math.max(row, Math.min(batch, limit / 4 / chunk / row * row));
-    }
-
     private int pacedBatch(int batch, int chunk, int row) {
-        return pacedBatch(batch, chunk, row, maxBytesPerSecond);
+        long limit = maxBytesPerSecond;
+        return limit == Long.MAX_VALUE ? batch : (int) Math.max(row, Math.min(batch, limit / 4 / chunk / row * row));
     }
 
     /**
@@ -1269,6 +1248,25 @@ public final class OfflineReshape implements AutoCloseable {
             }
         }
         return new Found(sbs, holder, finishing);
+    }
+
+    /**
+     * {@link #readAll} for a reshape that starts: not one already under way, every member present,
+     * each passing {@link #checkStartable}.
+     */
+    private static Found readStartable(List<? extends MemberDisk> members, List<DiskClaim> claims) throws IOException {
+        Found found = readAll(members, claims);
+        Superblock top = found.sbs[0];
+        if (top.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE) || !found.finishing.isEmpty()) {
+            throw new ArrayConfigException(found.array + " is already reshaping (reshape_position "
+                    + top.reshapePosition() + "): continue it (raid grow --continue)");
+        }
+        checkStartable(found.array, members, found.sbs);
+        if (members.size() != top.raidDisks()) {
+            throw new ArrayConfigException(found.array + " has " + top.raidDisks() + " members and " + members.size()
+                    + " were given: raidfive starts a reshape only on whole arrays, every member present");
+        }
+        return found;
     }
 
     private static void checkStartable(String array, List<? extends MemberDisk> members, Superblock[] sbs)

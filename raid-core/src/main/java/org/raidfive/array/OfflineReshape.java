@@ -29,26 +29,30 @@ import org.raidfive.parity.Xor;
 
 /**
  * A reshape of an array that is not running, as Linux md restripes one: adding members ({@link
- * #grow}) or changing the chunk size or layout of the same members ({@link #change}), and in
- * md's on-disk form throughout, so that md can take over mid-way and raidfive can finish what md
- * started: {@code reshape_position} (array sectors already in the new geometry),
- * {@code raid_disks} the new count, {@code delta_disks}, {@code new_layout}, {@code new_chunk},
- * {@code new_level}, and {@code new_offset} with {@code MD_FEATURE_RESHAPE_ACTIVE |
- * MD_FEATURE_NEW_OFFSET}. As mdadm does for v1.2 members without a backup file, the data offset
- * moves down ({@code new_offset}, by mdadm's {@code min_offset_change}), so the new stripes are
- * written below the old ones they come from. A chunk or layout change moves it as mdadm does too,
- * to {@code choose_offset}'s aligned middle of the room before the data.
+ * #grow}), removing members ({@link #shrink}) or changing the chunk size or layout of the same
+ * members ({@link #change}), and in md's on-disk form throughout, so that md can take over mid-way
+ * and raidfive can finish what md started: {@code reshape_position}, {@code raid_disks} the new
+ * count, {@code delta_disks}, {@code new_layout}, {@code new_chunk}, {@code new_level}, and
+ * {@code new_offset} with {@code MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_NEW_OFFSET}. As mdadm does
+ * for v1.2 members without a backup file, the data offset moves away from the data still to be
+ * moved: down for a grow (by mdadm's {@code min_offset_change}), so the new stripes are written
+ * below the old ones they come from; up for a shrink (by as much), so they are written above; for
+ * a chunk or layout change towards the larger room, to mdadm's {@code choose_offset} point.
  *
- * <p>The reshape goes forward, a batch of new stripes at a time: the data of the batch is read from
- * the old geometry (zeros past the old array's end, as md fills them), its parity computed, and
- * written in the new geometry. md's checkpoint rule ({@code reshape_request} in
- * {@code drivers/md/raid5.c}) decides when {@code reshape_position} must be recorded first: before a
- * batch would write over old data at or past the recorded position, every member is flushed and the
- * superblock with the position reached is written and flushed on every member. A crash at any
- * moment therefore leaves the recorded position, the new geometry below it and the old data above it
- * intact; {@link #resume} continues from there. The end writes md's final superblock: the new layout
- * and chunk, the data offset moved by {@code new_offset} and the data size grown by as much
- * ({@code md_finish_reshape}), no reshape fields.
+ * <p>A reshape whose offset moves down goes forwards, one that moves up goes backwards (md's
+ * {@code reshape_backwards}, and {@code MD_FEATURE_RESHAPE_BACKWARDS} when the member count stays:
+ * md's super_1_sync records the bit only then, a shrink being backwards by its negative delta),
+ * from the end of the smaller of the two arrays down to 0. Either way it goes a batch of new stripes
+ * at a time: the data of the batch is read from the old geometry (zeros past the old array's end, as
+ * md fills them), its parity computed, and written in the new geometry. md's checkpoint rule
+ * ({@code reshape_request} in {@code drivers/md/raid5.c}) decides when {@code reshape_position}
+ * must be recorded first: before a batch would write over old data a resume from the recorded
+ * position still reads, every member is flushed and the superblock with the position reached is
+ * written and flushed on every member. A crash at any moment therefore leaves the recorded
+ * position, the new geometry on one side of it and the old data on the other intact; {@link
+ * #resume} continues from there. The end writes md's final superblock: the new layout and chunk,
+ * the data offset moved by {@code new_offset} and the data size changed by as much ({@code
+ * md_finish_reshape}), no reshape fields; a shrink's freed members are spares.
  *
  * <p>An internal write-intent bitmap is kept, as md keeps it through a reshape (it maps member
  * sectors, whose count does not change): the added members get a copy, and its events follow every
@@ -62,10 +66,10 @@ import org.raidfive.parity.Xor;
  * reshape recorded so is resumed without that member. A second failure stops the reshape, resumable
  * only if the member comes back. {@link #setSyncLimits} paces it as md's {@code speed_limit_max}.
  *
- * <p>Refused (one line each, nothing written): starting on arrays that are degraded, dirty, rebuilding, with a
- * partial parity log (md refuses a reshape with a log too), bad blocks recorded, members
- * disagreeing on events; a chunk or layout change mdadm would run backwards (more room after the
- * data than before); a reshape md left that changes the level, removes members, runs backwards or
+ * <p>Refused (one line each, nothing written): starting on arrays that are degraded, dirty,
+ * rebuilding, with a partial parity log (md refuses a reshape with a log too), bad blocks recorded,
+ * members disagreeing on events; too little room for the offset's move (the sectors missing named);
+ * a shrink below the array size the caller gives; a reshape md left that changes the level or
  * needs a backup file (finish those with Linux md).
  */
 public final class OfflineReshape implements AutoCloseable {
@@ -102,11 +106,25 @@ public final class OfflineReshape implements AutoCloseable {
     private final Raid5Layout newLayout;
     private final long[] oldOffset;
     private final long[] newOffset;
-    /** Sectors the data offset moves down by on every member: md's {@code -min_offset_diff}. */
-    private final long offsetDrop;
+    /**
+     * Sectors the data offset moves by on every member, away from the data still to be moved: down
+     * for a forward reshape, up for a backward one (md's {@code min_offset_diff}, made positive).
+     */
+    private final long offsetMove;
 
+    /**
+     * md's {@code reshape_backwards}: the reshape runs from the end of the array down to 0, the new
+     * geometry above the position and the old below it (a shrink, or a change with room only after
+     * the data).
+     */
+    private final boolean backwards;
+
+    /** Where the reshape starts: 0 forwards, md's {@code raid5_size(mddev, 0, 0)} backwards. */
+    private final long startPosition;
+
+    /** Where it ends: the new array's size forwards, 0 backwards. */
     private final long endPosition;
-    /** Array sectors in the new geometry on disk (reshape_progress). */
+    /** The array sectors up to (forwards) or from (backwards) this one are in the new geometry (reshape_progress). */
     private long progress;
     /** The position the members' superblocks record (reshape_safe). */
     private long recorded;
@@ -162,6 +180,8 @@ public final class OfflineReshape implements AutoCloseable {
                 Arrays.stream(superblocks).filter(Objects::nonNull).findFirst().orElseThrow();
         this.name = ArrayMetadata.holder(top.name(), top.setUuid());
         int disks = top.raidDisks();
+        int slotCount = slots.length; // the old count too when members are removed
+        this.backwards = isBackwards(top);
         // md's raid5_size: the component size in whole chunks of both geometries
         long memberBytes = top.size() * 512 / maxChunk(top) * maxChunk(top);
         this.oldLayout = new Raid5Layout(
@@ -171,20 +191,23 @@ public final class OfflineReshape implements AutoCloseable {
                 memberBytes);
         this.newLayout =
                 new Raid5Layout(Raid5Algorithm.fromMdNumber(top.newLayout()), disks, top.newChunk() * 512, memberBytes);
-        this.oldOffset = new long[disks];
-        this.newOffset = new long[disks];
-        long drop = Long.MAX_VALUE;
-        for (int s = 0; s < disks; s++) {
+        this.oldOffset = new long[slotCount];
+        this.newOffset = new long[slotCount];
+        long move = Long.MAX_VALUE;
+        for (int s = 0; s < slotCount; s++) {
             if (superblocks[s] == null) {
                 missing = s; // recorded faulty: nothing is read from or written to its slot
                 continue;
             }
             oldOffset[s] = superblocks[s].dataOffset() * 512;
             newOffset[s] = (superblocks[s].dataOffset() + superblocks[s].newOffset()) * 512;
-            drop = Math.min(drop, -(long) superblocks[s].newOffset());
+            move = Math.min(move, backwards ? superblocks[s].newOffset() : -(long) superblocks[s].newOffset());
         }
-        this.offsetDrop = drop;
-        this.endPosition = newLayout.stripes() * newLayout.stripeDataBytes() / 512;
+        this.offsetMove = move;
+        long newArray = newLayout.stripes() * newLayout.stripeDataBytes() / 512;
+        long oldArray = oldLayout.stripes() * oldLayout.stripeDataBytes() / 512;
+        this.startPosition = backwards ? Math.min(newArray, oldArray) : 0;
+        this.endPosition = backwards ? 0 : newArray;
         this.progress = done ? endPosition : top.reshapePosition();
         this.finished = done;
         this.recorded = progress;
@@ -290,17 +313,13 @@ public final class OfflineReshape implements AutoCloseable {
                 for (int t = 0; t < newDisks; t++) {
                     sb.devRole(next[t].devNumber(), t);
                 }
-                sb.raidDisks(newDisks)
-                        .deltaDisks(added.size())
-                        .newLevel(Superblock.LEVEL_RAID5)
-                        .newLayout(top.layout())
-                        .newChunk(top.chunkSectors())
-                        .newOffset((int) -drop)
-                        .reshapePosition(0)
-                        .setFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE, true)
-                        .setFeature(Superblock.MD_FEATURE_NEW_OFFSET, true)
-                        .events(events)
-                        .utime(MdTime.of(MdTime.nowSeconds(), 0));
+                markReshaping(
+                                sb.raidDisks(newDisks).deltaDisks(added.size()),
+                                top.layout(),
+                                top.chunkSectors(),
+                                -drop,
+                                0)
+                        .events(events);
             }
             // The new members first: a crash before the old ones say "reshape" leaves them as blank
             // disks with a superblock nobody points at, and the array as it was.
@@ -317,11 +336,12 @@ public final class OfflineReshape implements AutoCloseable {
     /**
      * Starts changing the chunk size and/or the layout of the array on {@code members} (any order, every
      * member), as {@code mdadm --grow --chunk/--layout} does, and returns the reshape ready to
-     * {@link #run}. mdadm moves the data offset of such a reshape towards the larger free space: down
-     * (the reshape runs forwards) when there is more room before the data than after it, by mdadm's
+     * {@link #run}. mdadm moves the data offset of such a reshape towards the larger free space, by its
      * {@code choose_offset} between the minimum change (a whole number of old and new rows) and all the
-     * room; raidfive runs that direction only, and refuses (naming what mdadm would do) when the room
-     * is after the data. The component size must be a whole number of new chunks, as mdadm demands.
+     * room: down when there is more room before the data than after it (the reshape runs forwards from
+     * 0), up otherwise (md's backwards reshape, {@code MD_FEATURE_RESHAPE_BACKWARDS}, from the array's
+     * end down to 0; the data size grows to the device's end when it must, as mdadm sets it to max).
+     * The component size must be a whole number of new chunks, as mdadm demands.
      * {@code newChunkBytes} 0 keeps the chunk, {@code newLayout} null keeps the layout.
      */
     public static OfflineReshape change(List<? extends MemberDisk> members, int newChunkBytes, Raid5Algorithm newLayout)
@@ -363,38 +383,38 @@ public final class OfflineReshape implements AutoCloseable {
                 before = Math.min(before, mdadmSpaceBefore(sbs[i], bitmapBytes / 512));
                 after = Math.min(after, members.get(i).size() / 512 - sbs[i].size() - sbs[i].dataOffset());
             }
-            if (before <= after) {
-                throw new ArrayConfigException(array + " has more room after its data (" + after + " sectors) than "
-                        + "before it (" + before + "): mdadm would move the data offset up and reshape backwards, "
-                        + "which raidfive does not run yet; change the chunk or layout with Linux md");
-            }
-            if (before < min) {
+            // mdadm's set_new_data_offset: towards the larger room, backwards when it is after the data
+            boolean backwards = before <= after;
+            long room = backwards ? after : before;
+            if (room < min) {
                 throw new ArrayConfigException(array + ": changing the chunk from " + oldChunk / 2 + "K to "
-                        + newChunk / 2 + "K moves the data offset down by at least " + min + " sectors, and "
-                        + "there are " + before + " free before the data (" + (min - before)
-                        + " sectors of room missing); a reshape with a backup file is not supported");
+                        + newChunk / 2 + "K moves the data offset " + (backwards ? "up" : "down") + " by at least "
+                        + min + " sectors, and there are " + room + " free " + (backwards ? "after" : "before")
+                        + " the data (" + (min - room) + " sectors of room missing); a reshape with a backup file "
+                        + "is not supported");
             }
             MemberDisk[] slots = bySlot(members, sbs, disks, array, false);
             Superblock[] next = new Superblock[disks];
             long events = Arrays.stream(sbs).mapToLong(Superblock::events).max().orElse(0) + 1;
-            for (Superblock sb : sbs) {
+            // md's raid5_size(mddev, 0, 0): where a backward reshape starts
+            long start = backwards
+                    ? top.size() / Math.max(oldChunk, newChunk) * Math.max(oldChunk, newChunk) * (disks - 1)
+                    : 0;
+            for (int i = 0; i < disks; i++) {
+                Superblock sb = sbs[i];
                 long offset = sb.dataOffset();
-                long chosen = chooseOffset(offset - before, offset, offset - before, offset - min);
+                long chosen = backwards
+                        ? chooseOffset(offset, offset + after, offset + min, offset + after)
+                        : chooseOffset(offset - before, offset, offset - before, offset - min);
                 if (chosen < earliestDataSector(sb, bitmapBytes / 512)) {
                     throw new ArrayConfigException(array + ": the data offset mdadm would choose (" + chosen
                             + " sectors) overlaps the metadata before it; change the chunk or layout with Linux md");
                 }
-                next[sb.role()] = sb.copy()
-                        .deltaDisks(0)
-                        .newLevel(Superblock.LEVEL_RAID5)
-                        .newLayout(newLayout.mdNumber())
-                        .newChunk(newChunk)
-                        .newOffset((int) (chosen - offset))
-                        .reshapePosition(0)
-                        .setFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE, true)
-                        .setFeature(Superblock.MD_FEATURE_NEW_OFFSET, true)
-                        .events(events)
-                        .utime(MdTime.of(MdTime.nowSeconds(), 0));
+                Superblock changed = markReshaping(
+                                sb.copy().deltaDisks(0), newLayout.mdNumber(), newChunk, chosen - offset, start)
+                        .setFeature(Superblock.MD_FEATURE_RESHAPE_BACKWARDS, backwards)
+                        .events(events);
+                next[sb.role()] = roomAfter(changed, members.get(i), chosen - offset);
             }
             for (int s = 0; s < disks; s++) {
                 write(slots[s], next[s]);
@@ -404,6 +424,94 @@ public final class OfflineReshape implements AutoCloseable {
             claims.forEach(DiskClaim::close);
             throw e;
         }
+    }
+
+    /**
+     * Starts removing members from the array on {@code members} (any order, every member), down to
+     * {@code newDisks}, as {@code mdadm --grow --raid-devices} does, and returns the reshape ready to
+     * {@link #run}. The array shrinks to {@code newDisks - 1} chunks a stripe: {@code arrayBytes} is
+     * the size the caller has truncated it to (mdadm's {@code --array-size}, which mdadm insists on
+     * first), at most that, and the data past it is not kept. The data offset moves up by mdadm's
+     * {@code min_offset_change} (the reshape runs backwards, from the new array's end down to 0), so
+     * each member needs that much room after its data; the data size grows into it when it must, as
+     * mdadm sets the component's size to max. At the end the members past {@code newDisks} are spares.
+     */
+    public static OfflineReshape shrink(List<? extends MemberDisk> members, int newDisks, long arrayBytes)
+            throws IOException {
+        List<DiskClaim> claims = new ArrayList<>();
+        try {
+            Found found = readStartable(members, claims);
+            Superblock[] sbs = found.sbs;
+            Superblock top = sbs[0];
+            String array = found.array;
+            int oldDisks = top.raidDisks();
+            if (newDisks >= oldDisks || newDisks < Raid5Layout.MIN_DISKS) {
+                throw new ArrayConfigException(array + " has " + oldDisks + " members: removing members leaves from "
+                        + Raid5Layout.MIN_DISKS + " to " + (oldDisks - 1) + ", not " + newDisks);
+            }
+            int chunk = top.chunkSectors();
+            long start = top.size() / chunk * chunk * (newDisks - 1);
+            if (arrayBytes > start * 512 || arrayBytes < 0) {
+                throw new ArrayConfigException("this change will reduce the size of " + array + " to " + start * 512
+                        + " bytes: give an array size of at most that (mdadm's --array-size first); the data past "
+                        + "it is not kept");
+            }
+            long min = minOffsetChange(chunk, chunk, oldDisks - 1, newDisks - 1);
+            for (int i = 0; i < oldDisks; i++) {
+                long after = members.get(i).size() / 512 - sbs[i].size() - sbs[i].dataOffset();
+                if (after < min) {
+                    throw new ArrayConfigException(array + ": " + members.get(i).name() + " has " + after
+                            + " sectors free after its data; removing " + (oldDisks - newDisks)
+                            + " member(s) moves the data offset up by " + min + " sectors (" + (min - after)
+                            + " sectors of room missing: make the member that much larger); a reshape with a "
+                            + "backup file is not supported");
+                }
+            }
+            MemberDisk[] slots = bySlot(members, sbs, oldDisks, array, false);
+            Superblock[] next = new Superblock[oldDisks];
+            long events = Arrays.stream(sbs).mapToLong(Superblock::events).max().orElse(0) + 1;
+            for (int i = 0; i < oldDisks; i++) {
+                Superblock sb = markReshaping(
+                                sbs[i].copy().raidDisks(newDisks).deltaDisks(newDisks - oldDisks),
+                                top.layout(),
+                                chunk,
+                                min,
+                                start)
+                        .events(events);
+                next[sb.role()] = roomAfter(sb, members.get(i), min);
+            }
+            for (int s = 0; s < oldDisks; s++) {
+                write(slots[s], next[s]);
+            }
+            return new OfflineReshape(slots, next, claims, false);
+        } catch (IOException | RuntimeException e) {
+            claims.forEach(DiskClaim::close);
+            throw e;
+        }
+    }
+
+    /** The reshape fields of a start, as md's super_1_sync writes them; raid disks and delta set by the caller. */
+    private static Superblock markReshaping(Superblock sb, int layout, int chunk, long newOffset, long position) {
+        return sb.newLevel(Superblock.LEVEL_RAID5)
+                .newLayout(layout)
+                .newChunk(chunk)
+                .newOffset((int) newOffset)
+                .reshapePosition(position)
+                .setFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE, true)
+                .setFeature(Superblock.MD_FEATURE_NEW_OFFSET, true)
+                .utime(MdTime.of(MdTime.nowSeconds(), 0));
+    }
+
+    /**
+     * An upward move needs the data size to reach past the component at its new offset: when it does
+     * not, mdadm sets the member's size to max (md's {@code new_offset_store} says E2BIG otherwise),
+     * the device's end.
+     */
+    private static Superblock roomAfter(Superblock sb, MemberDisk disk, long up) {
+        if (up > 0 && sb.dataSize() < up + sb.size()) {
+            sb.dataSize(disk.size() / 512 - sb.dataOffset());
+        }
+        return sb;
     }
 
     /**
@@ -469,16 +577,40 @@ public final class OfflineReshape implements AutoCloseable {
             String unsupported = done ? null : unsupported(top, sbs, members);
             if (unsupported != null) {
                 throw new ArrayConfigException(array + "'s reshape " + unsupported
-                        + ": raidfive continues forward reshapes that add members or change chunk or layout; "
+                        + ": raidfive continues reshapes that add or remove members or change chunk or layout, with "
+                        + "the data offset moved (no backup file); "
                         + "finish this one with Linux md (mdadm --assemble)");
             }
             int disks = top.raidDisks();
-            MemberDisk[] slots = bySlot(members, sbs, disks, array, true);
-            Superblock[] bySlot = new Superblock[disks];
-            for (Superblock sb : sbs) {
-                bySlot[sb.role()] = sb;
+            // a shrink reads its old members until the end, then they are spares
+            int slotCount = done ? disks : Math.max(disks, disks - top.deltaDisks());
+            for (int i = 0; i < sbs.length && !done; i++) {
+                if (sbs[i].role() == Superblock.ROLE_SPARE) {
+                    throw new ArrayConfigException(members.get(i).name() + " is a spare of " + array
+                            + ": continue the reshape with its active members only, and add the spare after");
+                }
             }
-            checkStartable(array, members, sbs);
+            MemberDisk[] slots = bySlot(members, sbs, slotCount, array, true);
+            Superblock[] bySlot = new Superblock[slotCount];
+            for (Superblock sb : sbs) {
+                if (sb.role() != Superblock.ROLE_SPARE) {
+                    bySlot[sb.role()] = sb;
+                }
+            }
+            if (done) {
+                // a shrink interrupted while its end was written: the freed members are spares already
+                List<MemberDisk> active = new ArrayList<>();
+                List<Superblock> activeSbs = new ArrayList<>();
+                for (int i = 0; i < sbs.length; i++) {
+                    if (sbs[i].role() != Superblock.ROLE_SPARE) {
+                        active.add(members.get(i));
+                        activeSbs.add(sbs[i]);
+                    }
+                }
+                checkStartable(array, active, activeSbs.toArray(new Superblock[0]));
+            } else {
+                checkStartable(array, members, sbs);
+            }
             for (int i : finishing) {
                 write(members.get(i), sbs[i]); // the end, as the others have it
             }
@@ -500,6 +632,9 @@ public final class OfflineReshape implements AutoCloseable {
         MemberDisk[] slots = new MemberDisk[disks];
         for (int i = 0; i < sbs.length; i++) {
             int role = sbs[i].role();
+            if (role == Superblock.ROLE_SPARE) {
+                continue; // a finished shrink's freed member (a spare is refused before a reshape runs)
+            }
             if (role >= disks) {
                 throw new ArrayConfigException(members.get(i).name() + " is not an active member of " + array
                         + " (role " + Superblock.describeRole(role) + ")");
@@ -531,13 +666,18 @@ public final class OfflineReshape implements AutoCloseable {
         return slots;
     }
 
+    /**
+     * md's {@code reshape_backwards} from a superblock (super_1_validate): a reshape that removes
+     * members runs backwards, and one that keeps their count does when the bit says so.
+     */
+    static boolean isBackwards(Superblock sb) {
+        return sb.deltaDisks() < 0 || (sb.deltaDisks() == 0 && sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_BACKWARDS));
+    }
+
     /** Why raidfive does not continue this md reshape, or null when it does (more members, same chunk and layout). */
     private static String unsupported(Superblock top, Superblock[] sbs, List<? extends MemberDisk> members) {
         if (top.newLevel() != Superblock.LEVEL_RAID5) {
             return "changes the level to " + top.newLevel();
-        }
-        if (top.deltaDisks() < 0) {
-            return "removes members";
         }
         if (top.deltaDisks() == 0 && top.newChunk() == top.chunkSectors() && top.newLayout() == top.layout()) {
             return "changes nothing";
@@ -545,11 +685,13 @@ public final class OfflineReshape implements AutoCloseable {
         if (top.newChunk() <= 0 || Integer.bitCount(top.newChunk()) != 1 || top.newChunk() < 8) {
             return "has a new chunk of " + top.newChunk() + " sectors";
         }
-        if (top.hasFeature(Superblock.MD_FEATURE_RESHAPE_BACKWARDS)) {
-            return "runs backwards";
+        if (top.hasFeature(Superblock.MD_FEATURE_RESHAPE_BACKWARDS) && top.deltaDisks() > 0) {
+            return "adds members backwards";
         }
+        boolean backwards = isBackwards(top);
         for (int i = 0; i < sbs.length; i++) {
-            if (!sbs[i].hasFeature(Superblock.MD_FEATURE_NEW_OFFSET) || sbs[i].newOffset() >= 0) {
+            if (!sbs[i].hasFeature(Superblock.MD_FEATURE_NEW_OFFSET)
+                    || (backwards ? sbs[i].newOffset() <= 0 : sbs[i].newOffset() >= 0)) {
                 return "keeps the data offset of " + members.get(i).name() + " (md's reshape with a backup file)";
             }
         }
@@ -573,17 +715,35 @@ public final class OfflineReshape implements AutoCloseable {
         this.maxBytesPerSecond = limits.maxBytesPerSecond();
     }
 
+    /** Whether the reshape runs from the array's end down to 0 (md's {@code reshape_backwards}). */
+    public boolean backwards() {
+        return backwards;
+    }
+
+    /** Array sectors the reshape moves in all: from its start position to its end position. */
+    public long sectorsTotal() {
+        return Math.abs(endPosition - startPosition);
+    }
+
+    /** Array sectors already moved when the reshape is at {@code position}. */
+    public long sectorsDone(long position) {
+        return Math.abs(position - startPosition);
+    }
+
     /** {@code holder}-style name of the array: its name and UUID. */
     public String name() {
         return name;
     }
 
-    /** Array sectors in the new geometry so far (md's reshape position). */
+    /**
+     * md's reshape position: the array sectors below it (forwards) or from it up ({@link #backwards})
+     * are in the new geometry.
+     */
     public long position() {
         return progress;
     }
 
-    /** The position at which the reshape is done: every stripe of the new geometry. */
+    /** The position at which the reshape is done: the new array's size forwards, 0 backwards. */
     public long endPosition() {
         return endPosition;
     }
@@ -598,7 +758,10 @@ public final class OfflineReshape implements AutoCloseable {
         return newLayout.disks();
     }
 
-    /** The array's size in bytes before the reshape (md keeps it until the end) and after. */
+    /**
+     * The array's size in bytes before the reshape (md keeps it until the end of a grow; a shrink's
+     * caller truncated it first).
+     */
     public long oldArrayBytes() {
         return oldLayout.arrayBytes();
     }
@@ -663,31 +826,27 @@ public final class OfflineReshape implements AutoCloseable {
         int row = rowStripes();
         long paceStart = clock.nanoTime();
         long moved = 0; // bytes per member since paceStart
-        while (progress < endPosition) {
+        while (progress != endPosition) {
             if (stop.getAsBoolean()) {
                 checkpoint();
                 return false;
             }
-            long stripe = progress / stripeSectors;
-            int n = (int) Math.min(pacedBatch(batch, chunk, row), newLayout.stripes() - stripe);
-            // md's rule, in member sectors from each geometry's data offset, shifted by the offset drop:
-            // the batch may write up to `writeEnd`; old data from `safe` up is what a resume from the
-            // recorded position still reads.
-            long writeStart = progress / newData;
-            if (safeEnd() < writeStart + (long) n * chunkSectors
-                    || System.nanoTime() - lastCheckpoint > CHECKPOINT_NANOS) {
+            // forwards the batch's first new stripe, backwards one past its last
+            long at = progress / stripeSectors;
+            long left = backwards ? at : newLayout.stripes() - at;
+            int n = (int) Math.min(pacedBatch(batch, chunk, row), left);
+            if (room(at) < (long) n * chunkSectors || System.nanoTime() - lastCheckpoint > CHECKPOINT_NANOS) {
                 checkpoint();
-                long room = safeEnd() - writeStart;
                 // whole rows: md records only positions on a row of the larger chunk (raid5_run)
-                n = (int) Math.min(n, Math.max(0, room / chunkSectors / row * row));
+                n = (int) Math.min(n, Math.max(0, room(at) / chunkSectors / row * row));
                 if (n == 0) {
-                    throw new ArrayConfigException(name + ": the data offset moved by " + offsetDrop
+                    throw new ArrayConfigException(name + ": the data offset moved by " + offsetMove
                             + " sectors is too little to restripe at position " + progress
                             + " without overwriting data still needed; finish the reshape with Linux md");
                 }
             }
-            moveBatch(stripe, n, buf, lanes);
-            progress += n * stripeSectors;
+            moveBatch(backwards ? at - n : at, n, buf, lanes);
+            progress += (backwards ? -n : n) * stripeSectors;
             progressListener.accept(progress);
             moved += (long) n * chunk;
             pace(paceStart, moved, stop);
@@ -737,13 +896,21 @@ public final class OfflineReshape implements AutoCloseable {
     }
 
     /**
-     * md's safepos: how far (in new-geometry member sectors) a batch may write without touching old
-     * data a resume from the recorded position still reads: the start of the old stripe holding the
-     * recorded position (a degraded resume reads that whole stripe), moved by the offset drop.
+     * md's safepos: how many member sectors of the new geometry a batch may cover from new stripe
+     * {@code at} (forwards up from it, backwards down from it) without touching old data a resume from
+     * the recorded position still reads: the old stripes holding the array below the recorded position
+     * (backwards) or from it up (forwards), whole, as a degraded resume reads them, shifted by the
+     * offset's move.
      */
-    private long safeEnd() {
+    private long room(long at) {
         long oldChunkSectors = oldLayout.chunkSize() / 512;
-        return recorded / (oldChunkSectors * oldLayout.dataDisks()) * oldChunkSectors + offsetDrop;
+        long oldStripeSectors = oldChunkSectors * oldLayout.dataDisks();
+        long newStart = at * (newLayout.chunkSize() / 512);
+        if (backwards) {
+            long oldEnd = (recorded + oldStripeSectors - 1) / oldStripeSectors * oldChunkSectors;
+            return newStart + offsetMove - oldEnd;
+        }
+        return recorded / oldStripeSectors * oldChunkSectors + offsetMove - newStart;
     }
 
     /**
@@ -1036,6 +1203,18 @@ public final class OfflineReshape implements AutoCloseable {
                 finalForm(sb); // once: it moves the data offset
             }
         }
+        // A shrink's freed members become spares (raid5_finish_reshape takes them out of sync, and md
+        // removes them from their slots); one recorded faulty stays faulty.
+        for (int s = newLayout.disks(); s < slots.length; s++) {
+            if (superblocks[s] != null) {
+                int dev = superblocks[s].devNumber();
+                for (Superblock sb : superblocks) {
+                    if (sb != null) {
+                        sb.devRole(dev, Superblock.ROLE_SPARE);
+                    }
+                }
+            }
+        }
         writeSuperblocks(Point.FINISH_MEMBER, endPosition);
         recorded = progress;
         finished = true;
@@ -1101,7 +1280,8 @@ public final class OfflineReshape implements AutoCloseable {
                 .deltaDisks(0)
                 .reshapePosition(0)
                 .setFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE, false)
-                .setFeature(Superblock.MD_FEATURE_NEW_OFFSET, false);
+                .setFeature(Superblock.MD_FEATURE_NEW_OFFSET, false)
+                .setFeature(Superblock.MD_FEATURE_RESHAPE_BACKWARDS, false);
     }
 
     /** Gives the members back (their claims); the disks stay open, the caller's to close. */
@@ -1216,6 +1396,10 @@ public final class OfflineReshape implements AutoCloseable {
                 // A crash while the end was written: the newest says done, so every stripe was written
                 // and flushed in the new geometry before it; this one still has the last checkpoint.
                 sbs[i] = finalForm(sb).events(top.events());
+                for (int d = 0; d < top.maxDev(); d++) {
+                    sbs[i].devRole(d, top.devRole(d)); // a shrink's freed member is a spare now
+                }
+                sb = sbs[i];
                 finishing.add(i);
             } else if (behind > (reshaping ? 1 : 0)) {
                 throw new ArrayConfigException(who + " is " + behind + " events behind the other members of " + holder

@@ -33,7 +33,7 @@ public final class MdFeatures {
                     + ", reshape_position " + Long.toUnsignedString(sb.reshapePosition()) + ", delta_disks "
                     + sb.deltaDisks() + ", new layout " + sb.newLayout() + ", new chunk " + sb.newChunk() * 512L / 1024
                     + "K): raidfive does not run an array mid-reshape; finish the reshape first: raid grow --continue "
-                    + "with every member (a forward reshape that adds members or changes chunk or layout), or Linux md "
+                    + "with every member (a reshape that adds or removes members or changes chunk or layout), or Linux md "
                     + "(mdadm --assemble resumes it)";
         }
         if ((f & MD_FEATURE_JOURNAL) != 0 || sb.role() == ROLE_JOURNAL) {

@@ -48,11 +48,17 @@ import picocli.CommandLine.Option;
                     + "until the reshape is done; Linux md can also take it over (mdadm --assemble resumes it).",
             "--chunk SIZE and/or --layout NAME restripe the same members into a new chunk size or parity layout, as "
                     + "mdadm --grow --chunk/--layout does on an array that is not running: the data offset moves down "
-                    + "to where mdadm would put it (refused, naming the room missing, without space before the data; "
-                    + "refused where mdadm would move it up and reshape backwards, which raidfive does not run), the "
+                    + "towards the larger free space as mdadm moves it: down (the reshape runs forwards) or, when the "
+                    + "room is after the data, up (md's backwards reshape, from the end down); refused, naming the room "
+                    + "missing, without enough of either. The "
                     + "component size must be a whole number of new chunks (as mdadm demands), and progress, Ctrl-C, "
                     + "--continue, a failing member and --speed-limit-max behave as for --raid-devices.",
-            "Removing members (shrinking) is done with Linux md (mdadm --grow)."
+            "--raid-devices N below the member count with --array-size SIZE removes members, as mdadm --grow "
+                    + "--array-size then --raid-devices does (mdadm insists on the size first; without it the refusal "
+                    + "names the size to give): the data in the first SIZE bytes is restriped over N members from the "
+                    + "end down, the data offset moving up by mdadm's amount (refused, naming the room missing, "
+                    + "without space after the data), and the members left over become spares (named). Progress, "
+                    + "Ctrl-C, --continue, a failing member and --speed-limit-max behave as for a grow."
         })
 final class GrowCommand extends Verb {
     @Option(
@@ -99,6 +105,13 @@ final class GrowCommand extends Verb {
                     + "(rounded down to the chunk).")
     String size;
 
+    @Option(
+            names = "--array-size",
+            paramLabel = "SIZE",
+            description = "With --raid-devices below the member count: the size the smaller array keeps (mdadm's "
+                    + "--array-size, which mdadm insists on first); the data past it is not kept.")
+    String arraySize;
+
     @Mixin
     SpeedOptions speed;
 
@@ -110,6 +123,9 @@ final class GrowCommand extends Verb {
         if (!add.isEmpty() && raidDevices == null) {
             throw CliException.usage("--add: give --raid-devices N too (members after the reshape); a spare is added "
                     + "with raid add --spare " + add.get(0));
+        }
+        if (arraySize != null && raidDevices == null) {
+            throw CliException.usage("--array-size goes with --raid-devices N below the member count (a shrink)");
         }
         if ((speed.min != null || speed.max != null) && !reshapes()) {
             throw CliException.usage("speed limits apply to the reshape raid grow runs (--raid-devices, --chunk, "
@@ -123,6 +139,18 @@ final class GrowCommand extends Verb {
     /** Whether this grow is a reshape (it restripes the data). */
     private boolean reshapes() {
         return raidDevices != null || continueReshape || chunk != null || layout != null;
+    }
+
+    /** {@code --array-size} in bytes, null when not given. */
+    private Long arraySize() {
+        if (arraySize == null) {
+            return null;
+        }
+        try {
+            return Sizes.parse(arraySize);
+        } catch (IllegalArgumentException e) {
+            throw CliException.usage("--array-size takes a size such as 96M, not '" + arraySize + "'");
+        }
     }
 
     /** {@code --chunk} in bytes, 0 when not given (kept). */
@@ -242,7 +270,8 @@ final class GrowCommand extends Verb {
                     + "--chunk/--layout and --continue");
         }
         if (reshapes()) {
-            return new ReshapeRun(this, source, members).run(raidDevices, add, speed.limits(), newChunk(), newLayout());
+            return new ReshapeRun(this, source, members)
+                    .run(raidDevices, arraySize(), add, speed.limits(), newChunk(), newLayout());
         }
         if (size != null) {
             return growSize();

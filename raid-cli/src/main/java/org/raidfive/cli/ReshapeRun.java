@@ -34,11 +34,17 @@ final class ReshapeRun {
     }
 
     /**
-     * Starts a reshape to {@code raidDevices} members, or to {@code newChunk} bytes (0: kept) and
-     * {@code newLayout} (null: kept) on the same members, or (neither) continues the one recorded; runs
-     * it within {@code limits}.
+     * Starts a reshape to {@code raidDevices} members (fewer: a shrink to {@code arraySize} bytes, null
+     * when not given), or to {@code newChunk} bytes (0: kept) and {@code newLayout} (null: kept) on the
+     * same members, or (neither) continues the one recorded; runs it within {@code limits}.
      */
-    int run(Integer raidDevices, List<String> add, SyncLimits limits, int newChunk, Raid5Algorithm newLayout)
+    int run(
+            Integer raidDevices,
+            Long arraySize,
+            List<String> add,
+            SyncLimits limits,
+            int newChunk,
+            Raid5Algorithm newLayout)
             throws Exception {
         boolean change = newChunk != 0 || newLayout != null;
         if (change && !add.isEmpty()) {
@@ -48,10 +54,18 @@ final class ReshapeRun {
         if (raidDevices == null && !change && !add.isEmpty()) {
             throw CliException.usage("--continue takes every member, the added ones included; no --add");
         }
-        if (raidDevices != null && raidDevices != members.size() + add.size()) {
+        boolean shrink = raidDevices != null && raidDevices < members.size();
+        if (shrink && (change || !add.isEmpty())) {
+            throw CliException.usage("--raid-devices " + raidDevices + " removes members from the " + members.size()
+                    + " given: no --add, --chunk or --layout with it (one reshape at a time)");
+        }
+        if (arraySize != null && !shrink) {
+            throw CliException.usage("--array-size goes with --raid-devices N below the member count (a shrink); "
+                    + "raidfive does not truncate a running array");
+        }
+        if (raidDevices != null && !shrink && raidDevices != members.size() + add.size()) {
             throw CliException.usage("--raid-devices " + raidDevices + " with " + members.size() + " members needs "
-                    + (raidDevices - members.size()) + " --add file(s), got " + add.size()
-                    + (raidDevices < members.size() ? " (removing members is done with Linux md)" : ""));
+                    + (raidDevices - members.size()) + " --add file(s), got " + add.size());
         }
         List<String> all = new ArrayList<>(members);
         all.addAll(add);
@@ -80,9 +94,13 @@ final class ReshapeRun {
                 }
                 reshape = change
                         ? OfflineReshape.change(set.disks(), newChunk, newLayout)
-                        : raidDevices == null
-                                ? OfflineReshape.resume(set.disks())
-                                : OfflineReshape.grow(set.disks(), added);
+                        : shrink
+                                // without --array-size the refusal names the size to give, as mdadm's does
+                                ? OfflineReshape.shrink(
+                                        set.disks(), raidDevices, arraySize == null ? Long.MAX_VALUE : arraySize)
+                                : raidDevices == null
+                                        ? OfflineReshape.resume(set.disks())
+                                        : OfflineReshape.grow(set.disks(), added);
             } catch (IOException | RuntimeException e) {
                 MemberSet.closeQuietly(added);
                 for (Path p : created) {
@@ -168,8 +186,8 @@ final class ReshapeRun {
                                     Locale.ROOT,
                                     "\rreshape %5.1f%% (%d of %d sectors)",
                                     percent(reshape, p),
-                                    p,
-                                    reshape.endPosition());
+                                    reshape.sectorsDone(p),
+                                    reshape.sectorsTotal());
                     verb.err().flush();
                 }
             });
@@ -187,6 +205,10 @@ final class ReshapeRun {
             verb.say(name + ": " + reshape.newDisks() + " members, chunk " + Sizes.chunk(reshape.newChunkBytes()) + ", "
                     + reshape.newAlgorithm().mdadmName() + ", array " + Sizes.human(reshape.newArrayBytes()) + " ("
                     + reshape.newArrayBytes() + " bytes)");
+            for (String spare : sparesOf(all)) {
+                verb.say(spare + " is now a spare of " + name + " (raid remove --member " + spare + " "
+                        + source.again(all) + " takes it out)");
+            }
             if (toldMissing[0] != null) {
                 verb.say(name + " is degraded: " + toldMissing[0] + " failed; rebuild onto a new member with: raid add "
                         + "--spare FILE " + source.again(left));
@@ -217,7 +239,22 @@ final class ReshapeRun {
     }
 
     private static double percent(OfflineReshape r, long position) {
-        return r.endPosition() == 0 ? 100 : 100.0 * position / r.endPosition();
+        return r.sectorsTotal() == 0 ? 100 : 100.0 * r.sectorsDone(position) / r.sectorsTotal();
+    }
+
+    /** The members a finished shrink left as spares, as their superblocks say. */
+    private static List<String> sparesOf(List<String> specs) {
+        List<String> spares = new ArrayList<>();
+        for (String spec : specs) {
+            try {
+                if (SuperblockFile.read(spec).sb().role() == Superblock.ROLE_SPARE) {
+                    spares.add(spec);
+                }
+            } catch (IOException | SuperblockException e) {
+                // a member that failed: said already
+            }
+        }
+        return spares;
     }
 
     /** Ctrl-C: asks the reshape to stop at the next batch and waits for its checkpoint. */

@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -123,6 +124,70 @@ class ReshapeIT {
         }
     }
 
+    /**
+     * raid grow --raid-devices 3 --array-size removes a member as mdadm --grow does (the size first):
+     * refused without the size, in one line, writing nothing; then the data up to the size reads back
+     * from the three members left, check finds 0 mismatched sectors, the freed member is a spare (said,
+     * and as mdadm --examine reads it), and the data offset moved up into the room after the data.
+     */
+    @Test
+    void anArrayLosesAMemberAndKeepsItsDataUpToTheNewSize() throws Exception {
+        assertEquals(
+                0,
+                raid(List.of("create", "--size", "16M", "--chunk", "64K"), ALL).exit());
+        byte[] data = MemberFiles.random(40 << 20, 46);
+        List<String> write = new ArrayList<>(List.of("write", "--offset", "0"));
+        write.addAll(ALL);
+        assertEquals(
+                0, RaidLauncher.run(dir, data, write.toArray(new String[0])).exit());
+        long oldOffset = sb("a.img").dataOffset();
+        long newSize = sb("a.img").size() * 512 * 2;
+        for (String m : ALL) {
+            Path f = dir.resolve(m);
+            try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(f.toFile(), "rw")) {
+                raf.setLength(Files.size(f) + (2 << 20)); // room after the data, as a grown device has
+            }
+        }
+        List<Path> files = ALL.stream().map(dir::resolve).toList();
+        Map<Path, String> before = MemberFiles.snapshot(files);
+        RaidLauncher.Result refused = raid(List.of("grow", "--raid-devices", "3"), ALL);
+        assertEquals(ExitCode.USAGE, refused.exit(), refused.stderr());
+        assertTrue(refused.stderr().contains("this change will reduce the size of"), refused.stderr());
+        assertTrue(refused.stderr().contains(newSize + " bytes"), refused.stderr());
+        assertEquals(1, refused.stderr().strip().lines().count(), "one line: " + refused.stderr());
+        MemberFiles.assertUnchanged(before, "grow --raid-devices 3 without --array-size");
+        RaidLauncher.Result shrink =
+                raid(List.of("grow", "--raid-devices", "3", "--array-size", Long.toString(newSize)), ALL);
+        assertEquals(0, shrink.exit(), shrink.stderr());
+        assertTrue(shrink.stderr().contains("4 -> 3 members"), shrink.stderr());
+        assertTrue(shrink.stderr().contains("d.img is now a spare"), shrink.stderr());
+        byte[] kept = Arrays.copyOf(data, (int) newSize);
+        RaidLauncher.Result read =
+                raid(List.of("read", "--offset", "0", "--length", Integer.toString(kept.length), "--output", "-"), OLD);
+        assertEquals(0, read.exit(), read.stderr());
+        assertArrayEquals(kept, read.stdout(), "the data up to the new size");
+        RaidLauncher.Result check = raid(List.of("check"), OLD);
+        assertEquals(0, check.exit(), check.stderr());
+        String said = new String(check.stdout()) + check.stderr();
+        assertTrue(said.contains("0 mismatched sectors"), said);
+        for (String m : OLD) {
+            Superblock s = sb(m);
+            assertEquals(3, s.raidDisks(), m);
+            assertFalse(s.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), m + " still reshaping");
+            assertTrue(s.dataOffset() > oldOffset, m + "'s data offset moved up");
+        }
+        assertEquals(Superblock.ROLE_SPARE, sb("d.img").role());
+        String mdadm = Tools.mdadm();
+        if (mdadm != null) {
+            String out = Tools.run(dir, Duration.ofSeconds(30), List.of(mdadm, "--examine", "d.img"))
+                    .output();
+            assertTrue(out.contains("Raid Devices : 3"), out);
+            assertTrue(out.contains("Device Role : spare"), out);
+            assertTrue(out.contains("Array Size : " + newSize / 1024 + " KiB"), out);
+            assertFalse(out.contains("Reshape pos'n"), out);
+        }
+    }
+
     @Test
     void refusalsChangeNoFileAndCreateNone() throws Exception {
         createAndFill("16M", 4 << 20, 42);
@@ -130,7 +195,7 @@ class ReshapeIT {
         Map<Path, String> before = MemberFiles.snapshot(files);
         String[][] cases = {
             {"5", "d.img", "needs 2 --add file(s), got 1"},
-            {"2", "d.img", "removing members is done with Linux md"},
+            {"2", "d.img", "no --add, --chunk or --layout with it"},
         };
         for (String[] c : cases) {
             RaidLauncher.Result r = raid(List.of("grow", "--raid-devices", c[0], "--add", c[1]), OLD);

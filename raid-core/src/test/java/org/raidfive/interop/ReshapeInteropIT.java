@@ -59,7 +59,9 @@ import org.raidfive.md.Superblock;
  * <p>Degraded, raidfive to md: a member fails under raidfive's grow (its reads fail from the first
  * batch), is recorded faulty, and the reshape goes on degraded and stops after three batches. md
  * assembles the three members left, continues the degraded reshape to its end, rebuilds a spare
- * added then into the failed slot, finds 0 mismatches and reads raidfive's data.
+ * added then into the failed slot, finds 0 mismatches and reads raidfive's data. raidfive's shrink
+ * (4 -> 3 members, md's backwards reshape) stopped after two batches is finished by md the same way,
+ * the freed member left as md's spare.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
@@ -89,6 +91,14 @@ class ReshapeInteropIT {
     private int ourChunkNewOffset;
     private long ourChunkStoppedAt;
     private byte[] mdChunkReadByRaidfive;
+
+    /** raidfive's shrink 4 -> 3 (members with room after their data), stopped mid-way for md to finish. */
+    private final List<Path> ourShrink = new ArrayList<>();
+
+    private Path ourShrinkDump;
+    private long ourShrinkStoppedAt;
+    private long ourShrinkStart;
+    private long ourShrinkSize;
 
     private Path degradedSpare;
     private Path degradedDump;
@@ -235,6 +245,31 @@ class ReshapeInteropIT {
             disk.close();
         }
 
+        // raidfive -> md, a shrink: 8 MiB of data on 16 MiB members, 4 -> 3, stopped after two batches.
+        ourShrink.addAll(bench.images("ourshrink", 4, MEMBER_BYTES));
+        ourShrinkDump = bench.image("ourshrinkdump", 48L * MIB);
+        List<MemberDisk> shrinkDisks = Workbench.openNew(ourShrink, MEMBER_BYTES);
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK_KIB * 1024)
+                        .memberDataBytes(8L * MIB)
+                        .assumeClean(true)
+                        .build(),
+                shrinkDisks)) {
+            array.write(0, ByteBuffer.wrap(data), 0, (int) Math.min(data.length, array.size()));
+        }
+        shrinkDisks = Workbench.open(ourShrink);
+        ourShrinkSize = 8L * MIB * 2;
+        AtomicInteger shrinkBatches = new AtomicInteger();
+        try (OfflineReshape r = OfflineReshape.shrink(shrinkDisks, 3, ourShrinkSize)) {
+            ourShrinkStart = r.position();
+            assertFalse(r.run(() -> shrinkBatches.get() == 2, p -> shrinkBatches.incrementAndGet()));
+            ourShrinkStoppedAt = r.position();
+        }
+        for (MemberDisk disk : shrinkDisks) {
+            disk.close();
+        }
+
         GuestScript b = new GuestScript("reshape-both");
         b.call("md_assemble", "mdgrow", "md0", b.disks(md));
         b.call("md_check", "mdgrow", "md0");
@@ -268,13 +303,18 @@ class ReshapeInteropIT {
         c.call("md_report", "ourchunk", "md6");
         c.call("md_dump", "ourchunk", "md6", c.disk(ourChunkDump));
         c.call("md_stop", "ourchunk", "md6");
+        c.call("md_assemble", "ourshrink", "md7", c.disks(ourShrink));
+        c.call("md_check", "ourshrink", "md7");
+        c.call("md_report", "ourshrink", "md7");
+        c.call("md_dump", "ourshrink", "md7", c.disk(ourShrinkDump));
+        c.call("md_stop", "ourshrink", "md7");
         second = BootRunner.run(
                 vm,
                 List.of(b, c),
                 false,
                 Duration.ofMinutes(6),
                 bench.dir(),
-                List.of("mdgrow", "ours", "mdcopy", "degraded", "mdchunk", "mdchunkcopy", "ourchunk"));
+                List.of("mdgrow", "ours", "mdcopy", "degraded", "mdchunk", "mdchunkcopy", "ourchunk", "ourshrink"));
         System.out.println("md stopped its reshape at " + mdStoppedAt + ", raidfive at " + oursStoppedAt + "\n"
                 + first.get("mdgrow").describe("mdgrow") + "\n"
                 + second.get("mdgrow").describe("mdgrow") + "\n"
@@ -282,7 +322,8 @@ class ReshapeInteropIT {
                 + second.get("degraded").describe("degraded") + "\n"
                 + first.get("mdchunk").describe("mdchunk") + "\n"
                 + second.get("mdchunk").describe("mdchunk") + "\n"
-                + second.get("ourchunk").describe("ourchunk"));
+                + second.get("ourchunk").describe("ourchunk") + "\n"
+                + second.get("ourshrink").describe("ourshrink"));
     }
 
     @AfterAll
@@ -443,5 +484,30 @@ class ReshapeInteropIT {
         long size = Long.parseLong(g.get("size"));
         assertArrayEquals(expected(size), head(ourChunkDump, size), "md reads raidfive's data");
         assertFalse(ExamineCheck.decode(ourChunk.get(0)).hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE));
+    }
+
+    /**
+     * raidfive's shrink (4 -> 3 members, md's backwards reshape: delta_disks -1, the offset moving up),
+     * stopped mid-way, is finished by md: 3 raid disks, the smaller size, md's check 0, and md reads
+     * the data raidfive kept; the freed member is a spare.
+     */
+    @Test
+    void mdFinishesRaidfivesShrinkAndReadsItsData() throws Exception {
+        assertTrue(
+                ourShrinkStoppedAt > 0 && ourShrinkStoppedAt < ourShrinkStart,
+                "raidfive stopped mid-way: " + ourShrinkStoppedAt + " of " + ourShrinkStart);
+        Map<String, String> g = second.get("ourshrink").result("ourshrink");
+        String said = second.get("ourshrink").describe("ourshrink");
+        assertEquals("0", g.get("assemble_rc"), said);
+        assertEquals("3", g.get("raid_disks"), said);
+        assertEquals(Long.toString(ourShrinkSize), g.get("size"), said);
+        assertEquals("0", g.get("mismatch"), "md's check after md finished raidfive's shrink: " + said);
+        assertEquals("1", g.get("spare_devices"), "the freed member is md's spare: " + said);
+        assertArrayEquals(expected(ourShrinkSize), head(ourShrinkDump, ourShrinkSize), "md reads raidfive's data");
+        for (int i = 0; i < 3; i++) {
+            Superblock sb = ExamineCheck.decode(ourShrink.get(i));
+            assertFalse(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "md finished: " + sb);
+            assertEquals(3, sb.raidDisks());
+        }
     }
 }

@@ -234,9 +234,7 @@ public final class OfflineReshape implements AutoCloseable {
         if (added.isEmpty()) {
             throw new ArrayConfigException("a reshape that adds members needs at least one disk to add");
         }
-        List<DiskClaim> claims = new ArrayList<>();
-        try {
-            Found found = readStartable(members, claims);
+        return start(members, (found, claims) -> {
             Superblock[] sbs = found.sbs;
             Superblock top = sbs[0];
             String array = found.array;
@@ -327,10 +325,7 @@ public final class OfflineReshape implements AutoCloseable {
                 write(slots[s], next[s]);
             }
             return new OfflineReshape(slots, next, claims, false);
-        } catch (IOException | RuntimeException e) {
-            claims.forEach(DiskClaim::close);
-            throw e;
-        }
+        });
     }
 
     /**
@@ -342,24 +337,18 @@ public final class OfflineReshape implements AutoCloseable {
      * 0), up otherwise (md's backwards reshape, {@code MD_FEATURE_RESHAPE_BACKWARDS}, from the array's
      * end down to 0; the data size grows to the device's end when it must, as mdadm sets it to max).
      * The component size must be a whole number of new chunks, as mdadm demands.
-     * {@code newChunkBytes} 0 keeps the chunk, {@code newLayout} null keeps the layout.
+     * {@code askedChunkBytes} 0 keeps the chunk, {@code askedLayout} null keeps the layout.
      */
-    public static OfflineReshape change(List<? extends MemberDisk> members, int newChunkBytes, Raid5Algorithm newLayout)
-            throws IOException {
-        List<DiskClaim> claims = new ArrayList<>();
-        try {
-            Found found = readStartable(members, claims);
+    public static OfflineReshape change(
+            List<? extends MemberDisk> members, int askedChunkBytes, Raid5Algorithm askedLayout) throws IOException {
+        return start(members, (found, claims) -> {
             Superblock[] sbs = found.sbs;
             Superblock top = sbs[0];
             String array = found.array;
             int disks = top.raidDisks();
             int oldChunk = top.chunkSectors();
-            if (newChunkBytes == 0) {
-                newChunkBytes = oldChunk * 512;
-            }
-            if (newLayout == null) {
-                newLayout = Raid5Algorithm.fromMdNumber(top.layout());
-            }
+            int newChunkBytes = askedChunkBytes == 0 ? oldChunk * 512 : askedChunkBytes;
+            Raid5Algorithm newLayout = askedLayout == null ? Raid5Algorithm.fromMdNumber(top.layout()) : askedLayout;
             try {
                 Raid5Layout.checkChunk(newChunkBytes);
             } catch (IllegalArgumentException e) {
@@ -420,10 +409,7 @@ public final class OfflineReshape implements AutoCloseable {
                 write(slots[s], next[s]);
             }
             return new OfflineReshape(slots, next, claims, false);
-        } catch (IOException | RuntimeException e) {
-            claims.forEach(DiskClaim::close);
-            throw e;
-        }
+        });
     }
 
     /**
@@ -438,9 +424,7 @@ public final class OfflineReshape implements AutoCloseable {
      */
     public static OfflineReshape shrink(List<? extends MemberDisk> members, int newDisks, long arrayBytes)
             throws IOException {
-        List<DiskClaim> claims = new ArrayList<>();
-        try {
-            Found found = readStartable(members, claims);
+        return start(members, (found, claims) -> {
             Superblock[] sbs = found.sbs;
             Superblock top = sbs[0];
             String array = found.array;
@@ -484,6 +468,20 @@ public final class OfflineReshape implements AutoCloseable {
                 write(slots[s], next[s]);
             }
             return new OfflineReshape(slots, next, claims, false);
+        });
+    }
+
+    /** How a reshape starts from the members' superblocks: checks, then writes its first superblocks. */
+    @FunctionalInterface
+    private interface Starter {
+        OfflineReshape start(Found found, List<DiskClaim> claims) throws IOException;
+    }
+
+    /** The members read and claimed for a start ({@link #readStartable}), and given back if it fails. */
+    private static OfflineReshape start(List<? extends MemberDisk> members, Starter starter) throws IOException {
+        List<DiskClaim> claims = new ArrayList<>();
+        try {
+            return starter.start(readStartable(members, claims), claims);
         } catch (IOException | RuntimeException e) {
             claims.forEach(DiskClaim::close);
             throw e;

@@ -5,9 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.raidfive.array.ReshapeTestDisks.snapshot;
 
-import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -18,10 +17,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.raidfive.array.ReshapeTestDisks.InjectedCrash;
+import org.raidfive.array.ReshapeTestDisks.Kept;
 import org.raidfive.disk.FaultyDisk;
-import org.raidfive.disk.ForwardingDisk;
 import org.raidfive.disk.MemberDisk;
-import org.raidfive.disk.MemoryDisk;
 import org.raidfive.layout.Raid5Algorithm;
 import org.raidfive.md.Superblock;
 
@@ -42,30 +41,12 @@ class BackwardReshapeTest {
 
     private static final long DATA = 4L << 20;
 
-    private static final class Crash extends IOException {
-        private static final long serialVersionUID = 1L;
-
-        Crash(String what) {
-            super(what);
-        }
-    }
-
-    /** A memory member that outlives the arrays opened on it (closing an array closes its members). */
-    private static final class Kept extends ForwardingDisk {
-        Kept(String name) {
-            super(new MemoryDisk(MEMBER, name));
-        }
-
-        @Override
-        public void close() {}
-    }
-
     private record Made(List<MemberDisk> members, byte[] image, long oldOffset) {}
 
     private static Made make(int disks, int chunk, Raid5Algorithm algorithm, long seed) throws Exception {
         List<MemberDisk> members = new ArrayList<>();
         for (int i = 0; i < disks; i++) {
-            members.add(new Kept("m" + i));
+            members.add(new Kept(MEMBER, "m" + i));
         }
         byte[] image;
         try (Raid5Array array = Raid5Array.create(
@@ -138,17 +119,6 @@ class BackwardReshapeTest {
             assertFalse(array.status().degraded());
             ArrayOracle.assertArrayHolds(array, expected);
         }
-    }
-
-    private static byte[][] snapshot(List<MemberDisk> disks) throws IOException {
-        byte[][] out = new byte[disks.size()][];
-        for (int i = 0; i < out.length; i++) {
-            MemberDisk d = disks.get(i);
-            ByteBuffer b = ByteBuffer.allocate((int) d.size());
-            d.read(0, b, 0, (int) d.size());
-            out[i] = b.array();
-        }
-        return out;
     }
 
     private static boolean reshaping(List<MemberDisk> members) throws Exception {
@@ -281,13 +251,13 @@ class BackwardReshapeTest {
         Made m = make(
                 disks, fromK * 1024, Raid5Algorithm.LEFT_SYMMETRIC, seed(what + " crash at " + point + " #" + nth));
         AtomicInteger seen = new AtomicInteger();
-        Crash crash = assertThrows(Crash.class, () -> {
+        InjectedCrash crash = assertThrows(InjectedCrash.class, () -> {
             try (OfflineReshape r = shrink
                     ? OfflineReshape.shrink(m.members, to, newSize(m, to, CHUNK))
                     : OfflineReshape.change(m.members, toK * 1024, Raid5Algorithm.LEFT_SYMMETRIC)) {
                 r.hook((p, at) -> {
                     if (p == point && seen.incrementAndGet() == nth) {
-                        throw new Crash(p + " #" + nth + " at " + at);
+                        throw new InjectedCrash(p + " #" + nth + " at " + at);
                     }
                 });
                 r.run(() -> false, p -> {});
@@ -401,7 +371,7 @@ class BackwardReshapeTest {
         // Members whose data reaches their end: no room to move the offset up.
         List<MemberDisk> full = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            full.add(new Kept("full" + i));
+            full.add(new Kept(MEMBER, "full" + i));
         }
         Raid5Array.create(ArraySpec.builder().chunkSize(CHUNK).assumeClean(true).build(), full)
                 .close();

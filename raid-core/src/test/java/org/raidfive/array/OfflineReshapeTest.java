@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.raidfive.array.ReshapeTestDisks.snapshot;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -18,9 +19,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.raidfive.array.ReshapeTestDisks.InjectedCrash;
+import org.raidfive.array.ReshapeTestDisks.Kept;
 import org.raidfive.disk.FaultyDisk;
 import org.raidfive.disk.FileDisk;
-import org.raidfive.disk.ForwardingDisk;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.MemoryDisk;
 import org.raidfive.layout.Raid5Algorithm;
@@ -38,24 +40,6 @@ import org.raidfive.md.Superblock;
 class OfflineReshapeTest {
     private static final int CHUNK = 64 * 1024;
     private static final long MEMBER = 6L << 20;
-
-    private static final class Crash extends IOException {
-        private static final long serialVersionUID = 1L;
-
-        Crash(String what) {
-            super(what);
-        }
-    }
-
-    /** A memory member that outlives the arrays opened on it (closing an array closes its members). */
-    private static final class Kept extends ForwardingDisk {
-        Kept(long size, String name) {
-            super(new MemoryDisk(size, name));
-        }
-
-        @Override
-        public void close() {}
-    }
 
     private record Made(List<MemberDisk> members, byte[] image) {}
 
@@ -200,7 +184,7 @@ class OfflineReshapeTest {
         assertEquals(128 * 2, OfflineReshape.minOffsetChange(128, 128, 2, 4));
     }
 
-    /** Crash points: the n-th time the reshape passes {@code point}, it stops as a crash would. */
+    /** InjectedCrash points: the n-th time the reshape passes {@code point}, it stops as a crash would. */
     @ParameterizedTest(name = "crash at {0} #{1}")
     @CsvSource({
         "BATCH_READ, 1",
@@ -228,11 +212,11 @@ class OfflineReshapeTest {
         try (OfflineReshape r = OfflineReshape.grow(m.members, added)) {
             r.hook((p, at) -> {
                 if (p == point && seen.incrementAndGet() == nth) {
-                    throw new Crash(p + " #" + nth + " at " + at);
+                    throw new InjectedCrash(p + " #" + nth + " at " + at);
                 }
             });
             r.run(() -> false, p -> {});
-        } catch (Crash expected) {
+        } catch (InjectedCrash expected) {
             crashed = true;
         }
         assertTrue(crashed, "the crash point " + point + " #" + nth + " was reached");
@@ -536,7 +520,7 @@ class OfflineReshapeTest {
         assertEquals(262144, OfflineReshape.chooseOffset(262144 - 8000, 262144 + 8000, 262144 - 8000, 262144));
     }
 
-    /** Crash points of a chunk change, growing and shrinking the chunk (rows of two new stripes). */
+    /** InjectedCrash points of a chunk change, growing and shrinking the chunk (rows of two new stripes). */
     @ParameterizedTest(name = "{0}K -> {1}K, crash at {2} #{3}")
     @CsvSource({
         "64, 128, BATCH_READ, 2",
@@ -554,11 +538,11 @@ class OfflineReshapeTest {
         Made m = make(3, Raid5Algorithm.LEFT_SYMMETRIC, ConsistencyPolicy.RESYNC, fromK * 1024, seed);
         long oldOffset = dataOffsetOf(m.members.get(0));
         AtomicInteger seen = new AtomicInteger();
-        assertThrows(Crash.class, () -> {
+        assertThrows(InjectedCrash.class, () -> {
             try (OfflineReshape r = OfflineReshape.change(m.members, toK * 1024, Raid5Algorithm.LEFT_SYMMETRIC)) {
                 r.hook((p, at) -> {
                     if (p == point && seen.incrementAndGet() == nth) {
-                        throw new Crash(p + " #" + nth + " at " + at);
+                        throw new InjectedCrash(p + " #" + nth + " at " + at);
                     }
                 });
                 r.run(() -> false, p -> {});
@@ -715,16 +699,5 @@ class OfflineReshapeTest {
             assertEquals(ConsistencyPolicy.BITMAP, array.consistencyPolicy());
             assertFalse(array.status().resyncPending(), "the bitmap is not stale: no full resync");
         }
-    }
-
-    private static byte[][] snapshot(List<MemberDisk> disks) throws IOException {
-        byte[][] out = new byte[disks.size()][];
-        for (int i = 0; i < out.length; i++) {
-            MemberDisk d = disks.get(i);
-            ByteBuffer b = ByteBuffer.allocate((int) d.size());
-            d.read(0, b, 0, (int) d.size());
-            out[i] = b.array();
-        }
-        return out;
     }
 }

@@ -77,7 +77,8 @@ final class GrowCommand extends Verb {
     @Option(
             names = {"--raid-devices", "-n"},
             paramLabel = "N",
-            description = "Members after the reshape: the members given plus the --add files.")
+            description = "Members after the reshape: the members given plus the --add files, or fewer than given "
+                    + "(with --array-size) to remove members.")
     Integer raidDevices;
 
     @Option(names = "--continue", description = "Continue the reshape the members record (raidfive's or md's).")

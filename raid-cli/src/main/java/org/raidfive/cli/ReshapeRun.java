@@ -18,7 +18,8 @@ import org.raidfive.md.Superblock;
 import org.raidfive.md.SuperblockException;
 
 /**
- * {@code raid grow --raid-devices N --add FILE...} and {@code raid grow --continue}: an
+ * {@code raid grow --raid-devices N --add FILE...}, {@code --raid-devices N --array-size SIZE} (fewer
+ * members), {@code --chunk}/{@code --layout} and {@code raid grow --continue}: an
  * {@link OfflineReshape} in the foreground, with progress on stderr, and Ctrl-C stopping it at the
  * next batch with the position checkpointed on every member.
  */

@@ -132,6 +132,8 @@ public final class OfflineReshape implements AutoCloseable {
     private long events;
     /** The end is on every member's superblock. */
     private boolean finished;
+    /** Opened by {@link #readOnly}: {@link #run} is refused. */
+    private boolean readOnly;
 
     /**
      * The slot without a member (it failed during this reshape, or before it resumed), or -1: its
@@ -561,21 +563,42 @@ public final class OfflineReshape implements AutoCloseable {
      * {@link #run} from where its superblocks say it is, whoever started it (Linux md or raidfive).
      */
     public static OfflineReshape resume(List<? extends MemberDisk> members) throws IOException {
+        return open(members, false);
+    }
+
+    /**
+     * The reshape recorded on {@code members}, opened to {@link #read} the array as it stands at the
+     * recorded position (md's mapping: below it forwards, or from it up backwards, the new geometry;
+     * the old one elsewhere), without writing anything: the members are claimed shared, as a
+     * read-only assembly claims them, and {@link #run} is refused. A member recorded faulty is read
+     * from parity. The same reshapes as {@link #resume} are taken; one whose superblocks say it is
+     * done (or whose end was cut short) is an array to assemble, and is refused here.
+     */
+    public static OfflineReshape readOnly(List<? extends MemberDisk> members) throws IOException {
+        return open(members, true);
+    }
+
+    private static OfflineReshape open(List<? extends MemberDisk> members, boolean readOnly) throws IOException {
         List<DiskClaim> claims = new ArrayList<>();
         try {
-            Found found = readAll(members, claims);
+            Found found = readAll(members, claims, readOnly ? ClaimMode.SHARED : ClaimMode.EXCLUSIVE);
             Superblock[] sbs = found.sbs;
             Superblock top = sbs[0];
             String array = found.array;
             List<Integer> finishing = found.finishing;
             boolean done = !top.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE);
-            if (done && finishing.isEmpty()) {
-                throw new ArrayConfigException(array + " is not reshaping: nothing to continue");
+            if (done && (finishing.isEmpty() || readOnly)) {
+                throw new ArrayConfigException(array + " is not reshaping: nothing to "
+                        + (readOnly
+                                ? "read mid-reshape (assemble it"
+                                        + (finishing.isEmpty() ? ")" : " after raid grow --continue)")
+                                : "continue"));
             }
             String unsupported = done ? null : unsupported(top, sbs, members);
             if (unsupported != null) {
                 throw new ArrayConfigException(array + "'s reshape " + unsupported
-                        + ": raidfive continues reshapes that add or remove members or change chunk or layout, with "
+                        + ": raidfive " + (readOnly ? "reads and continues" : "continues")
+                        + " reshapes that add or remove members or change chunk or layout, with "
                         + "the data offset moved (no backup file); "
                         + "finish this one with Linux md (mdadm --assemble)");
             }
@@ -612,7 +635,9 @@ public final class OfflineReshape implements AutoCloseable {
             for (int i : finishing) {
                 write(members.get(i), sbs[i]); // the end, as the others have it
             }
-            return new OfflineReshape(slots, bySlot, claims, done);
+            OfflineReshape reshape = new OfflineReshape(slots, bySlot, claims, done);
+            reshape.readOnly = readOnly;
+            return reshape;
         } catch (IOException | RuntimeException e) {
             claims.forEach(DiskClaim::close);
             throw e;
@@ -797,6 +822,9 @@ public final class OfflineReshape implements AutoCloseable {
      * the data are intact, and {@link #resume} continues from there.
      */
     public boolean run(BooleanSupplier stop, LongConsumer progressListener) throws IOException {
+        if (readOnly) {
+            throw new IllegalStateException(name + "'s reshape was opened read-only");
+        }
         if (finished) {
             return true;
         }
@@ -977,7 +1005,9 @@ public final class OfflineReshape implements AutoCloseable {
         if (degradedScratch == null) {
             degradedScratch = new ByteBuffer[LANES];
             for (int i = 0; i < LANES; i++) {
-                degradedScratch[i] = AlignedBuffers.allocate((oldLayout.disks() - 1) * oldLayout.chunkSize());
+                degradedScratch[i] = AlignedBuffers.allocate(Math.max(
+                        (oldLayout.disks() - 1) * oldLayout.chunkSize(),
+                        (newLayout.disks() - 1) * newLayout.chunkSize()));
             }
         }
     }
@@ -1035,6 +1065,68 @@ public final class OfflineReshape implements AutoCloseable {
         }
     }
 
+    /**
+     * The array's size while the reshape is under way, in bytes: md's {@code raid5_size} over the
+     * smaller member count (the old size until a grow ends; a shrink's new size, which the caller
+     * set first).
+     */
+    public long reshapingArrayBytes() {
+        return Math.min(oldLayout.arrayBytes(), newLayout.arrayBytes());
+    }
+
+    /**
+     * {@code len} bytes of the array from byte {@code offset} into {@code dst} at {@code at}, each
+     * read in the geometry that holds it at the {@link #position}: the new one below it (forwards)
+     * or from it up ({@link #backwards}), the old one elsewhere, as md's {@code make_request} maps
+     * a read during a reshape. A chunk on a member recorded faulty is rebuilt from the rest of its
+     * stripe in that stripe's geometry (md's rule keeps both sides whole at the recorded position).
+     */
+    public synchronized void read(long offset, ByteBuffer dst, int at, int len) throws IOException {
+        long size = reshapingArrayBytes();
+        if (offset < 0 || len < 0 || offset > size || len > size - offset) {
+            throw new IllegalArgumentException(
+                    len + " bytes at " + offset + " are not within " + name + "'s " + size + " bytes");
+        }
+        long boundary = progress * 512;
+        ByteBuffer buf = dst.duplicate();
+        for (int done = 0; done < len; ) {
+            long p = offset + done;
+            boolean below = p < boundary;
+            boolean inNew = below != backwards;
+            int n = (int) ((below ? Math.min(offset + len, boundary) : offset + len) - p);
+            try {
+                if (inNew) {
+                    readNew(p, buf, at + done, n);
+                } else {
+                    readOld(p, buf, at + done, n, 0);
+                }
+            } catch (MemberFailed e) {
+                throw (IOException) e.getCause();
+            }
+            done += n;
+        }
+    }
+
+    /** {@link #readOld} in the new geometry, from byte {@code from} of the array (below its end). */
+    private void readNew(long from, ByteBuffer buf, int at, int len) throws IOException {
+        int chunk = newLayout.chunkSize();
+        int data = newLayout.dataDisks();
+        for (int done = 0; done < len; ) {
+            long p = from + done;
+            long c = p / chunk;
+            int within = (int) (p % chunk);
+            int n = Math.min(len - done, chunk - within);
+            long stripe = c / data;
+            int slot = newLayout.dataSlot(stripe, (int) (c % data));
+            if (slot == missing) {
+                rebuild(newLayout, newOffset, stripe, within, buf, at + done, n, 0);
+            } else {
+                read(slot, newOffset[slot] + newLayout.memberOffset(stripe) + within, buf, at + done, n);
+            }
+            done += n;
+        }
+    }
+
     private void writeStripe(long stripe, int k, ByteBuffer batch) throws IOException {
         ByteBuffer buf = batch.duplicate();
         int chunk = newLayout.chunkSize();
@@ -1058,14 +1150,21 @@ public final class OfflineReshape implements AutoCloseable {
      * so the others are intact.
      */
     private void rebuildOld(long oldStripe, int within, ByteBuffer buf, int at, int len, int k) throws IOException {
-        int others = oldLayout.disks() - 1;
+        rebuild(oldLayout, oldOffset, oldStripe, within, buf, at, len, k);
+    }
+
+    /** {@link #rebuildOld} in either geometry: {@code layout} placed at {@code offsets}. */
+    private void rebuild(
+            Raid5Layout layout, long[] offsets, long stripe, int within, ByteBuffer buf, int at, int len, int k)
+            throws IOException {
+        int others = layout.disks() - 1;
         ByteBuffer scratch = degradedScratch[k % LANES].duplicate();
         ByteBuffer[] sources = new ByteBuffer[others];
         int[] from = new int[others];
-        long offset = oldLayout.memberOffset(oldStripe) + within;
-        for (int s = 0, i = 0; s < oldLayout.disks(); s++) {
+        long offset = layout.memberOffset(stripe) + within;
+        for (int s = 0, i = 0; s < layout.disks(); s++) {
             if (s != missing) {
-                read(s, oldOffset[s] + offset, scratch, i * len, len);
+                read(s, offsets[s] + offset, scratch, i * len, len);
                 sources[i] = scratch;
                 from[i] = i * len;
                 i++;
@@ -1357,7 +1456,8 @@ public final class OfflineReshape implements AutoCloseable {
     /** What {@link #readAll} found: the superblocks in member order, the array's name, the members whose end it writes. */
     private record Found(Superblock[] sbs, String array, List<Integer> finishing) {}
 
-    private static Found readAll(List<? extends MemberDisk> members, List<DiskClaim> claims) throws IOException {
+    private static Found readAll(List<? extends MemberDisk> members, List<DiskClaim> claims, ClaimMode mode)
+            throws IOException {
         List<Integer> finishing = new ArrayList<>();
         if (members.size() < Raid5Layout.MIN_DISKS) {
             throw new ArrayConfigException("a reshape needs every member of the array (got " + members.size() + ")");
@@ -1410,7 +1510,7 @@ public final class OfflineReshape implements AutoCloseable {
             }
         }
         for (MemberDisk d : members) {
-            claims.add(d.claim(ClaimMode.EXCLUSIVE, holder));
+            claims.add(d.claim(mode, holder));
         }
         for (Superblock sb : sbs) {
             int own = sb.featureMap() & Superblock.MD_FEATURE_BAD_BLOCKS;
@@ -1437,7 +1537,7 @@ public final class OfflineReshape implements AutoCloseable {
      * each passing {@link #checkStartable}.
      */
     private static Found readStartable(List<? extends MemberDisk> members, List<DiskClaim> claims) throws IOException {
-        Found found = readAll(members, claims);
+        Found found = readAll(members, claims, ClaimMode.EXCLUSIVE);
         Superblock top = found.sbs[0];
         if (top.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE) || !found.finishing.isEmpty()) {
             throw new ArrayConfigException(found.array + " is already reshaping (reshape_position "

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.raidfive.array.ReshapeTestDisks.assertReadsMidReshape;
 import static org.raidfive.array.ReshapeTestDisks.snapshot;
 
 import java.time.Duration;
@@ -266,6 +267,8 @@ class BackwardReshapeTest {
         System.out.println("crashed: " + crash.getMessage());
         List<MemberDisk> shuffled = new ArrayList<>(m.members);
         Collections.rotate(shuffled, 2);
+        long readAt = assertReadsMidReshape(shuffled, m.image);
+        assertTrue(readAt >= 0 || point == OfflineReshape.Point.FINISH_MEMBER, "read mid-reshape at " + readAt);
         if (reshaping(m.members)) {
             try (OfflineReshape r = OfflineReshape.resume(shuffled)) {
                 assertTrue(r.backwards() || point == OfflineReshape.Point.FINISH_MEMBER);
@@ -296,6 +299,8 @@ class BackwardReshapeTest {
         assertTrue(refused.getMessage().contains("reshape"), refused.getMessage());
         while (true) {
             batches.set(0);
+            long readAt = assertReadsMidReshape(m.members, m.image);
+            assertTrue(readAt > 0 && readAt <= stoppedAt, "read mid-shrink at " + readAt);
             try (OfflineReshape r = OfflineReshape.resume(m.members)) {
                 assertTrue(r.position() <= stoppedAt);
                 stoppedAt = r.position();
@@ -346,6 +351,35 @@ class BackwardReshapeTest {
                     array.awaitSync(Duration.ofSeconds(60)).result());
         }
         assertReshaped(survivors, m.image, m.oldOffset, 3, CHUNK, Raid5Algorithm.LEFT_SYMMETRIC);
+    }
+
+    /**
+     * A shrink stopped with a member that stays recorded faulty: read mid-way without it, both
+     * geometries rebuild its chunks from parity; the shrink then finishes degraded.
+     */
+    @Test
+    void aDegradedShrinkStoppedMidWayReadsWithoutTheFailedMember() throws Exception {
+        Made m = make(4, CHUNK, Raid5Algorithm.LEFT_ASYMMETRIC, seed("degraded shrink read mid-way"));
+        List<MemberDisk> given = new ArrayList<>(m.members);
+        long end = m.oldOffset + MEMBER; // fails its first read: the shrink's first batch
+        FaultyDisk faulty = new FaultyDisk(m.members.get(1)).failReads(m.oldOffset, end);
+        given.set(1, faulty);
+        AtomicInteger batches = new AtomicInteger();
+        try (OfflineReshape r = OfflineReshape.shrink(given, 3, newSize(m, 3, CHUNK))) {
+            assertFalse(r.run(() -> batches.get() == 2, p -> batches.incrementAndGet()));
+            assertEquals(faulty.name(), r.missingMember());
+        }
+        List<MemberDisk> survivors = new ArrayList<>(m.members);
+        survivors.remove(1);
+        long readAt = assertReadsMidReshape(survivors, m.image);
+        assertTrue(readAt > 0, "stopped mid-way: " + readAt);
+        try (OfflineReshape r = OfflineReshape.resume(survivors)) {
+            assertTrue(r.run(() -> false, p -> {}));
+        }
+        try (Raid5Array array = Raid5Array.assemble(survivors)) {
+            assertTrue(array.status().degraded(), "assembled degraded");
+            ArrayOracle.assertArrayHolds(array, Arrays.copyOf(m.image, (int) newSize(m, 3, CHUNK)));
+        }
     }
 
     /** Refusals of a shrink write nothing: a size too big, a count out of range, no room after the data. */

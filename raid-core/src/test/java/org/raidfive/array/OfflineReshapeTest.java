@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.raidfive.array.ReshapeTestDisks.assertReadsMidReshape;
 import static org.raidfive.array.ReshapeTestDisks.snapshot;
 
 import java.io.IOException;
@@ -229,6 +230,8 @@ class OfflineReshapeTest {
         }
         boolean finishedBeforeCrash =
                 Arrays.stream(before).noneMatch(sb -> sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE));
+        long readAt = assertReadsMidReshape(shuffled, m.image);
+        assertTrue(readAt >= 0 || point == OfflineReshape.Point.FINISH_MEMBER, "read mid-reshape at " + readAt);
         if (!finishedBeforeCrash) {
             try (OfflineReshape r = OfflineReshape.resume(shuffled)) {
                 assertTrue(r.run(() -> false, p -> {}));
@@ -262,6 +265,7 @@ class OfflineReshapeTest {
         assertTrue(stoppedAt > 0);
         ArrayConfigException refused = assertThrows(ArrayConfigException.class, () -> Raid5Array.assemble(all));
         assertTrue(refused.getMessage().contains("reshape"), refused.getMessage());
+        assertEquals(stoppedAt, assertReadsMidReshape(all, m.image));
         try (OfflineReshape r = OfflineReshape.resume(all)) {
             assertEquals(stoppedAt, r.position());
             assertTrue(r.run(() -> false, p -> {}));
@@ -432,6 +436,7 @@ class OfflineReshapeTest {
         assertTrue(refused.getMessage().contains(m.members.get(2).name()), refused.getMessage());
         List<MemberDisk> survivors = new ArrayList<>(all);
         survivors.remove(m.members.get(2));
+        assertTrue(assertReadsMidReshape(survivors, m.image) > 0, "read degraded mid-reshape");
         try (OfflineReshape r = OfflineReshape.resume(survivors)) {
             assertEquals("slot 2", r.missingMember());
             assertTrue(r.run(() -> false, p -> {}));
@@ -557,6 +562,7 @@ class OfflineReshapeTest {
                 throw new AssertionError(e);
             }
         });
+        assertReadsMidReshape(shuffled, m.image);
         if (!done || point == OfflineReshape.Point.FINISH_MEMBER) {
             try (OfflineReshape r = OfflineReshape.resume(shuffled)) {
                 assertTrue(r.run(() -> false, p -> {}));

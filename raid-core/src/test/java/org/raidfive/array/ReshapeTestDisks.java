@@ -1,11 +1,17 @@
 package org.raidfive.array;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.List;
 import org.raidfive.disk.ForwardingDisk;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.MemoryDisk;
+import org.raidfive.md.Superblock;
 
 /** What the reshape tests share: members that outlive their arrays, an injected crash, whole-member copies. */
 final class ReshapeTestDisks {
@@ -28,6 +34,53 @@ final class ReshapeTestDisks {
 
         @Override
         public void close() {}
+    }
+
+    /**
+     * Opens the reshape recorded on {@code members} read-only and checks that the array reads as
+     * {@code image} (zeros past its end) at the recorded position: whole, and again in pieces of 37
+     * sectors, so that some piece crosses the position; nothing is written. Returns the position,
+     * or -1 when a member's superblock already says the reshape is done (a crash while its end was
+     * written), which {@link OfflineReshape#readOnly} refuses.
+     */
+    static long assertReadsMidReshape(List<MemberDisk> members, byte[] image) throws Exception {
+        byte[][] before = snapshot(members);
+        for (MemberDisk d : members) {
+            if (!SuperblockIo.read(d).hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE)) {
+                ArrayConfigException e =
+                        assertThrows(ArrayConfigException.class, () -> OfflineReshape.readOnly(members));
+                assertTrue(e.getMessage().contains("is not reshaping"), e.getMessage());
+                return -1;
+            }
+        }
+        long position;
+        try (OfflineReshape r = OfflineReshape.readOnly(members)) {
+            position = r.position();
+            int size = (int) r.reshapingArrayBytes();
+            byte[] expected = Arrays.copyOf(image, size);
+            byte[] whole = new byte[size];
+            r.read(0, ByteBuffer.wrap(whole), 0, size);
+            assertSameBytes(expected, whole, "read whole at position " + position);
+            byte[] pieces = new byte[size];
+            for (int at = 0; at < size; at += 37 * 512) {
+                r.read(at, ByteBuffer.wrap(pieces), at, Math.min(37 * 512, size - at));
+            }
+            assertSameBytes(expected, pieces, "read in pieces at position " + position);
+            assertThrows(IllegalStateException.class, () -> r.run(() -> false, p -> {}));
+        }
+        byte[][] after = snapshot(members);
+        for (int i = 0; i < before.length; i++) {
+            assertArrayEquals(before[i], after[i], members.get(i).name() + " unchanged by reading mid-reshape");
+        }
+        return position;
+    }
+
+    private static void assertSameBytes(byte[] expected, byte[] got, String what) {
+        int mismatch = Arrays.mismatch(expected, got);
+        if (mismatch >= 0) {
+            throw new AssertionError(what + ": the array differs from the reference at byte " + mismatch + " (sector "
+                    + mismatch / 512 + ")");
+        }
     }
 
     /** Every byte of each disk, to show a refusal wrote nothing. */

@@ -6,7 +6,10 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
+import org.raidfive.array.OfflineReshape;
 import org.raidfive.array.Raid5Array;
+import org.raidfive.md.Superblock;
+import org.raidfive.md.SuperblockException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -20,7 +23,9 @@ import picocli.CommandLine.Option;
         description = {
             "Read --length bytes at --offset from the array to --output FILE or stdout.",
             "Offset and length must be multiples of 512. Assembles read-only: the member files are not changed; "
-                    + "a degraded array reconstructs the missing member's data from parity."
+                    + "a degraded array reconstructs the missing member's data from parity. An array stopped "
+                    + "mid-reshape (raid grow, or Linux md) is read as md maps it at the recorded position: "
+                    + "the part already moved in the new geometry, the rest in the old."
         })
 final class ReadCommand extends Verb {
     @Option(
@@ -63,36 +68,65 @@ final class ReadCommand extends Verb {
         members = source.members();
         WriteCommand.checkAligned("--offset", offset);
         WriteCommand.checkAligned("--length", length);
-        boolean stdout = output.equals("-");
-        if (!stdout && Members.indexOf(members, output) >= 0) {
+        if (!output.equals("-") && Members.indexOf(members, output) >= 0) {
             throw CliException.usage("--output " + output + " is one of the members");
+        }
+        if (reshaping(members)) {
+            // Stopped mid-reshape: read through md's mapping at the recorded position, writing nothing.
+            try (MemberSet set = Members.openAll(members, true);
+                    OfflineReshape reshape = OfflineReshape.readOnly(set.disks())) {
+                copyOut(reshape.reshapingArrayBytes(), reshape::read);
+            }
+            return ExitCode.OK;
         }
         try (ArraySession session = session(members, ArraySession.READ_ONLY.withForce(force))) {
             Raid5Array array = session.array();
-            long size = array.size();
-            if (offset > size || length > size - offset) {
-                throw CliException.usage("reading " + length + " bytes at offset " + offset
-                        + " would go beyond the end of the array (size " + size + " bytes)");
-            }
-            if (stdout) {
-                copy(array, System.out);
-                if (System.out.checkError()) {
-                    throw new IOException("writing to stdout failed (closed pipe?)");
-                }
-            } else {
-                try (OutputStream out = Files.newOutputStream(
-                        Members.path(output),
-                        StandardOpenOption.CREATE,
-                        StandardOpenOption.TRUNCATE_EXISTING,
-                        StandardOpenOption.WRITE)) {
-                    copy(array, out);
-                }
-            }
+            copyOut(array.size(), array::read);
         }
         return ExitCode.OK;
     }
 
-    private void copy(Raid5Array array, OutputStream out) throws IOException {
+    /** Whether a member's superblock records a reshape under way (md's MD_FEATURE_RESHAPE_ACTIVE). */
+    private static boolean reshaping(List<String> members) {
+        for (String m : members) {
+            try {
+                if (SuperblockFile.read(m).sb().hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE)) {
+                    return true;
+                }
+            } catch (IOException | SuperblockException e) {
+                // the assembly below names what is wrong with it
+            }
+        }
+        return false;
+    }
+
+    @FunctionalInterface
+    private interface Source {
+        void read(long offset, ByteBuffer dst, int at, int len) throws IOException;
+    }
+
+    private void copyOut(long size, Source array) throws IOException {
+        if (offset > size || length > size - offset) {
+            throw CliException.usage("reading " + length + " bytes at offset " + offset
+                    + " would go beyond the end of the array (size " + size + " bytes)");
+        }
+        if (output.equals("-")) {
+            copy(array, System.out);
+            if (System.out.checkError()) {
+                throw new IOException("writing to stdout failed (closed pipe?)");
+            }
+        } else {
+            try (OutputStream out = Files.newOutputStream(
+                    Members.path(output),
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.TRUNCATE_EXISTING,
+                    StandardOpenOption.WRITE)) {
+                copy(array, out);
+            }
+        }
+    }
+
+    private void copy(Source array, OutputStream out) throws IOException {
         ByteBuffer buf = ByteBuffer.allocate(WriteCommand.BLOCK);
         long done = 0;
         while (done < length) {

@@ -279,11 +279,35 @@ class ReshapeIT {
                 assertTrue(line(theirs, field) != null, field + " in mdadm --examine:\n" + theirs);
             }
         }
+        assertTrue(s.reshapePosition() * 512 < data.length, "the data crosses the position: " + s.reshapePosition());
+        assertReadsMidReshape(data);
         List<String> cont = new ArrayList<>(List.of("grow", "--continue"));
         cont.addAll(ALL);
         RaidLauncher.Result c = RaidLauncher.run(dir, cont.toArray(new String[0]));
         assertEquals(0, c.exit(), c.stderr());
         assertHolds(data);
+    }
+
+    /**
+     * {@code raid read} of an array stopped mid-reshape gives back the data (md's mapping at the
+     * recorded position) and changes no superblock.
+     */
+    private void assertReadsMidReshape(byte[] data) throws Exception {
+        List<Superblock> before = new ArrayList<>();
+        for (String m : ALL) {
+            before.add(sb(m));
+        }
+        byte[] read = raid(
+                        List.of("read", "--offset", "0", "--length", Integer.toString(data.length), "--output", "-"),
+                        ALL)
+                .stdout();
+        assertArrayEquals(
+                data, read, "raid read mid-reshape at " + before.get(0).reshapePosition());
+        for (int i = 0; i < ALL.size(); i++) {
+            Superblock after = sb(ALL.get(i));
+            assertEquals(before.get(i).events(), after.events(), ALL.get(i) + "'s events after raid read");
+            assertEquals(before.get(i).reshapePosition(), after.reshapePosition());
+        }
     }
 
     /**
@@ -355,7 +379,7 @@ class ReshapeIT {
             for (String m : ALL) {
                 Files.deleteIfExists(dir.resolve(m));
             }
-            byte[] data = createAndFill("160M", 64 << 20, round);
+            byte[] data = createAndFill("160M", 192 << 20, round);
             List<String> grow = new ArrayList<>(List.of("grow", "--raid-devices", "4", "--add", "d.img"));
             grow.addAll(OLD);
             killAfter(grow, 600 + rnd.nextInt(1600), round, "grow");
@@ -363,6 +387,13 @@ class ReshapeIT {
             cont.addAll(ALL);
             if (rnd.nextBoolean() && reshaping()) {
                 killAfter(cont, 100 + rnd.nextInt(800), round, "continue");
+            }
+            boolean everyMemberReshaping = true; // not a start cut short between two superblock writes
+            for (String m : ALL) {
+                everyMemberReshaping &= reshaping(m);
+            }
+            if (everyMemberReshaping) {
+                assertReadsMidReshape(data);
             }
             if (reshaping()) {
                 RaidLauncher.Result c = RaidLauncher.run(dir, cont.toArray(new String[0]));
@@ -378,15 +409,19 @@ class ReshapeIT {
     /** True when any member (the added one included, if it has a superblock yet) records a reshape. */
     private boolean reshaping() {
         for (String m : ALL) {
-            try {
-                if (sb(m).hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE)) {
-                    return true;
-                }
-            } catch (Exception noSuperblockYet) {
-                // d.img before the grow wrote it
+            if (reshaping(m)) {
+                return true;
             }
         }
         return false;
+    }
+
+    private boolean reshaping(String member) {
+        try {
+            return sb(member).hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE);
+        } catch (Exception noSuperblockYet) {
+            return false; // d.img before the grow wrote it
+        }
     }
 
     private void killAfter(List<String> args, long delay, int round, String what) throws Exception {

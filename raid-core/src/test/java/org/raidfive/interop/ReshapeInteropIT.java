@@ -113,6 +113,10 @@ class ReshapeInteropIT {
     private long oursStoppedAt;
     private long mdOldOffset;
     private byte[] mdReadByRaidfive;
+    /** md's stopped grow and chunk change as {@link OfflineReshape#readOnly} reads them, before raidfive goes on. */
+    private byte[] mdReadMidWay;
+
+    private byte[] mdChunkReadMidWay;
 
     @BeforeAll
     void handOverBothWays() throws Exception {
@@ -149,6 +153,10 @@ class ReshapeInteropIT {
         mdStoppedAt = sb.reshapePosition();
         mdOldOffset = sb.dataOffset();
         List<MemberDisk> mdDisks = Workbench.open(md);
+        try (OfflineReshape r = OfflineReshape.readOnly(mdDisks)) {
+            mdReadMidWay = new byte[(int) r.reshapingArrayBytes()];
+            r.read(0, ByteBuffer.wrap(mdReadMidWay), 0, mdReadMidWay.length);
+        }
         try (OfflineReshape r = OfflineReshape.resume(mdDisks)) {
             assertTrue(r.run(() -> false, p -> {}));
         }
@@ -165,6 +173,10 @@ class ReshapeInteropIT {
         }
         mdChunkStopped = ExamineCheck.decode(mdChunk.get(0));
         List<MemberDisk> mdChunkDisks = Workbench.open(mdChunk);
+        try (OfflineReshape r = OfflineReshape.readOnly(mdChunkDisks)) {
+            mdChunkReadMidWay = new byte[(int) r.reshapingArrayBytes()];
+            r.read(0, ByteBuffer.wrap(mdChunkReadMidWay), 0, mdChunkReadMidWay.length);
+        }
         try (OfflineReshape r = OfflineReshape.resume(mdChunkDisks)) {
             assertTrue(r.run(() -> false, p -> {}));
         }
@@ -354,6 +366,10 @@ class ReshapeInteropIT {
         long newSize = 3L * ((MEMBER_BYTES / 512 - mdOldOffset) * 512 / (CHUNK_KIB * 1024) * CHUNK_KIB * 1024);
         assertTrue(mdStoppedAt * 512 < newSize, "md had not finished: " + mdStoppedAt);
         assertEquals(newSize, mdReadByRaidfive.length, "raidfive's size after the reshape");
+        long oldSize = 2L * ((MEMBER_BYTES / 512 - mdOldOffset) * 512 / (CHUNK_KIB * 1024) * CHUNK_KIB * 1024);
+        assertEquals(oldSize, mdReadMidWay.length, "the array's size mid-reshape: md keeps the old one");
+        assertTrue(mdStoppedAt * 512 < Math.min(oldSize, data.length), "the data crosses md's position");
+        assertArrayEquals(expected(oldSize), mdReadMidWay, "raidfive reads md's grow mid-way at " + mdStoppedAt);
         assertArrayEquals(expected(newSize), mdReadByRaidfive, "raidfive reads md's data after finishing the reshape");
         Map<String, String> after = second.get("mdgrow").result("mdgrow");
         assertEquals("0", after.get("assemble_rc"), second.get("mdgrow").describe("mdgrow"));
@@ -450,6 +466,15 @@ class ReshapeInteropIT {
                 Arrays.copyOf(data, kept),
                 Arrays.copyOf(mdChunkReadByRaidfive, kept),
                 "md's data below the position md recorded");
+        assertEquals(size, mdChunkReadMidWay.length, "the array's size mid-reshape");
+        assertArrayEquals(
+                Arrays.copyOf(data, kept),
+                Arrays.copyOf(mdChunkReadMidWay, kept),
+                "raidfive reads md's chunk change mid-way, in the new geometry below the position md recorded");
+        assertArrayEquals(
+                mdChunkReadByRaidfive,
+                mdChunkReadMidWay,
+                "read mid-way (the old geometry from the position up) as after raidfive's finish");
         Map<String, String> after = second.get("mdchunk").result("mdchunk");
         String said = second.get("mdchunk").describe("mdchunk");
         assertEquals("0", after.get("assemble_rc"), said);

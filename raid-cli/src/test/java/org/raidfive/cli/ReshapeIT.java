@@ -406,6 +406,71 @@ class ReshapeIT {
         }
     }
 
+    /**
+     * {@code kill -9} of a shrink (4 -> 3, members with room after their data) and in some rounds of
+     * its continuation, at random moments: read mid-way when stopped so, then finished, the data up to
+     * the new size is there and the parity right.
+     */
+    @Test
+    void killedShrinksLoseNothing() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("ReshapeIT shrink seed " + seed);
+        Random rnd = new Random(seed);
+        for (int round = 0; round < 2; round++) {
+            for (String m : ALL) {
+                Files.deleteIfExists(dir.resolve(m));
+            }
+            assertEquals(
+                    0,
+                    raid(List.of("create", "--size", "160M", "--chunk", "64K"), ALL)
+                            .exit());
+            long newSize = sb("a.img").size() * 512 * 2;
+            byte[] data = MemberFiles.random(192 << 20, round);
+            List<String> write = new ArrayList<>(List.of("write", "--offset", "0"));
+            write.addAll(ALL);
+            assertEquals(
+                    0, RaidLauncher.run(dir, data, write.toArray(new String[0])).exit());
+            for (String m : ALL) {
+                try (java.io.RandomAccessFile raf =
+                        new java.io.RandomAccessFile(dir.resolve(m).toFile(), "rw")) {
+                    raf.setLength(raf.length() + (2 << 20)); // room after the data
+                }
+            }
+            List<String> shrink =
+                    new ArrayList<>(List.of("grow", "--raid-devices", "3", "--array-size", Long.toString(newSize)));
+            shrink.addAll(ALL);
+            killAfter(shrink, 300 + rnd.nextInt(1500), round, "shrink");
+            List<String> cont = new ArrayList<>(List.of("grow", "--continue"));
+            cont.addAll(ALL);
+            if (rnd.nextBoolean() && reshaping()) {
+                killAfter(cont, 100 + rnd.nextInt(800), round, "continue");
+            }
+            boolean everyMemberReshaping = true;
+            for (String m : ALL) {
+                everyMemberReshaping &= reshaping(m);
+            }
+            if (everyMemberReshaping) {
+                assertReadsMidReshape(data);
+            }
+            if (reshaping()) {
+                RaidLauncher.Result c = RaidLauncher.run(dir, cont.toArray(new String[0]));
+                assertEquals(0, c.exit(), c.stderr());
+            } else if (sb("a.img").raidDisks() == 4) {
+                RaidLauncher.Result g = RaidLauncher.run(dir, shrink.toArray(new String[0]));
+                assertEquals(0, g.exit(), g.stderr());
+            }
+            assertEquals(3, sb("a.img").raidDisks());
+            RaidLauncher.Result read = raid(
+                    List.of("read", "--offset", "0", "--length", Integer.toString(data.length), "--output", "-"), OLD);
+            assertEquals(0, read.exit(), read.stderr());
+            assertArrayEquals(data, read.stdout(), "round " + round + ": the data after the shrink");
+            RaidLauncher.Result check = raid(List.of("check"), OLD);
+            assertEquals(0, check.exit(), check.stderr());
+            String said = new String(check.stdout()) + check.stderr();
+            assertTrue(said.contains("0 mismatched sectors"), said);
+        }
+    }
+
     /** True when any member (the added one included, if it has a superblock yet) records a reshape. */
     private boolean reshaping() {
         for (String m : ALL) {

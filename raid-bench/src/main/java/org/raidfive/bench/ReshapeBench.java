@@ -23,10 +23,12 @@ import org.raidfive.disk.MemoryDisk;
  * reshape issue's target: at least 0.8x).
  *
  * <pre>java -cp raid-cli/target/raid.jar org.raidfive.bench.ReshapeBench [--backend memory|file]
- *     [--dir DIR] [--disks 4] [--member-size 512m] [--chunk 512k] [--repeat 3] [--json FILE]</pre>
+ *     [--dir DIR] [--disks 4] [--member-size 512m] [--chunk 512k] [--to-chunk SIZE | --shrink] [--repeat 3] [--json FILE]</pre>
  *
  * Each round: a filled array of {@code disks} members grows by one ({@link OfflineReshape}, timed
- * from its start to its end), or with {@code --to-chunk SIZE} changes its chunk on the same members;
+ * from its start to its end), or with {@code --to-chunk SIZE} changes its chunk on the same members,
+ * or with {@code --shrink} loses one (made with 16 MiB of room after the data, shrunk to the size
+ * one member fewer holds);
  * then, on the same members, one is failed and a fresh spare is rebuilt
  * (timed as {@link RebuildBench} times it). Both rates are member bytes per second: the bytes of one
  * member's data area each pass goes through, per second (a reshape reads {@code disks} and writes
@@ -44,6 +46,7 @@ public final class ReshapeBench {
         int chunk = 512 * 1024;
         int repeat = 3;
         int toChunk = 0;
+        boolean shrink = false;
         Path json = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -53,6 +56,7 @@ public final class ReshapeBench {
                 case "--member-size" -> memberSize = Sizes.parse(args[++i]);
                 case "--chunk" -> chunk = (int) Sizes.parse(args[++i]);
                 case "--to-chunk" -> toChunk = (int) Sizes.parse(args[++i]);
+                case "--shrink" -> shrink = true;
                 case "--repeat" -> repeat = Integer.parseInt(args[++i]);
                 case "--json" -> json = Path.of(args[++i]);
                 default -> {
@@ -70,7 +74,7 @@ public final class ReshapeBench {
         List<Double> rebuilds = new ArrayList<>();
         List<Double> ratios = new ArrayList<>();
         for (int round = 0; round <= repeat; round++) {
-            double[] r = round(backend, dir, disks, memberSize, chunk, toChunk);
+            double[] r = round(backend, dir, disks, memberSize, chunk, toChunk, shrink);
             if (round == 0) {
                 continue;
             }
@@ -83,9 +87,13 @@ public final class ReshapeBench {
                             + "%.1f MiB/s, ratio %.3f%n",
                     round,
                     backend,
-                    toChunk == 0 ? disks + " -> " + (disks + 1) : Sizes.chunk(chunk) + " -> " + Sizes.chunk(toChunk),
+                    shrink
+                            ? disks + " -> " + (disks - 1)
+                            : toChunk == 0
+                                    ? disks + " -> " + (disks + 1)
+                                    : Sizes.chunk(chunk) + " -> " + Sizes.chunk(toChunk),
                     r[0] / (1 << 20),
-                    toChunk == 0 ? disks + 1 : disks,
+                    shrink ? disks - 1 : toChunk == 0 ? disks + 1 : disks,
                     r[1] / (1 << 20),
                     r[0] / r[1]);
         }
@@ -113,6 +121,7 @@ public final class ReshapeBench {
                     String.format(
                             Locale.ROOT,
                             "{\"backend\":\"%s\",\"disks\":%d,\"member_bytes\":%d,\"chunk\":%d,\"to_chunk\":%d,"
+                                    + "\"shrink\":%s,"
                                     + "\"reshape_member_bytes_per_s\":%s,\"rebuild_member_bytes_per_s\":%s,"
                                     + "\"ratio\":%s}%n",
                             backend,
@@ -120,6 +129,7 @@ public final class ReshapeBench {
                             memberSize,
                             chunk,
                             toChunk,
+                            shrink,
                             reshapes,
                             rebuilds,
                             ratios));
@@ -128,9 +138,11 @@ public final class ReshapeBench {
 
     /**
      * {reshape, rebuild} member bytes per second on one set of members: a grow by one member, or with
-     * {@code toChunk} a chunk change of the same members.
+     * {@code toChunk} a chunk change of the same members, or with {@code shrink} one member fewer (the
+     * array made with room after its data, as a shrink needs).
      */
-    private static double[] round(String backend, Path dir, int disks, long memberSize, int chunk, int toChunk)
+    private static double[] round(
+            String backend, Path dir, int disks, long memberSize, int chunk, int toChunk, boolean shrink)
             throws Exception {
         List<MemberDisk> members = new ArrayList<>();
         List<MemberDisk> real = new ArrayList<>();
@@ -150,14 +162,15 @@ public final class ReshapeBench {
                     fill(d, 0, memberSize, 0); // the page cache's pages, as memory's are allocated first
                 }
             }
-            try (Raid5Array array = Raid5Array.create(
-                    ArraySpec.builder()
-                            .chunkSize(chunk)
-                            .assumeClean(true)
-                            .syncLimits(SyncLimits.UNLIMITED)
-                            .build(),
-                    old)) {
+            ArraySpec.Builder spec =
+                    ArraySpec.builder().chunkSize(chunk).assumeClean(true).syncLimits(SyncLimits.UNLIMITED);
+            if (shrink) {
+                spec.memberDataBytes(memberSize - (16L << 20)); // room after the data for the offset's move up
+            }
+            long shrunk;
+            try (Raid5Array array = Raid5Array.create(spec.build(), old)) {
                 fill(array, 0, array.size(), 1);
+                shrunk = array.size() / (disks - 1) * (disks - 2);
             }
             if (backend.equals("file")) {
                 zeroHead(added);
@@ -165,16 +178,19 @@ public final class ReshapeBench {
             }
             long perMember;
             long start = System.nanoTime();
-            try (OfflineReshape r = toChunk == 0
-                    ? OfflineReshape.grow(old, List.of(added))
-                    : OfflineReshape.change(old, toChunk, null)) {
+            try (OfflineReshape r = shrink
+                    ? OfflineReshape.shrink(old, disks - 1, shrunk)
+                    : toChunk == 0
+                            ? OfflineReshape.grow(old, List.of(added))
+                            : OfflineReshape.change(old, toChunk, null)) {
                 if (!r.run(() -> false, p -> {})) {
                     throw new IllegalStateException("reshape stopped");
                 }
-                perMember = r.endPosition() * 512 / (r.newDisks() - 1);
+                perMember = r.sectorsTotal() * 512 / (r.newDisks() - 1);
             }
             double reshape = perMember * 1e9 / (System.nanoTime() - start);
-            List<MemberDisk> all = new ArrayList<>(members.subList(0, toChunk == 0 ? disks + 1 : disks));
+            List<MemberDisk> all =
+                    new ArrayList<>(members.subList(0, shrink ? disks - 1 : toChunk == 0 ? disks + 1 : disks));
             double rebuild;
             try (Raid5Array array =
                     Raid5Array.assemble(all, AssembleOptions.DEFAULT.withSyncLimits(SyncLimits.UNLIMITED))) {

@@ -50,7 +50,8 @@ import org.raidfive.parity.Xor;
  * position still reads, every member is flushed and the superblock with the position reached is
  * written and flushed on every member. A crash at any moment therefore leaves the recorded
  * position, the new geometry on one side of it and the old data on the other intact; {@link
- * #resume} continues from there. The end writes md's final superblock: the new layout and chunk,
+ * #resume} continues from there, and {@link #readOnly} reads the array there, writing nothing, as
+ * md maps a read during a reshape. The end writes md's final superblock: the new layout and chunk,
  * the data offset moved by {@code new_offset} and the data size changed by as much ({@code
  * md_finish_reshape}), no reshape fields; a shrink's freed members are spares.
  *

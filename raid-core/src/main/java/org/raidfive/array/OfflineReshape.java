@@ -1120,7 +1120,7 @@ public final class OfflineReshape implements AutoCloseable {
             long stripe = c / data;
             int slot = newLayout.dataSlot(stripe, (int) (c % data));
             if (slot == missing) {
-                rebuild(newLayout, newOffset, stripe, within, buf, at + done, n, 0);
+                rebuild(true, newLayout.memberOffset(stripe) + within, buf, at + done, n, 0);
             } else {
                 read(slot, newOffset[slot] + newLayout.memberOffset(stripe) + within, buf, at + done, n);
             }
@@ -1151,18 +1151,20 @@ public final class OfflineReshape implements AutoCloseable {
      * so the others are intact.
      */
     private void rebuildOld(long oldStripe, int within, ByteBuffer buf, int at, int len, int k) throws IOException {
-        rebuild(oldLayout, oldOffset, oldStripe, within, buf, at, len, k);
+        rebuild(false, oldLayout.memberOffset(oldStripe) + within, buf, at, len, k);
     }
 
-    /** {@link #rebuildOld} in either geometry: {@code layout} placed at {@code offsets}. */
-    private void rebuild(
-            Raid5Layout layout, long[] offsets, long stripe, int within, ByteBuffer buf, int at, int len, int k)
-            throws IOException {
+    /**
+     * {@link #rebuildOld} in either geometry: {@code len} bytes at {@code offset} into the data area
+     * of the missing slot in the new geometry ({@code inNew}) or the old.
+     */
+    private void rebuild(boolean inNew, long offset, ByteBuffer buf, int at, int len, int k) throws IOException {
+        Raid5Layout layout = inNew ? newLayout : oldLayout;
+        long[] offsets = inNew ? newOffset : oldOffset;
         int others = layout.disks() - 1;
         ByteBuffer scratch = degradedScratch[k % LANES].duplicate();
         ByteBuffer[] sources = new ByteBuffer[others];
         int[] from = new int[others];
-        long offset = layout.memberOffset(stripe) + within;
         for (int s = 0, i = 0; s < layout.disks(); s++) {
             if (s != missing) {
                 read(s, offsets[s] + offset, scratch, i * len, len);

@@ -44,29 +44,49 @@ class ReshapeIT {
     }
 
     private byte[] createAndFill(String size, int dataBytes, long seed) {
+        return createAndFill(OLD, size, dataBytes, seed);
+    }
+
+    private byte[] createAndFill(List<String> members, String size, int dataBytes, long seed) {
         assertEquals(
                 0,
-                raid(List.of("create", "--size", size, "--chunk", "64K"), OLD).exit());
+                raid(List.of("create", "--size", size, "--chunk", "64K"), members)
+                        .exit());
         byte[] data = MemberFiles.random(dataBytes, seed);
         List<String> write = new ArrayList<>(List.of("write", "--offset", "0"));
-        write.addAll(OLD);
+        write.addAll(members);
         assertEquals(
                 0, RaidLauncher.run(dir, data, write.toArray(new String[0])).exit());
         return data;
     }
 
     private void assertHolds(byte[] data) throws Exception {
-        RaidLauncher.Result r =
-                raid(List.of("read", "--offset", "0", "--length", Integer.toString(data.length), "--output", "-"), ALL);
+        assertHolds(data, ALL, 4);
+    }
+
+    /** Every member file 2 MiB longer: room after the data, as a grown device has, for a shrink. */
+    private void makeRoomAfterTheData() throws java.io.IOException {
+        for (String m : ALL) {
+            try (java.io.RandomAccessFile raf =
+                    new java.io.RandomAccessFile(dir.resolve(m).toFile(), "rw")) {
+                raf.setLength(raf.length() + (2 << 20));
+            }
+        }
+    }
+
+    /** The reshape is over: {@code members} read {@code data} back, check finds 0, each records {@code disks}. */
+    private void assertHolds(byte[] data, List<String> members, int disks) throws Exception {
+        RaidLauncher.Result r = raid(
+                List.of("read", "--offset", "0", "--length", Integer.toString(data.length), "--output", "-"), members);
         assertEquals(0, r.exit(), r.stderr());
         assertArrayEquals(data, r.stdout(), "the data written before the reshape");
-        RaidLauncher.Result check = raid(List.of("check"), ALL);
+        RaidLauncher.Result check = raid(List.of("check"), members);
         assertEquals(0, check.exit(), check.stderr());
         String said = new String(check.stdout()) + check.stderr();
         assertTrue(said.contains("0 mismatched sectors"), said);
-        for (String m : ALL) {
+        for (String m : members) {
             Superblock s = sb(m);
-            assertEquals(4, s.raidDisks(), m);
+            assertEquals(disks, s.raidDisks(), m);
             assertFalse(s.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), m + " still reshaping");
         }
     }
@@ -132,22 +152,10 @@ class ReshapeIT {
      */
     @Test
     void anArrayLosesAMemberAndKeepsItsDataUpToTheNewSize() throws Exception {
-        assertEquals(
-                0,
-                raid(List.of("create", "--size", "16M", "--chunk", "64K"), ALL).exit());
-        byte[] data = MemberFiles.random(40 << 20, 46);
-        List<String> write = new ArrayList<>(List.of("write", "--offset", "0"));
-        write.addAll(ALL);
-        assertEquals(
-                0, RaidLauncher.run(dir, data, write.toArray(new String[0])).exit());
+        byte[] data = createAndFill(ALL, "16M", 40 << 20, 46);
         long oldOffset = sb("a.img").dataOffset();
         long newSize = sb("a.img").size() * 512 * 2;
-        for (String m : ALL) {
-            Path f = dir.resolve(m);
-            try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(f.toFile(), "rw")) {
-                raf.setLength(Files.size(f) + (2 << 20)); // room after the data, as a grown device has
-            }
-        }
+        makeRoomAfterTheData();
         List<Path> files = ALL.stream().map(dir::resolve).toList();
         Map<Path, String> before = MemberFiles.snapshot(files);
         RaidLauncher.Result refused = raid(List.of("grow", "--raid-devices", "3"), ALL);
@@ -161,20 +169,9 @@ class ReshapeIT {
         assertEquals(0, shrink.exit(), shrink.stderr());
         assertTrue(shrink.stderr().contains("4 -> 3 members"), shrink.stderr());
         assertTrue(shrink.stderr().contains("d.img is now a spare"), shrink.stderr());
-        byte[] kept = Arrays.copyOf(data, (int) newSize);
-        RaidLauncher.Result read =
-                raid(List.of("read", "--offset", "0", "--length", Integer.toString(kept.length), "--output", "-"), OLD);
-        assertEquals(0, read.exit(), read.stderr());
-        assertArrayEquals(kept, read.stdout(), "the data up to the new size");
-        RaidLauncher.Result check = raid(List.of("check"), OLD);
-        assertEquals(0, check.exit(), check.stderr());
-        String said = new String(check.stdout()) + check.stderr();
-        assertTrue(said.contains("0 mismatched sectors"), said);
+        assertHolds(Arrays.copyOf(data, (int) newSize), OLD, 3); // the data up to the new size
         for (String m : OLD) {
-            Superblock s = sb(m);
-            assertEquals(3, s.raidDisks(), m);
-            assertFalse(s.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), m + " still reshaping");
-            assertTrue(s.dataOffset() > oldOffset, m + "'s data offset moved up");
+            assertTrue(sb(m).dataOffset() > oldOffset, m + "'s data offset moved up");
         }
         assertEquals(Superblock.ROLE_SPARE, sb("d.img").role());
         String mdadm = Tools.mdadm();
@@ -383,26 +380,31 @@ class ReshapeIT {
             List<String> grow = new ArrayList<>(List.of("grow", "--raid-devices", "4", "--add", "d.img"));
             grow.addAll(OLD);
             killAfter(grow, 600 + rnd.nextInt(1600), round, "grow");
-            List<String> cont = new ArrayList<>(List.of("grow", "--continue"));
-            cont.addAll(ALL);
-            if (rnd.nextBoolean() && reshaping()) {
-                killAfter(cont, 100 + rnd.nextInt(800), round, "continue");
-            }
-            boolean everyMemberReshaping = true; // not a start cut short between two superblock writes
-            for (String m : ALL) {
-                everyMemberReshaping &= reshaping(m);
-            }
-            if (everyMemberReshaping) {
-                assertReadsMidReshape(data);
-            }
-            if (reshaping()) {
-                RaidLauncher.Result c = RaidLauncher.run(dir, cont.toArray(new String[0]));
-                assertEquals(0, c.exit(), c.stderr());
-            } else if (sb("a.img").raidDisks() == 3) {
-                RaidLauncher.Result g = RaidLauncher.run(dir, grow.toArray(new String[0]));
-                assertEquals(0, g.exit(), g.stderr());
-            }
+            finishAfterKill(rnd, round, grow, 3, data);
             assertHolds(data);
+        }
+    }
+
+    /**
+     * After {@code start} was killed: in some rounds {@code --continue} is killed too; the array is read
+     * mid-way when every member records the reshape (not a start cut short between two superblock
+     * writes), then the reshape is finished: continued, or started again when the members still
+     * record {@code disksBefore}.
+     */
+    private void finishAfterKill(Random rnd, int round, List<String> start, int disksBefore, byte[] data)
+            throws Exception {
+        List<String> cont = new ArrayList<>(List.of("grow", "--continue"));
+        cont.addAll(ALL);
+        if (rnd.nextBoolean() && reshaping()) {
+            killAfter(cont, 100 + rnd.nextInt(800), round, "continue");
+        }
+        if (ALL.stream().allMatch(this::reshaping)) {
+            assertReadsMidReshape(data);
+        }
+        List<String> finish = reshaping() ? cont : sb("a.img").raidDisks() == disksBefore ? start : null;
+        if (finish != null) {
+            RaidLauncher.Result r = RaidLauncher.run(dir, finish.toArray(new String[0]));
+            assertEquals(0, r.exit(), r.stderr());
         }
     }
 
@@ -420,54 +422,15 @@ class ReshapeIT {
             for (String m : ALL) {
                 Files.deleteIfExists(dir.resolve(m));
             }
-            assertEquals(
-                    0,
-                    raid(List.of("create", "--size", "160M", "--chunk", "64K"), ALL)
-                            .exit());
+            byte[] data = createAndFill(ALL, "160M", 192 << 20, round);
             long newSize = sb("a.img").size() * 512 * 2;
-            byte[] data = MemberFiles.random(192 << 20, round);
-            List<String> write = new ArrayList<>(List.of("write", "--offset", "0"));
-            write.addAll(ALL);
-            assertEquals(
-                    0, RaidLauncher.run(dir, data, write.toArray(new String[0])).exit());
-            for (String m : ALL) {
-                try (java.io.RandomAccessFile raf =
-                        new java.io.RandomAccessFile(dir.resolve(m).toFile(), "rw")) {
-                    raf.setLength(raf.length() + (2 << 20)); // room after the data
-                }
-            }
+            makeRoomAfterTheData();
             List<String> shrink =
                     new ArrayList<>(List.of("grow", "--raid-devices", "3", "--array-size", Long.toString(newSize)));
             shrink.addAll(ALL);
             killAfter(shrink, 300 + rnd.nextInt(1500), round, "shrink");
-            List<String> cont = new ArrayList<>(List.of("grow", "--continue"));
-            cont.addAll(ALL);
-            if (rnd.nextBoolean() && reshaping()) {
-                killAfter(cont, 100 + rnd.nextInt(800), round, "continue");
-            }
-            boolean everyMemberReshaping = true;
-            for (String m : ALL) {
-                everyMemberReshaping &= reshaping(m);
-            }
-            if (everyMemberReshaping) {
-                assertReadsMidReshape(data);
-            }
-            if (reshaping()) {
-                RaidLauncher.Result c = RaidLauncher.run(dir, cont.toArray(new String[0]));
-                assertEquals(0, c.exit(), c.stderr());
-            } else if (sb("a.img").raidDisks() == 4) {
-                RaidLauncher.Result g = RaidLauncher.run(dir, shrink.toArray(new String[0]));
-                assertEquals(0, g.exit(), g.stderr());
-            }
-            assertEquals(3, sb("a.img").raidDisks());
-            RaidLauncher.Result read = raid(
-                    List.of("read", "--offset", "0", "--length", Integer.toString(data.length), "--output", "-"), OLD);
-            assertEquals(0, read.exit(), read.stderr());
-            assertArrayEquals(data, read.stdout(), "round " + round + ": the data after the shrink");
-            RaidLauncher.Result check = raid(List.of("check"), OLD);
-            assertEquals(0, check.exit(), check.stderr());
-            String said = new String(check.stdout()) + check.stderr();
-            assertTrue(said.contains("0 mismatched sectors"), said);
+            finishAfterKill(rnd, round, shrink, 4, data);
+            assertHolds(data, OLD, 3);
         }
     }
 

@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
 import org.raidfive.disk.AlignedBuffers;
@@ -51,7 +52,9 @@ import org.raidfive.parity.Xor;
  * written and flushed on every member. A crash at any moment therefore leaves the recorded
  * position, the new geometry on one side of it and the old data on the other intact; {@link
  * #resume} continues from there, and {@link #readOnly} reads the array there, writing nothing, as
- * md maps a read during a reshape. The end writes md's final superblock: the new layout and chunk,
+ * md maps a read during a reshape. {@link #read} (and {@link #reader}, the array as a read-only
+ * disk) may also run on other threads while {@link #run} moves stripes: reads served during a
+ * reshape, as md serves them (writes are not). The end writes md's final superblock: the new layout and chunk,
  * the data offset moved by {@code new_offset} and the data size changed by as much ({@code
  * md_finish_reshape}), no reshape fields; a shrink's freed members are spares.
  *
@@ -125,10 +128,26 @@ public final class OfflineReshape implements AutoCloseable {
 
     /** Where it ends: the new array's size forwards, 0 backwards. */
     private final long endPosition;
-    /** The array sectors up to (forwards) or from (backwards) this one are in the new geometry (reshape_progress). */
-    private long progress;
+    /**
+     * The array sectors up to (forwards) or from (backwards) this one are in the new geometry
+     * (reshape_progress). Volatile: a {@link #read} on another thread maps by it, and a batch's
+     * writes are done before it moves past them.
+     */
+    private volatile long progress;
     /** The position the members' superblocks record (reshape_safe). */
     private long recorded;
+
+    /**
+     * Readers hold it shared while they map and read; the reshape holds it alone only to move
+     * {@link #recorded} and to leave a failed member out. A batch writes over old data below the
+     * recorded position only (md's safepos), so a read that mapped by an earlier {@link #progress}
+     * (the old geometry above it) stays right until the recorded position passes it: that move
+     * waits for the read. md likewise maps a request under {@code device_lock} while a reshape runs.
+     */
+    private final ReentrantReadWriteLock mapping = new ReentrantReadWriteLock();
+
+    /** Per reading thread, room for the other chunks of a stripe when one is rebuilt. */
+    private final ThreadLocal<ByteBuffer> readerScratch = ThreadLocal.withInitial(this::newScratch);
 
     private long events;
     /** The end is on every member's superblock. */
@@ -144,6 +163,9 @@ public final class OfflineReshape implements AutoCloseable {
 
     /** What the member of {@link #missing} was called, when it failed in this run. */
     private String failedName;
+
+    /** The lane number of a {@link #read}'s thread: its rebuilds use {@link #readerScratch}. */
+    private static final int READER = -1;
 
     /** Per lane, room for the other chunks of an old stripe when one is rebuilt. */
     private ByteBuffer[] degradedScratch;
@@ -978,12 +1000,17 @@ public final class OfflineReshape implements AutoCloseable {
                             + " (the data is intact up to there; a RAID-5 cannot lose two members)",
                     e.getCause());
         }
-        missing = e.slot;
-        failedName = slots[e.slot].name();
         int devNumber = superblocks[e.slot].devNumber();
-        slots[e.slot] = null;
-        superblocks[e.slot] = null;
         ensureScratch();
+        mapping.writeLock().lock(); // a read maps by missing and slots
+        try {
+            missing = e.slot;
+            failedName = slots[e.slot].name();
+            slots[e.slot] = null;
+            superblocks[e.slot] = null;
+        } finally {
+            mapping.writeLock().unlock();
+        }
         for (MemberDisk d : slots) {
             if (d != null) {
                 d.flush();
@@ -1006,11 +1033,14 @@ public final class OfflineReshape implements AutoCloseable {
         if (degradedScratch == null) {
             degradedScratch = new ByteBuffer[LANES];
             for (int i = 0; i < LANES; i++) {
-                degradedScratch[i] = AlignedBuffers.allocate(Math.max(
-                        (oldLayout.disks() - 1) * oldLayout.chunkSize(),
-                        (newLayout.disks() - 1) * newLayout.chunkSize()));
+                degradedScratch[i] = newScratch();
             }
         }
+    }
+
+    private ByteBuffer newScratch() {
+        return AlignedBuffers.allocate(Math.max(
+                (oldLayout.disks() - 1) * oldLayout.chunkSize(), (newLayout.disks() - 1) * newLayout.chunkSize()));
     }
 
     /**
@@ -1082,12 +1112,21 @@ public final class OfflineReshape implements AutoCloseable {
      * a read during a reshape. A chunk on a member recorded faulty is rebuilt from the rest of its
      * stripe in that stripe's geometry (md's rule keeps both sides whole at the recorded position).
      */
-    public synchronized void read(long offset, ByteBuffer dst, int at, int len) throws IOException {
+    public void read(long offset, ByteBuffer dst, int at, int len) throws IOException {
         long size = reshapingArrayBytes();
         if (offset < 0 || len < 0 || offset > size || len > size - offset) {
             throw new IllegalArgumentException(
                     len + " bytes at " + offset + " are not within " + name + "'s " + size + " bytes");
         }
+        mapping.readLock().lock();
+        try {
+            readMapped(offset, dst, at, len);
+        } finally {
+            mapping.readLock().unlock();
+        }
+    }
+
+    private void readMapped(long offset, ByteBuffer dst, int at, int len) throws IOException {
         long boundary = progress * 512;
         ByteBuffer buf = dst.duplicate();
         for (int done = 0; done < len; ) {
@@ -1099,12 +1138,53 @@ public final class OfflineReshape implements AutoCloseable {
                 if (inNew) {
                     readNew(p, buf, at + done, n);
                 } else {
-                    readOld(p, buf, at + done, n, 0);
+                    readOld(p, buf, at + done, n, READER);
                 }
             } catch (MemberFailed e) {
                 throw (IOException) e.getCause();
             }
             done += n;
+        }
+    }
+
+    /**
+     * The array as a read-only {@link MemberDisk} of {@link #reshapingArrayBytes} bytes, read through
+     * {@link #read}, also while {@link #run} moves stripes on another thread: what {@code raid serve}
+     * exports mid-reshape. Its writes are refused; closing it leaves this reshape open.
+     */
+    public MemberDisk reader() {
+        return new Reader();
+    }
+
+    private final class Reader implements MemberDisk {
+        @Override
+        public long size() {
+            return reshapingArrayBytes();
+        }
+
+        @Override
+        public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
+            OfflineReshape.this.read(position, dst, dstOffset, length);
+        }
+
+        @Override
+        public void write(long position, ByteBuffer src, int srcOffset, int length) throws IOException {
+            throw new IOException(name + " is mid-reshape: it is read-only until the reshape ends");
+        }
+
+        @Override
+        public void flush() {
+            // nothing is written through a reader
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public void close() {
+            // the reshape's members stay open: the reshape's owner closes them
         }
     }
 
@@ -1120,7 +1200,7 @@ public final class OfflineReshape implements AutoCloseable {
             long stripe = c / data;
             int slot = newLayout.dataSlot(stripe, (int) (c % data));
             if (slot == missing) {
-                rebuild(true, newLayout.memberOffset(stripe) + within, buf, at + done, n, 0);
+                rebuild(true, newLayout.memberOffset(stripe) + within, buf, at + done, n, READER);
             } else {
                 read(slot, newOffset[slot] + newLayout.memberOffset(stripe) + within, buf, at + done, n);
             }
@@ -1162,7 +1242,7 @@ public final class OfflineReshape implements AutoCloseable {
         Raid5Layout layout = inNew ? newLayout : oldLayout;
         long[] offsets = inNew ? newOffset : oldOffset;
         int others = layout.disks() - 1;
-        ByteBuffer scratch = degradedScratch[k % LANES].duplicate();
+        ByteBuffer scratch = (k == READER ? readerScratch.get() : degradedScratch[k % LANES]).duplicate();
         ByteBuffer[] sources = new ByteBuffer[others];
         int[] from = new int[others];
         for (int s = 0, i = 0; s < layout.disks(); s++) {
@@ -1292,8 +1372,18 @@ public final class OfflineReshape implements AutoCloseable {
             }
         }
         writeSuperblocks(Point.CHECKPOINT_MEMBER, progress);
-        recorded = progress;
+        moveRecorded();
         lastCheckpoint = System.nanoTime();
+    }
+
+    /** The recorded position catches up with the progress, once the reads mapped before are done. */
+    private void moveRecorded() {
+        mapping.writeLock().lock();
+        try {
+            recorded = progress;
+        } finally {
+            mapping.writeLock().unlock();
+        }
     }
 
     /** md_finish_reshape and super_1_sync after it: the new geometry is the geometry. */
@@ -1316,7 +1406,7 @@ public final class OfflineReshape implements AutoCloseable {
             }
         }
         writeSuperblocks(Point.FINISH_MEMBER, endPosition);
-        recorded = progress;
+        moveRecorded();
         finished = true;
     }
 

@@ -12,6 +12,7 @@ import java.util.regex.Pattern;
 import org.raidfive.disk.FileDisk;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.md.MdUuid;
+import org.raidfive.md.Superblock;
 import org.raidfive.md.SuperblockException;
 import org.raidfive.nbd.NbdClientConfig;
 import org.raidfive.nbd.NbdDisk;
@@ -257,5 +258,19 @@ final class Members {
             }
         }
         return null;
+    }
+
+    /** Whether a member's superblock records a reshape under way (md's MD_FEATURE_RESHAPE_ACTIVE). */
+    static boolean reshaping(List<String> members) {
+        for (String m : members) {
+            try {
+                if (SuperblockFile.read(m).sb().hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE)) {
+                    return true;
+                }
+            } catch (IOException | SuperblockException e) {
+                // the assembly below names what is wrong with it
+            }
+        }
+        return false;
     }
 }

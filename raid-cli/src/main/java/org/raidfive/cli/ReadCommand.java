@@ -8,8 +8,6 @@ import java.nio.file.StandardOpenOption;
 import java.util.List;
 import org.raidfive.array.OfflineReshape;
 import org.raidfive.array.Raid5Array;
-import org.raidfive.md.Superblock;
-import org.raidfive.md.SuperblockException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -71,7 +69,7 @@ final class ReadCommand extends Verb {
         if (!output.equals("-") && Members.indexOf(members, output) >= 0) {
             throw CliException.usage("--output " + output + " is one of the members");
         }
-        if (reshaping(members)) {
+        if (Members.reshaping(members)) {
             // Stopped mid-reshape: read through md's mapping at the recorded position, writing nothing.
             try (MemberSet set = Members.openAll(members, true);
                     OfflineReshape reshape = OfflineReshape.readOnly(set.disks())) {
@@ -84,20 +82,6 @@ final class ReadCommand extends Verb {
             copyOut(array.size(), array::read);
         }
         return ExitCode.OK;
-    }
-
-    /** Whether a member's superblock records a reshape under way (md's MD_FEATURE_RESHAPE_ACTIVE). */
-    private static boolean reshaping(List<String> members) {
-        for (String m : members) {
-            try {
-                if (SuperblockFile.read(m).sb().hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE)) {
-                    return true;
-                }
-            } catch (IOException | SuperblockException e) {
-                // the assembly below names what is wrong with it
-            }
-        }
-        return false;
     }
 
     @FunctionalInterface

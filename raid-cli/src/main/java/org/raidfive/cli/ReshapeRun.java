@@ -138,27 +138,7 @@ final class ReshapeRun {
 
     private int follow(OfflineReshape reshape, List<String> all) throws Exception {
         String name = reshape.name();
-        StringBuilder what = new StringBuilder();
-        if (reshape.oldDisks() != reshape.newDisks()) {
-            what.append(", ")
-                    .append(reshape.oldDisks())
-                    .append(" -> ")
-                    .append(reshape.newDisks())
-                    .append(" members");
-        }
-        if (reshape.oldChunkBytes() != reshape.newChunkBytes()) {
-            what.append(", chunk ")
-                    .append(Sizes.chunk(reshape.oldChunkBytes()))
-                    .append(" -> ")
-                    .append(Sizes.chunk(reshape.newChunkBytes()));
-        }
-        if (reshape.oldAlgorithm() != reshape.newAlgorithm()) {
-            what.append(", layout ")
-                    .append(reshape.oldAlgorithm().mdadmName())
-                    .append(" -> ")
-                    .append(reshape.newAlgorithm().mdadmName());
-        }
-        verb.say(name + ": reshaping" + what.substring(1) + ", from "
+        verb.say(name + ": reshaping " + describe(reshape) + ", from "
                 + String.format(Locale.ROOT, "%.1f%%", percent(reshape, reshape.position())) + ", array "
                 + Sizes.human(reshape.oldArrayBytes()) + " -> " + Sizes.human(reshape.newArrayBytes()));
         CountDownLatch ended = new CountDownLatch(1);
@@ -225,6 +205,31 @@ final class ReshapeRun {
                 // the hook runs
             }
         }
+    }
+
+    /** What the reshape changes, as {@code 3 -> 4 members, chunk 64K -> 128K, layout ...}. */
+    static String describe(OfflineReshape reshape) {
+        StringBuilder what = new StringBuilder();
+        if (reshape.oldDisks() != reshape.newDisks()) {
+            what.append(", ")
+                    .append(reshape.oldDisks())
+                    .append(" -> ")
+                    .append(reshape.newDisks())
+                    .append(" members");
+        }
+        if (reshape.oldChunkBytes() != reshape.newChunkBytes()) {
+            what.append(", chunk ")
+                    .append(Sizes.chunk(reshape.oldChunkBytes()))
+                    .append(" -> ")
+                    .append(Sizes.chunk(reshape.newChunkBytes()));
+        }
+        if (reshape.oldAlgorithm() != reshape.newAlgorithm()) {
+            what.append(", layout ")
+                    .append(reshape.oldAlgorithm().mdadmName())
+                    .append(" -> ")
+                    .append(reshape.newAlgorithm().mdadmName());
+        }
+        return what.substring(2);
     }
 
     /** The member arguments but the one whose disk is called {@code diskName}. */

@@ -52,6 +52,10 @@ import picocli.CommandLine.Option;
             "Stopping answers the requests in flight, then closes the array clean (as any other raid command "
                     + "leaves it). A pending resync or a recovery onto a spare runs in the background meanwhile; a member "
                     + "that fails while serving is reported and the array goes on degraded.",
+            "An array stopped mid-reshape (raid grow, or Linux md) is served read-only, each read mapped as md "
+                    + "maps it at the reshape's position, while the reshape continues in the background (paced by "
+                    + "--speed-limit-max; with --read-only it waits); writes are refused until it has ended and raid "
+                    + "serve starts again.",
             "--backend memory serves a fresh in-memory array instead (for benchmarks and trials; its data goes "
                     + "when the server stops).",
             "Exit 0 after a clean stop of a whole array, 1 if it ended degraded or failed, 2 for bad input."
@@ -102,6 +106,9 @@ final class ServeCommand extends Verb {
                     + "written at the crash may read back wrong (the RAID-5 write hole); the array is marked clean, as mdadm "
                     + "--assemble --force does, so later starts need no --force.")
     boolean force;
+
+    @Mixin
+    SpeedOptions speed;
 
     @Option(
             names = "--executor",
@@ -286,6 +293,13 @@ final class ServeCommand extends Verb {
             throw CliException.usage(e.getMessage());
         }
         StopSignals signals = StopSignals.install(err(), name());
+        if (backend == null && Members.reshaping(members)) {
+            if (force) {
+                throw CliException.usage("--force starts a dirty degraded array; " + members.get(0)
+                        + "'s array is mid-reshape, which raid serve continues without it");
+            }
+            return new ServedReshape(this, source, members).serve(config, signals, speed.limits(), readOnly);
+        }
         served = backend != null
                 ? ServedArray.memory(memoryOptions(), counterMode())
                 : ServedArray.assemble(members, readOnly, force, counterMode());
@@ -295,6 +309,9 @@ final class ServeCommand extends Verb {
             Runtime.getRuntime().addShutdownHook(hook);
             Raid5Array array = served.array();
             ArrayStatus before = array.status();
+            if (speed.min != null || speed.max != null) {
+                array.setSyncLimits(speed.limits());
+            }
             publishCounters(array);
             SyncAction started = readOnly ? null : array.startSync();
             try {

@@ -239,24 +239,7 @@ class ReshapeIT {
     @Test
     void anInterruptedGrowSaysHowToResumeAndMdadmReadsItsPosition() throws Exception {
         byte[] data = createAndFill("640M", 64 << 20, 43);
-        // Paced as md's speed_limit_max paces it: the grow is surely mid-way when it is interrupted.
-        List<String> grow =
-                new ArrayList<>(List.of("grow", "--speed-limit-max", "16M", "--raid-devices", "4", "--add", "d.img"));
-        grow.addAll(OLD);
-        Process p = RaidLauncher.builder(dir, List.of(), grow.toArray(new String[0]))
-                .start();
-        RaidLauncher.drain(p.getInputStream());
-        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
-        var errDone = RaidLauncher.drain(p.getErrorStream(), err);
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (!reshaping() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        Thread.sleep(300);
-        new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).start().waitFor();
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-        errDone.get(10, TimeUnit.SECONDS);
-        String said = err.toString();
+        String said = growInterruptedMidWay();
         assertTrue(said.contains("interrupted at") && said.contains("raid grow --continue"), said);
         Superblock s = sb("a.img");
         assertTrue(s.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "still reshaping: " + s);
@@ -283,6 +266,91 @@ class ReshapeIT {
         RaidLauncher.Result c = RaidLauncher.run(dir, cont.toArray(new String[0]));
         assertEquals(0, c.exit(), c.stderr());
         assertHolds(data);
+    }
+
+    /**
+     * {@code raid grow} of {@link #OLD} to 4 members, paced as md's speed_limit_max paces it so that
+     * it is surely mid-way when Ctrl-C (SIGINT) stops it; returns what it said on stderr.
+     */
+    private String growInterruptedMidWay() throws Exception {
+        List<String> grow =
+                new ArrayList<>(List.of("grow", "--speed-limit-max", "16M", "--raid-devices", "4", "--add", "d.img"));
+        grow.addAll(OLD);
+        Process p = RaidLauncher.builder(dir, List.of(), grow.toArray(new String[0]))
+                .start();
+        RaidLauncher.drain(p.getInputStream());
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        var errDone = RaidLauncher.drain(p.getErrorStream(), err);
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (!reshaping() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        Thread.sleep(300);
+        new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).start().waitFor();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+        errDone.get(10, TimeUnit.SECONDS);
+        return err.toString();
+    }
+
+    /**
+     * {@code raid serve} of an array stopped mid-grow, read by qemu-img over NBD: with {@code
+     * --read-only} the reshape waits (the members' superblocks do not change); without it the reshape
+     * continues in the background while qemu-img reads the whole array mid-way, a client's write is
+     * refused, and after the reshape's end (said on stderr) the array reads the same again. The
+     * stopped server leaves a finished 4-member array holding the data, check 0.
+     */
+    @Test
+    void raidServeServesReadsWhileTheReshapeContinues() throws Exception {
+        Tools.assumeInstalled("qemu-img", "qemu-utils");
+        byte[] data = createAndFill("128M", 64 << 20, 46);
+        growInterruptedMidWay();
+        Superblock stopped = sb("a.img");
+        assertTrue(stopped.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "mid-reshape: " + stopped);
+        assertTrue(stopped.reshapePosition() * 512 < data.length, "the data crosses the position");
+        String socket = dir.resolve("raid.sock").toString();
+        List<String> readOnly = new ArrayList<>(List.of("--socket", socket, "--read-only"));
+        readOnly.addAll(ALL);
+        try (Served s = Served.start(dir, readOnly.toArray(new String[0]))) {
+            assertTrue(s.stderr().contains("mid-reshape at") && s.awaitLine("the reshape waits", 30), s.stderr());
+            assertServes(s, data, "--read-only");
+            assertEquals(0, s.stop("INT"), s.stderr());
+        }
+        for (String m : ALL) {
+            assertEquals(stopped.reshapePosition(), sb(m).reshapePosition(), m + " after raid serve --read-only");
+            assertEquals(stopped.events(), sb(m).events(), m + "'s events after raid serve --read-only");
+        }
+        List<String> serve = new ArrayList<>(List.of("--socket", socket, "--speed-limit-max", "8M"));
+        serve.addAll(ALL);
+        try (Served s = Served.start(dir, serve.toArray(new String[0]))) {
+            assertTrue(s.awaitLine("continues in the background", 30), s.stderr());
+            assertServes(s, data, "during the reshape");
+            assertFalse(s.stderr().contains("reshape done"), "the reads met the reshape mid-way:\n" + s.stderr());
+            Files.write(dir.resolve("block.raw"), new byte[4096]);
+            Tools.Result write = Tools.run(
+                    dir,
+                    Duration.ofSeconds(90),
+                    List.of("qemu-img", "convert", "-n", "-f", "raw", "-O", "raw", "block.raw", s.uri()));
+            assertTrue(write.exit() != 0, "a write mid-reshape is refused: " + write.output());
+            assertTrue(s.awaitLine("reshape done", 120), s.stderr());
+            assertServes(s, data, "after the reshape's end");
+            assertEquals(0, s.stop("INT"), s.stderr());
+            assertTrue(s.stderr().contains("reshaped"), s.stderr());
+        }
+        assertHolds(data);
+    }
+
+    /** qemu-img reads the whole export {@code s}: the data, then zeros, at the old array's size. */
+    private void assertServes(Served s, byte[] data, String when) throws Exception {
+        Files.deleteIfExists(dir.resolve("back.raw"));
+        Tools.runOk(dir, Duration.ofSeconds(120), "qemu-img", "convert", "-f", "raw", "-O", "raw", s.uri(), "back.raw");
+        byte[] back = Files.readAllBytes(dir.resolve("back.raw"));
+        assertEquals(s.size(), back.length, when);
+        assertArrayEquals(data, Arrays.copyOf(back, data.length), "the data read by qemu-img " + when);
+        for (int i = data.length; i < back.length; i++) {
+            if (back[i] != 0) {
+                throw new AssertionError("byte " + i + " past the data is " + back[i] + " " + when);
+            }
+        }
     }
 
     /**

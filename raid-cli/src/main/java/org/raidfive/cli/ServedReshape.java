@@ -1,0 +1,157 @@
+package org.raidfive.cli;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.raidfive.array.OfflineReshape;
+import org.raidfive.array.SyncLimits;
+import org.raidfive.bench.Sizes;
+import org.raidfive.nbd.NbdServer;
+import org.raidfive.nbd.NbdServerConfig;
+
+/**
+ * {@code raid serve} of an array whose members record a reshape under way (raidfive's or Linux
+ * md's): the array is exported read-only, each read mapped as md maps it at the reshape's position,
+ * and, unless {@code --read-only}, the reshape continues in the background meanwhile (md continues
+ * a reshape when it assembles the array). Writes are refused (EPERM) until the reshape has ended
+ * and {@code raid serve} starts again on the new geometry. A stop (Ctrl-C, SIGTERM, {@code raid
+ * stop}) answers the requests in flight, then stops the reshape at the next batch with its position
+ * checkpointed on every member.
+ */
+final class ServedReshape {
+    private final ServeCommand verb;
+    private final ArraySource source;
+    private final List<String> members;
+
+    ServedReshape(ServeCommand verb, ArraySource source, List<String> members) {
+        this.verb = verb;
+        this.source = source;
+        this.members = members;
+    }
+
+    /** Serves until {@code signals} says stop; {@code readOnly}: the reshape waits, nothing is written. */
+    int serve(NbdServerConfig config, StopSignals signals, SyncLimits limits, boolean readOnly) throws Exception {
+        try (MemberSet set = Members.openAll(members, readOnly);
+                OfflineReshape reshape =
+                        readOnly ? OfflineReshape.readOnly(set.disks()) : OfflineReshape.resume(set.disks())) {
+            reshape.setSyncLimits(limits);
+            String name = reshape.name();
+            NbdServer server;
+            try {
+                server = NbdServer.start(
+                        reshape.reader(),
+                        config.toBuilder()
+                                .readOnly(true)
+                                .description("raidfive RAID-5 " + name + ", mid-reshape")
+                                .build());
+            } catch (IOException e) {
+                throw new CliException(ExitCode.USAGE, e.getMessage(), e);
+            }
+            verb.say("serving " + server.uri() + " (array size " + reshape.reshapingArrayBytes() + " bytes = "
+                    + Sizes.human(reshape.reshapingArrayBytes()) + ", " + name + " mid-reshape at "
+                    + percent(reshape, reshape.position()) + ", " + ReshapeRun.describe(reshape)
+                    + ", read-only: writes are refused until the reshape has ended and raid serve starts again)");
+            if (reshape.missingMember() != null) {
+                verb.say(
+                        name + ": " + reshape.missingMember() + " is recorded faulty: its chunks are read from parity");
+            }
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicReference<Boolean> done = new AtomicReference<>();
+            AtomicReference<Exception> failed = new AtomicReference<>();
+            Thread mover = null;
+            if (readOnly) {
+                verb.say("--read-only: the reshape waits, as in md's read-only assembly; nothing is written");
+            } else {
+                mover = new Thread(
+                        () -> {
+                            try {
+                                done.set(reshape.run(stop::get, new Progress(reshape)));
+                                if (done.get()) {
+                                    verb.say(name + ": reshape done, " + reshape.newDisks() + " members, chunk "
+                                            + Sizes.chunk(reshape.newChunkBytes()) + ", array "
+                                            + Sizes.human(reshape.newArrayBytes()) + "; still served read-only at "
+                                            + Sizes.human(reshape.reshapingArrayBytes())
+                                            + ": start raid serve again to write and to serve the new size");
+                                }
+                            } catch (IOException | RuntimeException e) {
+                                failed.set(e);
+                                verb.say(name + ": the reshape stopped: " + e.getMessage());
+                                signals.trigger("the reshape failed");
+                            }
+                        },
+                        "raid-reshape");
+                mover.setDaemon(true);
+                mover.start();
+                verb.say(name + ": the reshape continues in the background; reads are served throughout");
+            }
+            String why = signals.await();
+            verb.say("stopping (" + why + "): answering the requests in flight, then stopping the reshape");
+            int exit = ExitCode.OK;
+            try {
+                server.close();
+            } catch (IOException e) {
+                verb.say("closing the server failed: " + e.getMessage());
+                exit = ExitCode.PROBLEM;
+            }
+            stop.set(true);
+            if (mover != null) {
+                mover.join();
+            }
+            if (failed.get() != null) {
+                return ExitCode.PROBLEM;
+            }
+            if (Boolean.TRUE.equals(done.get())) {
+                verb.say("stopped; " + name + " reshaped (assemble or serve it as usual: " + "raid serve "
+                        + source.again(members) + ")");
+            } else {
+                verb.say("stopped; " + name + " at " + percent(reshape, reshape.position())
+                        + (readOnly
+                                ? ", unchanged"
+                                : " of its reshape, the position checkpointed on every member (raid serve or raid "
+                                        + "grow --continue continues it: raid grow --continue " + source.again(members)
+                                        + ")"));
+            }
+            return reshape.missingMember() != null ? ExitCode.PROBLEM : exit;
+        }
+    }
+
+    private static String percent(OfflineReshape r, long position) {
+        return String.format(
+                Locale.ROOT,
+                "%.1f%%",
+                r.sectorsTotal() == 0 ? 100 : 100.0 * r.sectorsDone(position) / r.sectorsTotal());
+    }
+
+    /** Says each tenth of the way, and a member left out, once. */
+    private final class Progress implements java.util.function.LongConsumer {
+        private final OfflineReshape reshape;
+        private long tenth;
+        private boolean toldMissing;
+
+        Progress(OfflineReshape reshape) {
+            this.reshape = reshape;
+            this.toldMissing = reshape.missingMember() != null;
+            this.tenth = tenthOf(reshape.position());
+        }
+
+        private long tenthOf(long position) {
+            return reshape.sectorsTotal() == 0 ? 10 : 10 * reshape.sectorsDone(position) / reshape.sectorsTotal();
+        }
+
+        @Override
+        public void accept(long position) {
+            if (!toldMissing && reshape.missingMember() != null) {
+                toldMissing = true;
+                verb.say(reshape.name() + ": " + reshape.missingMember() + " failed and is recorded faulty on the "
+                        + "other members; the reshape goes on degraded, as md's does");
+            }
+            long t = tenthOf(position);
+            if (t > tenth && t < 10) {
+                tenth = t;
+                verb.say(reshape.name() + ": reshape at " + percent(reshape, position));
+            }
+        }
+    }
+}

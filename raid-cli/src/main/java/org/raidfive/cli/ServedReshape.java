@@ -13,12 +13,13 @@ import org.raidfive.nbd.NbdServerConfig;
 
 /**
  * {@code raid serve} of an array whose members record a reshape under way (raidfive's or Linux
- * md's): the array is exported read-only, each read mapped as md maps it at the reshape's position,
- * and, unless {@code --read-only}, the reshape continues in the background meanwhile (md continues
- * a reshape when it assembles the array). Writes are refused (EPERM) until the reshape has ended
- * and {@code raid serve} starts again on the new geometry. A stop (Ctrl-C, SIGTERM, {@code raid
- * stop}) answers the requests in flight, then stops the reshape at the next batch with its position
- * checkpointed on every member.
+ * md's): the array is exported at the size md gives it during the reshape, each request mapped as
+ * md maps it at the reshape's position, and, unless {@code --read-only}, the reshape continues in
+ * the background meanwhile (md continues a reshape when it assembles the array) and clients' writes
+ * are served, each between two of the reshape's batches. An array with a write-intent bitmap is
+ * served read-only. A stop (Ctrl-C, SIGTERM, {@code raid stop}) answers the requests in flight,
+ * stops the reshape at the next batch with its position checkpointed on every member, and marks
+ * the members clean.
  */
 final class ServedReshape {
     private final ServeCommand verb;
@@ -38,12 +39,13 @@ final class ServedReshape {
                         readOnly ? OfflineReshape.readOnly(set.disks()) : OfflineReshape.resume(set.disks())) {
             reshape.setSyncLimits(limits);
             String name = reshape.name();
+            String noWrites = readOnly ? null : reshape.whyNoWrites();
             NbdServer server;
             try {
                 server = NbdServer.start(
                         reshape.reader(),
                         config.toBuilder()
-                                .readOnly(true)
+                                .readOnly(readOnly || noWrites != null)
                                 .description("raidfive RAID-5 " + name + ", mid-reshape")
                                 .build());
             } catch (IOException e) {
@@ -52,7 +54,10 @@ final class ServedReshape {
             verb.say("serving " + server.uri() + " (array size " + reshape.reshapingArrayBytes() + " bytes = "
                     + Sizes.human(reshape.reshapingArrayBytes()) + ", " + name + " mid-reshape at "
                     + percent(reshape, reshape.position()) + ", " + ReshapeRun.describe(reshape)
-                    + ", read-only: writes are refused until the reshape has ended and raid serve starts again)");
+                    + (readOnly || noWrites != null ? ", read-only)" : ", read-write)"));
+            if (noWrites != null) {
+                verb.say(noWrites + ": clients' writes are refused (EPERM)");
+            }
             if (reshape.missingMember() != null) {
                 verb.say(
                         name + ": " + reshape.missingMember() + " is recorded faulty: its chunks are read from parity");
@@ -71,9 +76,9 @@ final class ServedReshape {
                                 if (done.get()) {
                                     verb.say(name + ": reshape done, " + reshape.newDisks() + " members, chunk "
                                             + Sizes.chunk(reshape.newChunkBytes()) + ", array "
-                                            + Sizes.human(reshape.newArrayBytes()) + "; still served read-only at "
+                                            + Sizes.human(reshape.newArrayBytes()) + "; still served at "
                                             + Sizes.human(reshape.reshapingArrayBytes())
-                                            + ": start raid serve again to write and to serve the new size");
+                                            + ": start raid serve again to serve the new size");
                                 }
                             } catch (IOException | RuntimeException e) {
                                 failed.set(e);
@@ -84,7 +89,8 @@ final class ServedReshape {
                         "raid-reshape");
                 mover.setDaemon(true);
                 mover.start();
-                verb.say(name + ": the reshape continues in the background; reads are served throughout");
+                verb.say(name + ": the reshape continues in the background; "
+                        + (noWrites == null ? "reads and writes" : "reads") + " are served throughout");
             }
             String why = signals.await();
             verb.say("stopping (" + why + "): answering the requests in flight, then stopping the reshape");
@@ -100,6 +106,12 @@ final class ServedReshape {
                 mover.join();
             }
             if (failed.get() != null) {
+                return ExitCode.PROBLEM; // the members stay dirty if written to: the resync is due
+            }
+            try {
+                reshape.markClean();
+            } catch (IOException e) {
+                verb.say("marking the members clean failed: " + e.getMessage());
                 return ExitCode.PROBLEM;
             }
             if (Boolean.TRUE.equals(done.get())) {

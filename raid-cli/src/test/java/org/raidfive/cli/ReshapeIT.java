@@ -293,14 +293,15 @@ class ReshapeIT {
     }
 
     /**
-     * {@code raid serve} of an array stopped mid-grow, read by qemu-img over NBD: with {@code
-     * --read-only} the reshape waits (the members' superblocks do not change); without it the reshape
-     * continues in the background while qemu-img reads the whole array mid-way, a client's write is
-     * refused, and after the reshape's end (said on stderr) the array reads the same again. The
-     * stopped server leaves a finished 4-member array holding the data, check 0.
+     * {@code raid serve} of an array stopped mid-grow, read and written by qemu-img over NBD: with
+     * {@code --read-only} the reshape waits (the members' superblocks do not change) and a write is
+     * refused; without it the reshape continues in the background while qemu-img writes 1 MiB across
+     * the reshape's position and reads the whole array mid-way, and after the reshape's end (said on
+     * stderr) the array reads the same again. The stopped server leaves a finished, clean 4-member
+     * array holding the data, check 0.
      */
     @Test
-    void raidServeServesReadsWhileTheReshapeContinues() throws Exception {
+    void raidServeServesTheArrayWhileTheReshapeContinues() throws Exception {
         Tools.assumeInstalled("qemu-img", "qemu-utils");
         byte[] data = createAndFill("128M", 64 << 20, 46);
         growInterruptedMidWay();
@@ -313,6 +314,8 @@ class ReshapeIT {
         try (Served s = Served.start(dir, readOnly.toArray(new String[0]))) {
             assertTrue(s.stderr().contains("mid-reshape at") && s.awaitLine("the reshape waits", 30), s.stderr());
             assertServes(s, data, "--read-only");
+            Files.write(dir.resolve("block.raw"), MemberFiles.random(4096, 47));
+            assertTrue(qemuImgWrite(s).exit() != 0, "a write through --read-only is refused");
             assertEquals(0, s.stop("INT"), s.stderr());
         }
         for (String m : ALL) {
@@ -323,20 +326,40 @@ class ReshapeIT {
         serve.addAll(ALL);
         try (Served s = Served.start(dir, serve.toArray(new String[0]))) {
             assertTrue(s.awaitLine("continues in the background", 30), s.stderr());
+            // 1 MiB from 512 KiB below the position: some in the new geometry, the rest in the old
+            int at = (int) Math.max(0, stopped.reshapePosition() * 512 - (512 << 10));
+            byte[] block = MemberFiles.random(1 << 20, 48);
+            Files.write(dir.resolve("block.raw"), block);
+            Tools.Result write = qemuImgWrite(s, at);
+            assertEquals(0, write.exit(), "a write mid-reshape: " + write.output());
+            System.arraycopy(block, 0, data, at, block.length);
             assertServes(s, data, "during the reshape");
-            assertFalse(s.stderr().contains("reshape done"), "the reads met the reshape mid-way:\n" + s.stderr());
-            Files.write(dir.resolve("block.raw"), new byte[4096]);
-            Tools.Result write = Tools.run(
-                    dir,
-                    Duration.ofSeconds(90),
-                    List.of("qemu-img", "convert", "-n", "-f", "raw", "-O", "raw", "block.raw", s.uri()));
-            assertTrue(write.exit() != 0, "a write mid-reshape is refused: " + write.output());
+            assertFalse(s.stderr().contains("reshape done"), "the I/O met the reshape mid-way:\n" + s.stderr());
             assertTrue(s.awaitLine("reshape done", 120), s.stderr());
             assertServes(s, data, "after the reshape's end");
             assertEquals(0, s.stop("INT"), s.stderr());
             assertTrue(s.stderr().contains("reshaped"), s.stderr());
         }
+        for (String m : ALL) {
+            assertTrue(sb(m).isClean(), m + " clean after the stop");
+        }
         assertHolds(data);
+    }
+
+    /** qemu-img writes block.raw to the export {@code s} at byte {@code at}. */
+    private Tools.Result qemuImgWrite(Served s, long at) throws Exception {
+        String target = "driver=raw,offset=" + at + ",size=" + Files.size(dir.resolve("block.raw"))
+                + ",file.driver=nbd,file.server.type=unix,file.server.path="
+                + s.uri().replaceFirst(".*socket=", "")
+                + ",file.export=raid";
+        return Tools.run(
+                dir,
+                Duration.ofSeconds(90),
+                List.of("qemu-img", "convert", "-n", "-f", "raw", "--target-image-opts", "block.raw", target));
+    }
+
+    private Tools.Result qemuImgWrite(Served s) throws Exception {
+        return qemuImgWrite(s, 0);
     }
 
     /** qemu-img reads the whole export {@code s}: the data, then zeros, at the old array's size. */

@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
@@ -29,7 +30,8 @@ import org.raidfive.md.SuperblockException;
 import org.raidfive.parity.Xor;
 
 /**
- * A reshape of an array that is not running, as Linux md restripes one: adding members ({@link
+ * A reshape of an array, run on its members (no {@link Raid5Array} open on them), as Linux md
+ * restripes one: adding members ({@link
  * #grow}), removing members ({@link #shrink}) or changing the chunk size or layout of the same
  * members ({@link #change}), and in md's on-disk form throughout, so that md can take over mid-way
  * and raidfive can finish what md started: {@code reshape_position}, {@code raid_disks} the new
@@ -52,9 +54,11 @@ import org.raidfive.parity.Xor;
  * written and flushed on every member. A crash at any moment therefore leaves the recorded
  * position, the new geometry on one side of it and the old data on the other intact; {@link
  * #resume} continues from there, and {@link #readOnly} reads the array there, writing nothing, as
- * md maps a read during a reshape. {@link #read} (and {@link #reader}, the array as a read-only
- * disk) may also run on other threads while {@link #run} moves stripes: reads served during a
- * reshape, as md serves them (writes are not). The end writes md's final superblock: the new layout and chunk,
+ * md maps a read during a reshape. {@link #read} and {@link #write} (and {@link #reader}, the array
+ * as a disk) may also run on other threads while {@link #run} moves stripes: the array served
+ * during its reshape, as md serves it. A write takes its turn between two batches and marks the
+ * array dirty first (md's {@code resync_offset}); a reshape continued dirty after a crash ends
+ * dirty, for the resync md runs after it. Writes are not served with an internal bitmap. The end writes md's final superblock: the new layout and chunk,
  * the data offset moved by {@code new_offset} and the data size changed by as much ({@code
  * md_finish_reshape}), no reshape fields; a shrink's freed members are spares.
  *
@@ -86,7 +90,9 @@ public final class OfflineReshape implements AutoCloseable {
         /** The superblock of one member was written during a checkpoint. */
         CHECKPOINT_MEMBER,
         /** The superblock of one member was written with the final geometry. */
-        FINISH_MEMBER
+        FINISH_MEMBER,
+        /** The superblock of one member was written marking the array dirty (a first write) or clean again. */
+        STATE_MEMBER
     }
 
     /** A test's view of the crash points; throwing stops the reshape there, as a crash would. */
@@ -146,12 +152,33 @@ public final class OfflineReshape implements AutoCloseable {
      */
     private final ReentrantReadWriteLock mapping = new ReentrantReadWriteLock();
 
+    /**
+     * Client writes ({@link #write}) and the reshape's steps (a batch, a checkpoint, the end) take
+     * turns: a write never meets a batch that is moving its stripes, and {@link #progress}, {@link
+     * #recorded} and {@link #missing} change only under it. A read of a degraded array takes it too,
+     * so that it does not rebuild a chunk from a stripe a write is half-way through. Fair: a waiting
+     * write goes before the next batch.
+     */
+    private final ReentrantLock turns = new ReentrantLock(true);
+
+    /** This run marked the superblocks dirty for its first client write ({@link #markClean} undoes it). */
+    private boolean dirtied;
+
+    /** The superblocks said clean when opened (a reshape resumed after a crash with writes stays dirty). */
+    private boolean openedClean = true;
+
+    /** A whole stripe of either geometry and its parity, for a client write (writes take turns: one buffer). */
+    private ByteBuffer clientStripe;
+
     /** Per reading thread, room for the other chunks of a stripe when one is rebuilt. */
     private final ThreadLocal<ByteBuffer> readerScratch = ThreadLocal.withInitial(this::newScratch);
 
     private long events;
     /** The end is on every member's superblock. */
     private boolean finished;
+    /** The members have an internal write-intent bitmap. */
+    private final boolean hasBitmap;
+
     /** Opened by {@link #readOnly}: {@link #run} is refused. */
     private boolean readOnly;
 
@@ -159,7 +186,7 @@ public final class OfflineReshape implements AutoCloseable {
      * The slot without a member (it failed during this reshape, or before it resumed), or -1: its
      * chunks of the old geometry are rebuilt from the others of their stripe, nothing is written to it.
      */
-    private int missing = -1;
+    private volatile int missing = -1;
 
     /** What the member of {@link #missing} was called, when it failed in this run. */
     private String failedName;
@@ -204,6 +231,7 @@ public final class OfflineReshape implements AutoCloseable {
         Superblock top =
                 Arrays.stream(superblocks).filter(Objects::nonNull).findFirst().orElseThrow();
         this.name = ArrayMetadata.holder(top.name(), top.setUuid());
+        this.hasBitmap = top.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET);
         int disks = top.raidDisks();
         int slotCount = slots.length; // the old count too when members are removed
         this.backwards = isBackwards(top);
@@ -651,15 +679,16 @@ public final class OfflineReshape implements AutoCloseable {
                         activeSbs.add(sbs[i]);
                     }
                 }
-                checkStartable(array, active, activeSbs.toArray(new Superblock[0]));
+                checkResumable(array, active, activeSbs.toArray(new Superblock[0]), slots);
             } else {
-                checkStartable(array, members, sbs);
+                checkResumable(array, members, sbs, slots);
             }
             for (int i : finishing) {
                 write(members.get(i), sbs[i]); // the end, as the others have it
             }
             OfflineReshape reshape = new OfflineReshape(slots, bySlot, claims, done);
             reshape.readOnly = readOnly;
+            reshape.openedClean = Arrays.stream(sbs).allMatch(Superblock::isClean);
             return reshape;
         } catch (IOException | RuntimeException e) {
             claims.forEach(DiskClaim::close);
@@ -868,40 +897,60 @@ public final class OfflineReshape implements AutoCloseable {
     private boolean runBatches(BooleanSupplier stop, LongConsumer progressListener, ByteBuffer buf, Lanes lanes)
             throws IOException {
         int chunk = newLayout.chunkSize();
-        int chunkSectors = chunk / 512;
-        int newData = newLayout.dataDisks();
-        long stripeSectors = (long) chunkSectors * newData;
-        int batch = buf.capacity() / ((newData + 1) * chunk);
+        int batch = buf.capacity() / ((newLayout.dataDisks() + 1) * chunk);
         int row = rowStripes();
         long paceStart = clock.nanoTime();
         long moved = 0; // bytes per member since paceStart
         while (progress != endPosition) {
-            if (stop.getAsBoolean()) {
-                checkpoint();
-                return false;
-            }
-            // forwards the batch's first new stripe, backwards one past its last
-            long at = progress / stripeSectors;
-            long left = backwards ? at : newLayout.stripes() - at;
-            int n = (int) Math.min(pacedBatch(batch, chunk, row), left);
-            if (room(at) < (long) n * chunkSectors || System.nanoTime() - lastCheckpoint > CHECKPOINT_NANOS) {
-                checkpoint();
-                // whole rows: md records only positions on a row of the larger chunk (raid5_run)
-                n = (int) Math.min(n, Math.max(0, room(at) / chunkSectors / row * row));
-                if (n == 0) {
-                    throw new ArrayConfigException(name + ": the data offset moved by " + offsetMove
-                            + " sectors is too little to restripe at position " + progress
-                            + " without overwriting data still needed; finish the reshape with Linux md");
+            int n;
+            turns.lock();
+            try {
+                if (stop.getAsBoolean()) {
+                    checkpoint();
+                    return false;
                 }
+                n = step(batch, row, buf, lanes);
+            } finally {
+                turns.unlock();
             }
-            moveBatch(backwards ? at - n : at, n, buf, lanes);
-            progress += (backwards ? -n : n) * stripeSectors;
             progressListener.accept(progress);
             moved += (long) n * chunk;
             pace(paceStart, moved, stop);
         }
-        finish();
+        turns.lock();
+        try {
+            finish();
+        } finally {
+            turns.unlock();
+        }
         return true;
+    }
+
+    /**
+     * One batch of the reshape (a checkpoint first when md's rule asks for it), run with its turn
+     * taken; returns the new stripes it moved.
+     */
+    private int step(int batch, int row, ByteBuffer buf, Lanes lanes) throws IOException {
+        int chunk = newLayout.chunkSize();
+        int chunkSectors = chunk / 512;
+        long stripeSectors = (long) chunkSectors * newLayout.dataDisks();
+        // forwards the batch's first new stripe, backwards one past its last
+        long at = progress / stripeSectors;
+        long left = backwards ? at : newLayout.stripes() - at;
+        int n = (int) Math.min(pacedBatch(batch, chunk, row), left);
+        if (room(at) < (long) n * chunkSectors || System.nanoTime() - lastCheckpoint > CHECKPOINT_NANOS) {
+            checkpoint();
+            // whole rows: md records only positions on a row of the larger chunk (raid5_run)
+            n = (int) Math.min(n, Math.max(0, room(at) / chunkSectors / row * row));
+            if (n == 0) {
+                throw new ArrayConfigException(name + ": the data offset moved by " + offsetMove
+                        + " sectors is too little to restripe at position " + progress
+                        + " without overwriting data still needed; finish the reshape with Linux md");
+            }
+        }
+        moveBatch(backwards ? at - n : at, n, buf, lanes);
+        progress += (backwards ? -n : n) * stripeSectors;
+        return n;
     }
 
     /** Stripes per batch under the speed limit: about a quarter second's worth, at least one row. */
@@ -1119,10 +1168,187 @@ public final class OfflineReshape implements AutoCloseable {
                     len + " bytes at " + offset + " are not within " + name + "'s " + size + " bytes");
         }
         mapping.readLock().lock();
+        boolean degraded = missing >= 0; // it changes under the mapping's write lock, and only once
+        if (degraded) {
+            mapping.readLock().unlock();
+            turns.lock(); // no write half-way through a stripe this read rebuilds from
+            mapping.readLock().lock();
+        }
         try {
             readMapped(offset, dst, at, len);
         } finally {
             mapping.readLock().unlock();
+            if (degraded) {
+                turns.unlock();
+            }
+        }
+    }
+
+    /**
+     * Why {@link #write} is refused on this reshape, or null when it is served: opened {@link
+     * #readOnly}, or an internal write-intent bitmap (md sets its bits for a write during a
+     * reshape; raidfive does not yet).
+     */
+    public String whyNoWrites() {
+        if (readOnly) {
+            return name + "'s reshape was opened read-only";
+        }
+        if (hasBitmap) {
+            return name + " has a write-intent bitmap: raidfive serves no writes during its reshape (finish the "
+                    + "reshape first, or remove the bitmap before it)";
+        }
+        return null;
+    }
+
+    /**
+     * Writes {@code len} bytes from {@code src} at {@code at} to the array at byte {@code offset},
+     * each stripe in the geometry that holds it at the {@link #position} (md's mapping, as {@link
+     * #read}), also while {@link #run} goes on: a write takes its turn between two batches, never
+     * inside one. A stripe is written as md's reconstruct-write writes it: the stripe read as it
+     * stands (a missing member's chunk rebuilt), the new bytes put over it, its parity computed from
+     * scratch, then the chunks written and the parity. The first write of a run marks every
+     * superblock dirty (md's {@code resync_offset} 0) before any data goes; {@link #markClean} marks
+     * them clean again after the last. A member failing is recorded faulty as in the reshape, and
+     * the write goes on degraded.
+     */
+    public void write(long offset, ByteBuffer src, int at, int len) throws IOException {
+        String refused = whyNoWrites();
+        if (refused != null) {
+            throw new IOException(refused);
+        }
+        long size = reshapingArrayBytes();
+        if (offset < 0 || len < 0 || offset > size || len > size - offset) {
+            throw new IllegalArgumentException(
+                    len + " bytes at " + offset + " are not within " + name + "'s " + size + " bytes");
+        }
+        turns.lock();
+        try {
+            if (!dirtied && openedClean) {
+                for (Superblock sb : superblocks) {
+                    if (sb != null) {
+                        sb.resyncOffset(0);
+                    }
+                }
+                dirtied = true;
+                writeSuperblocks(Point.STATE_MEMBER, progress);
+            }
+            long boundary = progress * 512;
+            for (int done = 0; done < len; ) {
+                long p = offset + done;
+                boolean below = p < boundary;
+                int n = (int) ((below ? Math.min(offset + len, boundary) : offset + len) - p);
+                writeIn(below != backwards, p, src, at + done, n);
+                done += n;
+            }
+        } finally {
+            turns.unlock();
+        }
+    }
+
+    /** Every member flushed (a member failing is recorded faulty, as in the reshape). */
+    public void flush() throws IOException {
+        turns.lock();
+        try {
+            for (int s = 0; s < slots.length; s++) {
+                if (slots[s] != null) {
+                    try {
+                        flushMember(s);
+                    } catch (MemberFailed e) {
+                        memberFailed(e);
+                    }
+                }
+            }
+        } finally {
+            turns.unlock();
+        }
+    }
+
+    /**
+     * After the last {@link #write} (and with {@link #run} stopped or done): every member flushed,
+     * then every superblock marked clean again, as md marks an array clean when it stops. Only what
+     * this run marked dirty is marked clean: a reshape resumed dirty after a crash stays dirty, for
+     * the resync after it.
+     */
+    public void markClean() throws IOException {
+        turns.lock();
+        try {
+            if (!dirtied) {
+                return;
+            }
+            for (Superblock sb : superblocks) {
+                if (sb != null) {
+                    sb.resyncOffset(Superblock.RESYNC_CLEAN);
+                }
+            }
+            writeSuperblocks(Point.STATE_MEMBER, progress);
+            dirtied = false;
+        } finally {
+            turns.unlock();
+        }
+    }
+
+    /** {@code len} bytes from {@code src} at array byte {@code from}, all in one geometry, stripe by stripe. */
+    private void writeIn(boolean inNew, long from, ByteBuffer src, int at, int len) throws IOException {
+        long stripeBytes = (inNew ? newLayout : oldLayout).stripeDataBytes();
+        for (int done = 0; done < len; ) {
+            long p = from + done;
+            int within = (int) (p % stripeBytes);
+            int n = (int) Math.min(len - done, stripeBytes - within);
+            while (true) {
+                try {
+                    writeClientStripe(inNew, p / stripeBytes, within, src, at + done, n);
+                    break;
+                } catch (MemberFailed e) {
+                    memberFailed(e); // throws if a member is missing already; else the stripe again, degraded
+                }
+            }
+            done += n;
+        }
+    }
+
+    /** md's reconstruct-write of {@code len} bytes at byte {@code within} of {@code stripe}'s data. */
+    private void writeClientStripe(boolean inNew, long stripe, int within, ByteBuffer src, int at, int len)
+            throws IOException {
+        Raid5Layout layout = inNew ? newLayout : oldLayout;
+        long[] offsets = inNew ? newOffset : oldOffset;
+        int chunk = layout.chunkSize();
+        int data = layout.dataDisks();
+        if (clientStripe == null) {
+            clientStripe = AlignedBuffers.allocate(
+                    Math.max(oldLayout.disks() * oldLayout.chunkSize(), newLayout.disks() * newLayout.chunkSize()));
+        }
+        ByteBuffer buf = clientStripe.duplicate();
+        long start = stripe * layout.stripeDataBytes();
+        if (inNew) {
+            readNew(start, buf, 0, data * chunk);
+        } else {
+            readOld(start, buf, 0, data * chunk, READER);
+        }
+        buf.put(within, src, at, len);
+        ByteBuffer[] sources = new ByteBuffer[data];
+        int[] from = new int[data];
+        for (int i = 0; i < data; i++) {
+            sources[i] = buf;
+            from[i] = i * chunk;
+        }
+        Xor.parity(buf, data * chunk, sources, from, data, chunk);
+        long memberAt = layout.memberOffset(stripe);
+        int first = within / chunk;
+        int last = (within + len - 1) / chunk;
+        for (int i = first; i <= last; i++) {
+            int slot = layout.dataSlot(stripe, i);
+            int lo = Math.max(within, i * chunk);
+            int hi = Math.min(within + len, (i + 1) * chunk);
+            if (slot != missing) { // a missing member's bytes are in the parity
+                write(slot, offsets[slot] + memberAt + lo - (long) i * chunk, buf, lo, hi - lo);
+            }
+        }
+        // the parity changes only where the data did: one chunk's range, or every byte of the chunk
+        int pLo = first == last ? within - first * chunk : 0;
+        int pHi = first == last ? within + len - first * chunk : chunk;
+        int parity = layout.paritySlot(stripe);
+        if (parity != missing) {
+            write(parity, offsets[parity] + memberAt + pLo, buf, data * chunk + pLo, pHi - pLo);
         }
     }
 
@@ -1148,9 +1374,10 @@ public final class OfflineReshape implements AutoCloseable {
     }
 
     /**
-     * The array as a read-only {@link MemberDisk} of {@link #reshapingArrayBytes} bytes, read through
-     * {@link #read}, also while {@link #run} moves stripes on another thread: what {@code raid serve}
-     * exports mid-reshape. Its writes are refused; closing it leaves this reshape open.
+     * The array as a {@link MemberDisk} of {@link #reshapingArrayBytes} bytes, read through {@link
+     * #read} and written through {@link #write} (refused as {@link #whyNoWrites} says), also while
+     * {@link #run} moves stripes on another thread: what {@code raid serve} exports mid-reshape.
+     * Closing it leaves this reshape open.
      */
     public MemberDisk reader() {
         return new Reader();
@@ -1169,12 +1396,14 @@ public final class OfflineReshape implements AutoCloseable {
 
         @Override
         public void write(long position, ByteBuffer src, int srcOffset, int length) throws IOException {
-            throw new IOException(name + " is mid-reshape: it is read-only until the reshape ends");
+            OfflineReshape.this.write(position, src, srcOffset, length);
         }
 
         @Override
-        public void flush() {
-            // nothing is written through a reader
+        public void flush() throws IOException {
+            if (whyNoWrites() == null) {
+                OfflineReshape.this.flush();
+            }
         }
 
         @Override
@@ -1642,6 +1871,28 @@ public final class OfflineReshape implements AutoCloseable {
                     + " were given: raidfive starts a reshape only on whole arrays, every member present");
         }
         return found;
+    }
+
+    /**
+     * {@link #checkStartable}, but a reshape that was written to mid-way and not stopped cleanly is
+     * continued, as md continues it (it reads data, not parity, and recomputes every stripe it moves;
+     * the array stays dirty for the resync after it), unless a member is missing too: then a stripe
+     * written at the crash may rebuild wrong (the write hole), and md does not start it either.
+     */
+    private static void checkResumable(
+            String array, List<? extends MemberDisk> members, Superblock[] sbs, MemberDisk[] slots)
+            throws ArrayConfigException {
+        boolean dirty = !Arrays.stream(sbs).allMatch(Superblock::isClean);
+        if (dirty && Arrays.asList(slots).contains(null)) {
+            throw new ArrayConfigException(array + " was not stopped cleanly and a member is missing: a stripe "
+                    + "written at the crash may rebuild wrong (the RAID-5 write hole); continue it with Linux md "
+                    + "(mdadm --assemble --force)");
+        }
+        Superblock[] clean = new Superblock[sbs.length];
+        for (int i = 0; i < sbs.length; i++) {
+            clean[i] = dirty ? sbs[i].copy().resyncOffset(Superblock.RESYNC_CLEAN) : sbs[i];
+        }
+        checkStartable(array, members, clean);
     }
 
     private static void checkStartable(String array, List<? extends MemberDisk> members, Superblock[] sbs)

@@ -1,0 +1,259 @@
+package org.raidfive.array;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.raidfive.array.ReshapeTestDisks.Kept;
+import org.raidfive.disk.FaultyDisk;
+import org.raidfive.disk.MemberDisk;
+import org.raidfive.layout.Raid5Algorithm;
+import org.raidfive.md.Superblock;
+
+/**
+ * Writes to an array while {@link OfflineReshape#run} moves its stripes on another thread (what
+ * {@code raid serve} serves mid-reshape): a flat reference image takes every write; each write reads
+ * back at once, the whole array reads as the image at the end, the finished array assembles and
+ * holds it, and its parity, recomputed from scratch, is consistent. A reshape stopped with writes and
+ * not marked clean (a crash) is continued dirty and resynced after, as md does.
+ */
+@Timeout(120)
+class ReshapeWritesWhileRunningTest {
+    private static final int CHUNK = 64 * 1024;
+    /** 1 MiB before the data (the default offset), 4 MiB of data, 3 MiB after: room either way. */
+    private static final long MEMBER = 8L << 20;
+
+    private static final long DATA = 4L << 20;
+
+    private record Made(List<MemberDisk> members, byte[] image) {}
+
+    private static Made make(int disks, long seed) throws IOException {
+        List<MemberDisk> members = new ArrayList<>();
+        for (int i = 0; i < disks; i++) {
+            members.add(new Kept(MEMBER, "m" + i));
+        }
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK)
+                        .algorithm(Raid5Algorithm.LEFT_SYMMETRIC)
+                        .memberDataBytes(DATA)
+                        .assumeClean(true)
+                        .build(),
+                members)) {
+            return new Made(members, LoadGenerator.fillRandom(array, seed));
+        }
+    }
+
+    private static OfflineReshape start(String what, List<MemberDisk> members, List<MemberDisk> added)
+            throws IOException {
+        return switch (what) {
+            case "grow", "degraded grow" -> OfflineReshape.grow(members, added);
+            case "shrink" -> OfflineReshape.shrink(members, 3, DATA / CHUNK * CHUNK * 2);
+            case "chunk change" -> OfflineReshape.change(members, 2 * CHUNK, null);
+            default -> throw new IllegalArgumentException(what);
+        };
+    }
+
+    /** One writer (random ranges of 1 to 300 sectors, some across chunks and stripes) during the whole reshape. */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"grow", "shrink", "chunk change", "degraded grow"})
+    void writesDuringTheReshapeLandInTheRightGeometry(String what) throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("ReshapeWritesWhileRunningTest seed " + seed + " " + what);
+        Made m = make(what.equals("shrink") ? 4 : 3, seed);
+        List<MemberDisk> given = new ArrayList<>(m.members);
+        List<MemberDisk> added = what.endsWith("grow") ? List.of(new Kept(MEMBER, "new0")) : List.of();
+        FaultyDisk faulty = null;
+        if (what.startsWith("degraded")) {
+            long middle = (1L << 20) + (2L << 20);
+            faulty = new FaultyDisk(m.members.get(1)).failWrites(middle - (512L << 10), middle);
+            given.set(1, faulty);
+        }
+        byte[] image;
+        AtomicLong writes = new AtomicLong();
+        AtomicLong midway = new AtomicLong();
+        try (OfflineReshape r = start(what, given, added)) {
+            // 512 KiB per member per batch, about 2 s in all: most writes meet it mid-way
+            r.setSyncLimits(new SyncLimits(1 << 20, 2 << 20));
+            int size = (int) r.reshapingArrayBytes();
+            image = Arrays.copyOf(m.image, size);
+            long start = r.position();
+            long end = r.endPosition();
+            AtomicBoolean done = new AtomicBoolean();
+            SplittableRandom random = new SplittableRandom(seed);
+            CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
+                byte[] got = new byte[300 * 512];
+                while (!done.get()) {
+                    int len = random.nextInt(1, 301) * 512;
+                    int offset = random.nextInt((size - len) / 512 + 1) * 512;
+                    byte[] bytes = new byte[len];
+                    random.nextBytes(bytes);
+                    long before = r.position();
+                    try {
+                        r.write(offset, ByteBuffer.wrap(bytes), 0, len);
+                        System.arraycopy(bytes, 0, image, offset, len);
+                        r.read(offset, ByteBuffer.wrap(got), 0, len);
+                    } catch (IOException e) {
+                        throw new AssertionError(e);
+                    }
+                    int mismatch = Arrays.mismatch(bytes, 0, len, got, 0, len);
+                    if (mismatch >= 0) {
+                        throw new AssertionError(what + ": byte " + (offset + mismatch) + " written at position "
+                                + before + " reads back otherwise (seed " + seed + ")");
+                    }
+                    writes.incrementAndGet();
+                    if (before != start && before != end) {
+                        midway.incrementAndGet();
+                    }
+                }
+            });
+            try {
+                assertTrue(r.run(() -> false, p -> {}));
+            } finally {
+                done.set(true);
+            }
+            writer.get(60, TimeUnit.SECONDS);
+            byte[] whole = new byte[size];
+            r.read(0, ByteBuffer.wrap(whole), 0, size);
+            assertEquals(-1, Arrays.mismatch(image, whole), what + ": the whole array after the reshape");
+            if (faulty != null) {
+                assertEquals(faulty.name(), r.missingMember(), "the reshape went on without the failed member");
+            }
+            r.markClean();
+        }
+        System.out.println(what + ": " + writes + " writes, " + midway + " of them mid-way");
+        assertTrue(midway.get() > 10, what + ": only " + midway + " writes met the reshape mid-way");
+        List<MemberDisk> all = new ArrayList<>(m.members);
+        all.addAll(added);
+        if (faulty != null) {
+            all.remove(faulty.inner());
+        }
+        assertFinished(all, image, faulty == null);
+    }
+
+    /**
+     * The members' reshape is over and they are clean; the active ones assemble and hold {@code image}
+     * (zeros after it), and, when {@code whole}, their parity XORs to zero over the data areas.
+     */
+    private static void assertFinished(List<MemberDisk> all, byte[] image, boolean whole) throws Exception {
+        List<MemberDisk> active = new ArrayList<>();
+        Superblock any = null;
+        for (MemberDisk d : all) {
+            Superblock sb = SuperblockIo.read(d);
+            assertFalse(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), d.name() + " still reshaping");
+            assertTrue(sb.isClean(), d.name() + " marked clean after the last write");
+            if (sb.role() < sb.raidDisks()) {
+                active.add(d);
+                any = sb;
+            }
+        }
+        if (whole) {
+            ArrayOracle.assertParityConsistent(active, any.dataOffset() * 512, any.size() * 512);
+        }
+        try (Raid5Array array = Raid5Array.assemble(active)) {
+            assertEquals(!whole, array.status().degraded());
+            ArrayOracle.assertArrayHolds(array, Arrays.copyOf(image, (int) array.size()));
+        }
+    }
+
+    /**
+     * Writes mid-reshape, then the reshape stops and the process "crashes" (nothing marks the members
+     * clean): they record the reshape dirty. It is continued (md continues a dirty reshape: it
+     * recomputes the parity of every stripe it moves) and ends dirty; the assembled array reads the
+     * image, has its resync pending, and after it the parity is consistent.
+     */
+    @Test
+    void aReshapeStoppedDirtyIsContinuedAndResyncedAfter() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("ReshapeWritesWhileRunningTest seed " + seed + " dirty stop");
+        Made m = make(3, seed);
+        List<MemberDisk> all = new ArrayList<>(m.members);
+        all.add(new Kept(MEMBER, "new0"));
+        byte[] image = m.image.clone();
+        SplittableRandom random = new SplittableRandom(seed);
+        try (OfflineReshape r = OfflineReshape.grow(m.members, all.subList(3, 4))) {
+            int[] batches = {0};
+            assertFalse(r.run(() -> batches[0]++ == 3, p -> {}));
+            assertTrue(r.position() > 0 && r.position() < r.endPosition(), "stopped mid-way at " + r.position());
+            for (int i = 0; i < 40; i++) {
+                int len = random.nextInt(1, 65) * 512;
+                int offset = random.nextInt((image.length - len) / 512 + 1) * 512;
+                byte[] bytes = new byte[len];
+                random.nextBytes(bytes);
+                r.write(offset, ByteBuffer.wrap(bytes), 0, len);
+                System.arraycopy(bytes, 0, image, offset, len);
+            }
+        } // no markClean: as a crash leaves them
+        for (MemberDisk d : all) {
+            Superblock sb = SuperblockIo.read(d);
+            assertFalse(sb.isClean(), d.name() + " records the writes (dirty)");
+            assertTrue(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE));
+        }
+        try (OfflineReshape r = OfflineReshape.resume(all)) {
+            assertTrue(r.run(() -> false, p -> {}));
+            r.markClean(); // this run wrote nothing: the members stay dirty
+        }
+        for (MemberDisk d : all) {
+            assertFalse(SuperblockIo.read(d).isClean(), d.name() + " still dirty: the resync is due");
+        }
+        try (Raid5Array array = Raid5Array.assemble(all)) {
+            assertTrue(array.status().resyncPending(), "the resync md runs after a dirty reshape");
+            ArrayOracle.assertArrayHolds(array, Arrays.copyOf(image, (int) array.size()));
+            array.startSync();
+            assertEquals(
+                    SyncOutcome.Result.DONE,
+                    array.awaitSync(Duration.ofSeconds(60)).result());
+        }
+        Superblock sb = SuperblockIo.read(all.get(0));
+        ArrayOracle.assertParityConsistent(all, sb.dataOffset() * 512, sb.size() * 512);
+    }
+
+    /**
+     * A member fails mid-reshape (recorded faulty, the reshape goes on degraded), the reshape stops,
+     * writes follow and nothing marks the members clean: continuing is refused, as md refuses to
+     * start a dirty degraded array (a stripe written at the crash may rebuild wrong), and writes
+     * nothing.
+     */
+    @Test
+    void aReshapeStoppedDirtyAndDegradedIsRefused() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("ReshapeWritesWhileRunningTest seed " + seed + " dirty and degraded");
+        Made m = make(3, seed);
+        FaultyDisk faulty = new FaultyDisk(m.members.get(1));
+        List<MemberDisk> given = new ArrayList<>(m.members);
+        given.set(1, faulty);
+        MemberDisk added = new Kept(MEMBER, "new0");
+        try (OfflineReshape r = OfflineReshape.grow(given, List.of(added))) {
+            faulty.failWrites(0, MEMBER);
+            int[] batches = {0};
+            assertFalse(r.run(() -> batches[0]++ == 3, p -> {}));
+            assertEquals(faulty.name(), r.missingMember());
+            r.write(0, ByteBuffer.wrap(new byte[4096]), 0, 4096);
+        }
+        List<MemberDisk> survivors = List.of(m.members.get(0), m.members.get(2), added);
+        byte[][] before = ReshapeTestDisks.snapshot(survivors);
+        ArrayConfigException e = assertThrows(ArrayConfigException.class, () -> OfflineReshape.resume(survivors));
+        assertTrue(e.getMessage().contains("write hole"), e.getMessage());
+        byte[][] after = ReshapeTestDisks.snapshot(survivors);
+        for (int i = 0; i < survivors.size(); i++) {
+            assertEquals(
+                    -1, Arrays.mismatch(before[i], after[i]), survivors.get(i).name() + " unchanged");
+        }
+    }
+}

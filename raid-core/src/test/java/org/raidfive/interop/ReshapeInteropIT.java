@@ -54,14 +54,17 @@ import org.raidfive.md.Superblock;
  * mismatches, and a copy finished by md itself leaves the same data areas (md's interrupted chunk
  * change does not keep all of its data, in either's hands: see the test). raidfive's
  * own 64K -> 128K change, on members laid out as mdadm lays them, chooses the same new offset as
- * mdadm did, stops after two batches, and md finishes it: check 0, raidfive's data.
+ * mdadm did, stops after two batches, takes writes across its position ({@link OfflineReshape#write}:
+ * 1 MiB straddling it, 64 random ranges), is marked clean, and md finishes it: check 0, raidfive's
+ * data with those writes.
  *
  * <p>Degraded, raidfive to md: a member fails under raidfive's grow (its reads fail from the first
  * batch), is recorded faulty, and the reshape goes on degraded and stops after three batches. md
  * assembles the three members left, continues the degraded reshape to its end, rebuilds a spare
  * added then into the failed slot, finds 0 mismatches and reads raidfive's data. raidfive's shrink
- * (4 -> 3 members, md's backwards reshape) stopped after two batches is finished by md the same way,
- * the freed member left as md's spare.
+ * (4 -> 3 members, md's backwards reshape) stopped after two batches, then written to and left
+ * dirty (as a crash leaves it), is finished by md the same way, the freed member left as md's spare,
+ * and md reads the data with those writes.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
@@ -90,12 +93,18 @@ class ReshapeInteropIT {
     private Superblock mdChunkStopped;
     private int ourChunkNewOffset;
     private long ourChunkStoppedAt;
+    /** The data with raidfive's writes mid-reshape (then marked clean). */
+    private byte[] ourChunkData;
+
     private byte[] mdChunkReadByRaidfive;
 
     /** raidfive's shrink 4 -> 3 (members with room after their data), stopped mid-way for md to finish. */
     private final List<Path> ourShrink = new ArrayList<>();
 
     private Path ourShrinkDump;
+    /** The shrink's data with raidfive's writes mid-reshape; the members are left dirty, as by a crash. */
+    private byte[] ourShrinkData;
+
     private long ourShrinkStoppedAt;
     private long ourShrinkStart;
     private long ourShrinkSize;
@@ -203,6 +212,8 @@ class ReshapeInteropIT {
         try (OfflineReshape r = OfflineReshape.change(ourChunkDisks, 2 * CHUNK_KIB * 1024, null)) {
             assertFalse(r.run(() -> chunkBatches.get() == 2, p -> chunkBatches.incrementAndGet()));
             ourChunkStoppedAt = r.position();
+            ourChunkData = writeAcross(r, data, 0xc4a7L);
+            r.markClean();
         }
         ourChunkNewOffset = ExamineCheck.decode(ourChunk.get(0)).newOffset();
         for (MemberDisk disk : ourChunkDisks) {
@@ -277,7 +288,8 @@ class ReshapeInteropIT {
             ourShrinkStart = r.position();
             assertFalse(r.run(() -> shrinkBatches.get() == 2, p -> shrinkBatches.incrementAndGet()));
             ourShrinkStoppedAt = r.position();
-        }
+            ourShrinkData = writeAcross(r, Arrays.copyOf(data, (int) ourShrinkSize), 0x5412L);
+        } // not marked clean: md continues the dirty reshape and resyncs after it
         for (MemberDisk disk : shrinkDisks) {
             disk.close();
         }
@@ -346,6 +358,28 @@ class ReshapeInteropIT {
     }
 
     /** md's data, then zeros, to the array's new size. */
+    /**
+     * Writes through raidfive mid-reshape: 1 MiB across the position (part in each geometry) and 64
+     * random ranges; returns {@code before} with them, which is then what the array must hold.
+     */
+    private static byte[] writeAcross(OfflineReshape r, byte[] before, long seed) throws Exception {
+        byte[] after = Arrays.copyOf(before, (int) r.reshapingArrayBytes());
+        Random random = new Random(seed);
+        int at = (int) Math.max(0, Math.min(after.length - MIB, r.position() * 512 - MIB / 2));
+        List<int[]> ranges = new ArrayList<>(List.of(new int[] {at, MIB}));
+        for (int i = 0; i < 64; i++) {
+            int len = (1 + random.nextInt(64)) * 512;
+            ranges.add(new int[] {random.nextInt((after.length - len) / 512 + 1) * 512, len});
+        }
+        for (int[] range : ranges) {
+            byte[] bytes = new byte[range[1]];
+            random.nextBytes(bytes);
+            r.write(range[0], ByteBuffer.wrap(bytes), 0, bytes.length);
+            System.arraycopy(bytes, 0, after, range[0], bytes.length);
+        }
+        return after;
+    }
+
     private byte[] expected(long size) {
         return Arrays.copyOf(data, (int) size);
     }
@@ -507,7 +541,10 @@ class ReshapeInteropIT {
         assertEquals("0", g.get("mismatch"), "md's check after md finished raidfive's chunk change: " + said);
         assertEquals("128K", g.get("chunk"), said);
         long size = Long.parseLong(g.get("size"));
-        assertArrayEquals(expected(size), head(ourChunkDump, size), "md reads raidfive's data");
+        assertArrayEquals(
+                Arrays.copyOf(ourChunkData, (int) size),
+                head(ourChunkDump, size),
+                "md reads raidfive's data, with what raidfive wrote mid-reshape");
         assertFalse(ExamineCheck.decode(ourChunk.get(0)).hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE));
     }
 
@@ -528,7 +565,10 @@ class ReshapeInteropIT {
         assertEquals(Long.toString(ourShrinkSize), g.get("size"), said);
         assertEquals("0", g.get("mismatch"), "md's check after md finished raidfive's shrink: " + said);
         assertEquals("1", g.get("spare_devices"), "the freed member is md's spare: " + said);
-        assertArrayEquals(expected(ourShrinkSize), head(ourShrinkDump, ourShrinkSize), "md reads raidfive's data");
+        assertArrayEquals(
+                ourShrinkData,
+                head(ourShrinkDump, ourShrinkSize),
+                "md reads raidfive's data, with what raidfive wrote mid-reshape (and left dirty)");
         for (int i = 0; i < 3; i++) {
             Superblock sb = ExamineCheck.decode(ourShrink.get(i));
             assertFalse(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "md finished: " + sb);

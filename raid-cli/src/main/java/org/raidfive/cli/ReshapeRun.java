@@ -147,6 +147,10 @@ final class ReshapeRun {
         try {
             long[] shown = {System.nanoTime()};
             String[] toldMissing = {reshape.missingMember()};
+            if (reshape.resyncDue()) {
+                verb.say(name + " was written to mid-reshape and not stopped cleanly: the reshape continues (it "
+                        + "recomputes every stripe it moves), and the resync md runs after it is due at its end");
+            }
             if (toldMissing[0] != null) {
                 verb.say(name + ": continuing without " + toldMissing[0]
                         + " (recorded faulty): the reshape runs degraded");
@@ -186,6 +190,10 @@ final class ReshapeRun {
             verb.say(name + ": " + reshape.newDisks() + " members, chunk " + Sizes.chunk(reshape.newChunkBytes()) + ", "
                     + reshape.newAlgorithm().mdadmName() + ", array " + Sizes.human(reshape.newArrayBytes()) + " ("
                     + reshape.newArrayBytes() + " bytes)");
+            if (reshape.resyncDue()) {
+                verb.say(name + "'s resync is due (written to before a crash mid-reshape): raid rebuild "
+                        + source.again(left) + " runs it in the foreground, raid serve in the background");
+            }
             for (String spare : sparesOf(all)) {
                 verb.say(spare + " is now a spare of " + name + " (raid remove --member " + spare + " "
                         + source.again(all) + " takes it out)");

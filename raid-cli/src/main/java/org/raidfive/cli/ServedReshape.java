@@ -62,6 +62,10 @@ final class ServedReshape {
                 verb.say(
                         name + ": " + reshape.missingMember() + " is recorded faulty: its chunks are read from parity");
             }
+            if (reshape.resyncDue()) {
+                verb.say(name + " was written to mid-reshape and not stopped cleanly: it stays dirty, and its resync "
+                        + "is due when the reshape has ended (raid serve runs it when it starts again)");
+            }
             AtomicBoolean stop = new AtomicBoolean();
             AtomicReference<Boolean> done = new AtomicReference<>();
             AtomicReference<Exception> failed = new AtomicReference<>();

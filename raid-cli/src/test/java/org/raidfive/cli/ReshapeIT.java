@@ -346,6 +346,48 @@ class ReshapeIT {
         assertHolds(data);
     }
 
+    /**
+     * {@code kill -9} of a {@code raid serve} that continues a reshape and has acknowledged a client's
+     * write across the position: the members record the reshape dirty; {@code raid grow --continue}
+     * finishes it (saying the resync is due), {@code raid rebuild} runs the resync, and the array
+     * holds the data with the write, check 0.
+     */
+    @Test
+    void aServerKilledAfterWritesMidReshapeLosesNoAcknowledgedWrite() throws Exception {
+        Tools.assumeInstalled("qemu-img", "qemu-utils");
+        byte[] data = createAndFill("128M", 64 << 20, 49);
+        growInterruptedMidWay();
+        List<String> serve =
+                new ArrayList<>(List.of("--socket", dir.resolve("raid.sock").toString(), "--speed-limit-max", "4M"));
+        serve.addAll(ALL);
+        try (Served s = Served.start(dir, serve.toArray(new String[0]))) {
+            assertTrue(s.awaitLine("continues in the background", 30), s.stderr());
+            int at = (int) Math.max(0, sb("a.img").reshapePosition() * 512 - (512 << 10));
+            byte[] block = MemberFiles.random(1 << 20, 50);
+            Files.write(dir.resolve("block.raw"), block);
+            Tools.Result write = qemuImgWrite(s, at);
+            assertEquals(0, write.exit(), write.output());
+            System.arraycopy(block, 0, data, at, block.length);
+            new ProcessBuilder("kill", "-9", Long.toString(s.process().pid()))
+                    .start()
+                    .waitFor();
+            assertTrue(s.process().waitFor(30, TimeUnit.SECONDS));
+        }
+        for (String m : ALL) {
+            Superblock sb = sb(m);
+            assertTrue(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), m + " still reshaping");
+            assertFalse(sb.isClean(), m + " records the writes (dirty)");
+        }
+        List<String> cont = new ArrayList<>(List.of("grow", "--continue"));
+        cont.addAll(ALL);
+        RaidLauncher.Result c = RaidLauncher.run(dir, cont.toArray(new String[0]));
+        assertEquals(0, c.exit(), c.stderr());
+        assertTrue(c.stderr().contains("resync is due"), c.stderr());
+        RaidLauncher.Result rebuild = raid(List.of("rebuild"), ALL);
+        assertEquals(0, rebuild.exit(), rebuild.stderr());
+        assertHolds(data);
+    }
+
     /** qemu-img writes block.raw to the export {@code s} at byte {@code at}. */
     private Tools.Result qemuImgWrite(Served s, long at) throws Exception {
         String target = "driver=raw,offset=" + at + ",size=" + Files.size(dir.resolve("block.raw"))

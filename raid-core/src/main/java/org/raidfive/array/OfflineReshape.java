@@ -1206,7 +1206,9 @@ public final class OfflineReshape implements AutoCloseable {
      * #read}), also while {@link #run} goes on: a write takes its turn between two batches, never
      * inside one. A stripe is written as md's reconstruct-write writes it: the stripe read as it
      * stands (a missing member's chunk rebuilt), the new bytes put over it, its parity computed from
-     * scratch, then the chunks written and the parity. The first write of a run marks every
+     * scratch, then the chunks written and the parity. A write to the stripes moved since the last
+     * checkpoint has the position recorded first: a resume would move them again from the old data
+     * (md's make_request holds such a write until {@code reshape_safe} catches up). The first write of a run marks every
      * superblock dirty (md's {@code resync_offset} 0) before any data goes; {@link #markClean} marks
      * them clean again after the last. A member failing is recorded faulty as in the reshape, and
      * the write goes on degraded.
@@ -1232,6 +1234,11 @@ public final class OfflineReshape implements AutoCloseable {
                 dirtied = true;
                 writeSuperblocks(Point.STATE_MEMBER, progress);
             }
+            if (intoUnrecorded(offset, len)) {
+                // md's make_request holds such a write until reshape_safe has caught up: a resume
+                // from the recorded position would move this range again from the old data, over it
+                checkpoint();
+            }
             long boundary = progress * 512;
             for (int done = 0; done < len; ) {
                 long p = offset + done;
@@ -1243,6 +1250,30 @@ public final class OfflineReshape implements AutoCloseable {
         } finally {
             turns.unlock();
         }
+    }
+
+    /**
+     * Whether the members were dirty when this reshape was opened (written to mid-reshape and not
+     * stopped cleanly): they stay so through its end, and the array's resync is due after it, as md
+     * runs it.
+     */
+    public boolean resyncDue() {
+        return !openedClean;
+    }
+
+    /**
+     * Whether {@code len} bytes at {@code offset} touch the array moved since the recorded position
+     * (between it and the progress): new geometry that a resume would move again.
+     */
+    private boolean intoUnrecorded(long offset, long len) {
+        long lo = Math.min(recorded, progress) * 512;
+        long hi = Math.max(recorded, progress) * 512;
+        return offset < hi && offset + len > lo;
+    }
+
+    /** The position the members' superblocks record (md's reshape_safe); tests see the window after it. */
+    long recordedPosition() {
+        return recorded;
     }
 
     /** Every member flushed (a member failing is recorded faulty, as in the reshape). */

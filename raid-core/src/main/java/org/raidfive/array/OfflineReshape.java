@@ -1204,9 +1204,11 @@ public final class OfflineReshape implements AutoCloseable {
      * Writes {@code len} bytes from {@code src} at {@code at} to the array at byte {@code offset},
      * each stripe in the geometry that holds it at the {@link #position} (md's mapping, as {@link
      * #read}), also while {@link #run} goes on: a write takes its turn between two batches, never
-     * inside one. A stripe is written as md's reconstruct-write writes it: the stripe read as it
-     * stands (a missing member's chunk rebuilt), the new bytes put over it, its parity computed from
-     * scratch, then the chunks written and the parity. A write to the stripes moved since the last
+     * inside one. Within one chunk a stripe is written as md's read-modify-write writes it (old data
+     * and old parity read, the parity updated); otherwise, or when that chunk's member is missing,
+     * as its reconstruct-write (the stripe read as it stands, a missing member's chunk rebuilt, the
+     * new bytes put over it, its parity computed from scratch), then the chunks written and the
+     * parity. A write to the stripes moved since the last
      * checkpoint has the position recorded first: a resume would move them again from the old data
      * (md's make_request holds such a write until {@code reshape_safe} catches up). The first write of a run marks every
      * superblock dirty (md's {@code resync_offset} 0) before any data goes; {@link #markClean} marks
@@ -1337,7 +1339,10 @@ public final class OfflineReshape implements AutoCloseable {
         }
     }
 
-    /** md's reconstruct-write of {@code len} bytes at byte {@code within} of {@code stripe}'s data. */
+    /**
+     * {@code len} bytes at byte {@code within} of {@code stripe}'s data: md's read-modify-write when
+     * they lie in one chunk and its member and the parity's are there, else its reconstruct-write.
+     */
     private void writeClientStripe(boolean inNew, long stripe, int within, ByteBuffer src, int at, int len)
             throws IOException {
         Raid5Layout layout = inNew ? newLayout : oldLayout;
@@ -1349,6 +1354,21 @@ public final class OfflineReshape implements AutoCloseable {
                     Math.max(oldLayout.disks() * oldLayout.chunkSize(), newLayout.disks() * newLayout.chunkSize()));
         }
         ByteBuffer buf = clientStripe.duplicate();
+        long memberAt = layout.memberOffset(stripe);
+        int first = within / chunk;
+        int parity = layout.paritySlot(stripe);
+        int dataSlot = layout.dataSlot(stripe, first);
+        if ((within + len - 1) / chunk == first && dataSlot != missing && parity != missing) {
+            // md's read-modify-write, for a write within one chunk: new parity = old parity ^ old data ^ new data
+            long at0 = memberAt + within - (long) first * chunk;
+            read(dataSlot, offsets[dataSlot] + at0, buf, 0, len);
+            read(parity, offsets[parity] + at0, buf, len, len);
+            ByteBuffer[] sources = {buf, buf, src};
+            Xor.parity(buf, 2 * len, sources, new int[] {0, len, at}, 3, len);
+            write(dataSlot, offsets[dataSlot] + at0, src, at, len);
+            write(parity, offsets[parity] + at0, buf, 2 * len, len);
+            return;
+        }
         long start = stripe * layout.stripeDataBytes();
         if (inNew) {
             readNew(start, buf, 0, data * chunk);
@@ -1363,8 +1383,6 @@ public final class OfflineReshape implements AutoCloseable {
             from[i] = i * chunk;
         }
         Xor.parity(buf, data * chunk, sources, from, data, chunk);
-        long memberAt = layout.memberOffset(stripe);
-        int first = within / chunk;
         int last = (within + len - 1) / chunk;
         for (int i = first; i <= last; i++) {
             int slot = layout.dataSlot(stripe, i);
@@ -1377,7 +1395,6 @@ public final class OfflineReshape implements AutoCloseable {
         // the parity changes only where the data did: one chunk's range, or every byte of the chunk
         int pLo = first == last ? within - first * chunk : 0;
         int pHi = first == last ? within + len - first * chunk : chunk;
-        int parity = layout.paritySlot(stripe);
         if (parity != missing) {
             write(parity, offsets[parity] + memberAt + pLo, buf, data * chunk + pLo, pHi - pLo);
         }

@@ -12,7 +12,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
@@ -153,13 +152,18 @@ public final class OfflineReshape implements AutoCloseable {
     private final ReentrantReadWriteLock mapping = new ReentrantReadWriteLock();
 
     /**
-     * Client writes ({@link #write}) and the reshape's steps (a batch, a checkpoint, the end) take
-     * turns: a write never meets a batch that is moving its stripes, and {@link #progress}, {@link
-     * #recorded} and {@link #missing} change only under it. A read of a degraded array takes it too,
-     * so that it does not rebuild a chunk from a stripe a write is half-way through. Fair: a waiting
-     * write goes before the next batch.
+     * Client writes ({@link #write}) hold it shared, each stripe under its lock in {@link
+     * #stripeLocks}; the reshape's steps (a batch, a checkpoint, the end), a write's dirty mark or
+     * checkpoint, a member's failure, a flush and a read of a degraded array hold it alone. So a
+     * write never meets a batch that is moving its stripes, {@link #progress}, {@link #recorded} and
+     * {@link #missing} change only while no write runs, and a degraded read does not rebuild a
+     * chunk from a stripe a write is half-way through. Fair: waiting writes go before the next batch.
      */
-    private final ReentrantLock turns = new ReentrantLock(true);
+    private final ReentrantReadWriteLock turns = new ReentrantReadWriteLock(true);
+
+    /** Client writes to one stripe (of either geometry) one at a time: a read-modify-write is not atomic. */
+    private final Object[] stripeLocks =
+            Arrays.stream(new Object[64]).map(o -> new Object()).toArray();
 
     /** This run marked the superblocks dirty for its first client write ({@link #markClean} undoes it). */
     private boolean dirtied;
@@ -167,8 +171,8 @@ public final class OfflineReshape implements AutoCloseable {
     /** The superblocks said clean when opened (a reshape resumed after a crash with writes stays dirty). */
     private boolean openedClean = true;
 
-    /** A whole stripe of either geometry and its parity, for a client write (writes take turns: one buffer). */
-    private ByteBuffer clientStripe;
+    /** Per writing thread, a whole stripe of either geometry and its parity. */
+    private final ThreadLocal<ByteBuffer> clientStripe = ThreadLocal.withInitial(this::newStripe);
 
     /** Per reading thread, room for the other chunks of a stripe when one is rebuilt. */
     private final ThreadLocal<ByteBuffer> readerScratch = ThreadLocal.withInitial(this::newScratch);
@@ -903,7 +907,7 @@ public final class OfflineReshape implements AutoCloseable {
         long moved = 0; // bytes per member since paceStart
         while (progress != endPosition) {
             int n;
-            turns.lock();
+            turns.writeLock().lock();
             try {
                 if (stop.getAsBoolean()) {
                     checkpoint();
@@ -911,17 +915,17 @@ public final class OfflineReshape implements AutoCloseable {
                 }
                 n = step(batch, row, buf, lanes);
             } finally {
-                turns.unlock();
+                turns.writeLock().unlock();
             }
             progressListener.accept(progress);
             moved += (long) n * chunk;
             pace(paceStart, moved, stop);
         }
-        turns.lock();
+        turns.writeLock().lock();
         try {
             finish();
         } finally {
-            turns.unlock();
+            turns.writeLock().unlock();
         }
         return true;
     }
@@ -1087,6 +1091,11 @@ public final class OfflineReshape implements AutoCloseable {
         }
     }
 
+    private ByteBuffer newStripe() {
+        return AlignedBuffers.allocate(
+                Math.max(oldLayout.disks() * oldLayout.chunkSize(), newLayout.disks() * newLayout.chunkSize()));
+    }
+
     private ByteBuffer newScratch() {
         return AlignedBuffers.allocate(Math.max(
                 (oldLayout.disks() - 1) * oldLayout.chunkSize(), (newLayout.disks() - 1) * newLayout.chunkSize()));
@@ -1171,7 +1180,7 @@ public final class OfflineReshape implements AutoCloseable {
         boolean degraded = missing >= 0; // it changes under the mapping's write lock, and only once
         if (degraded) {
             mapping.readLock().unlock();
-            turns.lock(); // no write half-way through a stripe this read rebuilds from
+            turns.writeLock().lock(); // no write half-way through a stripe this read rebuilds from
             mapping.readLock().lock();
         }
         try {
@@ -1179,7 +1188,7 @@ public final class OfflineReshape implements AutoCloseable {
         } finally {
             mapping.readLock().unlock();
             if (degraded) {
-                turns.unlock();
+                turns.writeLock().unlock();
             }
         }
     }
@@ -1225,21 +1234,26 @@ public final class OfflineReshape implements AutoCloseable {
             throw new IllegalArgumentException(
                     len + " bytes at " + offset + " are not within " + name + "'s " + size + " bytes");
         }
-        turns.lock();
+        turns.readLock().lock();
         try {
-            if (!dirtied && openedClean) {
-                for (Superblock sb : superblocks) {
-                    if (sb != null) {
-                        sb.resyncOffset(0);
+            if ((!dirtied && openedClean) || intoUnrecorded(offset, len)) {
+                alone(() -> {
+                    if (!dirtied && openedClean) {
+                        for (Superblock sb : superblocks) {
+                            if (sb != null) {
+                                sb.resyncOffset(0);
+                            }
+                        }
+                        dirtied = true;
+                        writeSuperblocks(Point.STATE_MEMBER, progress);
                     }
-                }
-                dirtied = true;
-                writeSuperblocks(Point.STATE_MEMBER, progress);
-            }
-            if (intoUnrecorded(offset, len)) {
-                // md's make_request holds such a write until reshape_safe has caught up: a resume
-                // from the recorded position would move this range again from the old data, over it
-                checkpoint();
+                    if (intoUnrecorded(offset, len)) {
+                        // md's make_request holds such a write until reshape_safe has caught up: a
+                        // resume from the recorded position would move this range again from the old
+                        // data, over it
+                        checkpoint();
+                    }
+                });
             }
             long boundary = progress * 512;
             for (int done = 0; done < len; ) {
@@ -1250,7 +1264,24 @@ public final class OfflineReshape implements AutoCloseable {
                 done += n;
             }
         } finally {
-            turns.unlock();
+            turns.readLock().unlock();
+        }
+    }
+
+    @FunctionalInterface
+    private interface Exclusive {
+        void run() throws IOException;
+    }
+
+    /** Runs {@code what} with {@link #turns} held alone, from a write that holds it shared (and holds it so again after). */
+    private void alone(Exclusive what) throws IOException {
+        turns.readLock().unlock();
+        turns.writeLock().lock();
+        try {
+            what.run();
+        } finally {
+            turns.readLock().lock(); // before the write lock goes: no step between
+            turns.writeLock().unlock();
         }
     }
 
@@ -1280,7 +1311,7 @@ public final class OfflineReshape implements AutoCloseable {
 
     /** Every member flushed (a member failing is recorded faulty, as in the reshape). */
     public void flush() throws IOException {
-        turns.lock();
+        turns.writeLock().lock();
         try {
             for (int s = 0; s < slots.length; s++) {
                 if (slots[s] != null) {
@@ -1292,7 +1323,7 @@ public final class OfflineReshape implements AutoCloseable {
                 }
             }
         } finally {
-            turns.unlock();
+            turns.writeLock().unlock();
         }
     }
 
@@ -1303,7 +1334,7 @@ public final class OfflineReshape implements AutoCloseable {
      * the resync after it.
      */
     public void markClean() throws IOException {
-        turns.lock();
+        turns.writeLock().lock();
         try {
             if (!dirtied) {
                 return;
@@ -1316,7 +1347,7 @@ public final class OfflineReshape implements AutoCloseable {
             writeSuperblocks(Point.STATE_MEMBER, progress);
             dirtied = false;
         } finally {
-            turns.unlock();
+            turns.writeLock().unlock();
         }
     }
 
@@ -1327,12 +1358,19 @@ public final class OfflineReshape implements AutoCloseable {
             long p = from + done;
             int within = (int) (p % stripeBytes);
             int n = (int) Math.min(len - done, stripeBytes - within);
+            long stripe = p / stripeBytes;
             while (true) {
                 try {
-                    writeClientStripe(inNew, p / stripeBytes, within, src, at + done, n);
+                    synchronized (stripeLocks[(int) ((stripe << 1 | (inNew ? 1 : 0)) & (stripeLocks.length - 1))]) {
+                        writeClientStripe(inNew, stripe, within, src, at + done, n);
+                    }
                     break;
                 } catch (MemberFailed e) {
-                    memberFailed(e); // throws if a member is missing already; else the stripe again, degraded
+                    alone(() -> {
+                        if (slots[e.slot] != null) { // another write may have left it out already
+                            memberFailed(e); // throws if another member is missing: RAID-5 cannot lose two
+                        }
+                    });
                 }
             }
             done += n;
@@ -1349,11 +1387,7 @@ public final class OfflineReshape implements AutoCloseable {
         long[] offsets = inNew ? newOffset : oldOffset;
         int chunk = layout.chunkSize();
         int data = layout.dataDisks();
-        if (clientStripe == null) {
-            clientStripe = AlignedBuffers.allocate(
-                    Math.max(oldLayout.disks() * oldLayout.chunkSize(), newLayout.disks() * newLayout.chunkSize()));
-        }
-        ByteBuffer buf = clientStripe.duplicate();
+        ByteBuffer buf = clientStripe.get().duplicate();
         long memberAt = layout.memberOffset(stripe);
         int first = within / chunk;
         int parity = layout.paritySlot(stripe);

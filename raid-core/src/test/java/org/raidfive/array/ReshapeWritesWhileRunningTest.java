@@ -63,22 +63,27 @@ class ReshapeWritesWhileRunningTest {
     private static OfflineReshape start(String what, List<MemberDisk> members, List<MemberDisk> added)
             throws IOException {
         return switch (what) {
-            case "grow", "degraded grow" -> OfflineReshape.grow(members, added);
+            case "grow", "degraded grow", "grow, 2 writers" -> OfflineReshape.grow(members, added);
             case "shrink" -> OfflineReshape.shrink(members, 3, DATA / CHUNK * CHUNK * 2);
             case "chunk change" -> OfflineReshape.change(members, 2 * CHUNK, null);
             default -> throw new IllegalArgumentException(what);
         };
     }
 
-    /** One writer (random ranges of 1 to 300 sectors, some across chunks and stripes) during the whole reshape. */
+    /**
+     * One writer (random ranges of 1 to 300 sectors, some across chunks and stripes) during the whole
+     * reshape; or two, each in its own chunks (even or odd), so that they meet in stripes: their
+     * read-modify-writes of one stripe's parity must not interleave.
+     */
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"grow", "shrink", "chunk change", "degraded grow"})
+    @ValueSource(strings = {"grow", "shrink", "chunk change", "degraded grow", "grow, 2 writers"})
     void writesDuringTheReshapeLandInTheRightGeometry(String what) throws Exception {
         long seed = System.nanoTime();
         System.out.println("ReshapeWritesWhileRunningTest seed " + seed + " " + what);
         Made m = make(what.equals("shrink") ? 4 : 3, seed);
         List<MemberDisk> given = new ArrayList<>(m.members);
-        List<MemberDisk> added = what.endsWith("grow") ? List.of(new Kept(MEMBER, "new0")) : List.of();
+        List<MemberDisk> added = what.contains("grow") ? List.of(new Kept(MEMBER, "new0")) : List.of();
+        int writers = what.contains("2 writers") ? 2 : 1;
         FaultyDisk faulty = null;
         if (what.startsWith("degraded")) {
             long middle = (1L << 20) + (2L << 20);
@@ -96,39 +101,51 @@ class ReshapeWritesWhileRunningTest {
             long start = r.position();
             long end = r.endPosition();
             AtomicBoolean done = new AtomicBoolean();
-            SplittableRandom random = new SplittableRandom(seed);
-            CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
-                byte[] got = new byte[300 * 512];
-                while (!done.get()) {
-                    int len = random.nextInt(1, 301) * 512;
-                    int offset = random.nextInt((size - len) / 512 + 1) * 512;
-                    byte[] bytes = new byte[len];
-                    random.nextBytes(bytes);
-                    long before = r.position();
-                    try {
-                        r.write(offset, ByteBuffer.wrap(bytes), 0, len);
-                        System.arraycopy(bytes, 0, image, offset, len);
-                        r.read(offset, ByteBuffer.wrap(got), 0, len);
-                    } catch (IOException e) {
-                        throw new AssertionError(e);
+            List<CompletableFuture<Void>> writing = new ArrayList<>();
+            for (int t = 0; t < writers; t++) {
+                SplittableRandom random = new SplittableRandom(seed + t);
+                int parity = t;
+                writing.add(CompletableFuture.runAsync(() -> {
+                    byte[] got = new byte[300 * 512];
+                    while (!done.get()) {
+                        int len = random.nextInt(1, 301) * 512;
+                        int offset = random.nextInt((size - len) / 512 + 1) * 512;
+                        if (writers > 1) { // within one chunk of this writer's parity (64 KiB chunks, both geometries)
+                            int chunk = random.nextInt(size / CHUNK / 2) * 2 + parity;
+                            int within = random.nextInt(CHUNK / 512) * 512;
+                            offset = chunk * CHUNK + within;
+                            len = Math.min(len, CHUNK - within);
+                        }
+                        byte[] bytes = new byte[len];
+                        random.nextBytes(bytes);
+                        long before = r.position();
+                        try {
+                            r.write(offset, ByteBuffer.wrap(bytes), 0, len);
+                            System.arraycopy(bytes, 0, image, offset, len);
+                            r.read(offset, ByteBuffer.wrap(got), 0, len);
+                        } catch (IOException e) {
+                            throw new AssertionError(e);
+                        }
+                        int mismatch = Arrays.mismatch(bytes, 0, len, got, 0, len);
+                        if (mismatch >= 0) {
+                            throw new AssertionError(what + ": byte " + (offset + mismatch) + " written at position "
+                                    + before + " reads back otherwise (seed " + seed + ")");
+                        }
+                        writes.incrementAndGet();
+                        if (before != start && before != end) {
+                            midway.incrementAndGet();
+                        }
                     }
-                    int mismatch = Arrays.mismatch(bytes, 0, len, got, 0, len);
-                    if (mismatch >= 0) {
-                        throw new AssertionError(what + ": byte " + (offset + mismatch) + " written at position "
-                                + before + " reads back otherwise (seed " + seed + ")");
-                    }
-                    writes.incrementAndGet();
-                    if (before != start && before != end) {
-                        midway.incrementAndGet();
-                    }
-                }
-            });
+                }));
+            }
             try {
                 assertTrue(r.run(() -> false, p -> {}));
             } finally {
                 done.set(true);
             }
-            writer.get(60, TimeUnit.SECONDS);
+            for (CompletableFuture<Void> w : writing) {
+                w.get(60, TimeUnit.SECONDS);
+            }
             byte[] whole = new byte[size];
             r.read(0, ByteBuffer.wrap(whole), 0, size);
             assertEquals(-1, Arrays.mismatch(image, whole), what + ": the whole array after the reshape");

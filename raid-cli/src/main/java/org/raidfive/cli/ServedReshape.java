@@ -22,6 +22,9 @@ import org.raidfive.nbd.NbdServerConfig;
  * the members clean.
  */
 final class ServedReshape {
+    /** Per member per batch: a client's write waits for at most one batch (OfflineReshape's default is 4 MiB). */
+    private static final int BATCH_MEMBER_BYTES = 512 << 10;
+
     private final ServeCommand verb;
     private final ArraySource source;
     private final List<String> members;
@@ -38,6 +41,7 @@ final class ServedReshape {
                 OfflineReshape reshape =
                         readOnly ? OfflineReshape.readOnly(set.disks()) : OfflineReshape.resume(set.disks())) {
             reshape.setSyncLimits(limits);
+            reshape.setBatchMemberBytes(BATCH_MEMBER_BYTES);
             String name = reshape.name();
             String noWrites = readOnly ? null : reshape.whyNoWrites();
             NbdServer server;

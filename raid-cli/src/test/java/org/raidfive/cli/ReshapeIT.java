@@ -347,36 +347,47 @@ class ReshapeIT {
     }
 
     /**
-     * {@code kill -9} of a {@code raid serve} that continues a reshape and has acknowledged a client's
-     * write across the position: the members record the reshape dirty; {@code raid grow --continue}
-     * finishes it (saying the resync is due), {@code raid rebuild} runs the resync, and the array
-     * holds the data with the write, check 0.
+     * {@code kill -9} of a {@code raid serve} that continues a reshape, at a random moment after it
+     * acknowledged a client's write (1 MiB, the first round across the position), three rounds, each
+     * serving the dirty reshape the last one left: the members record it dirty; {@code raid grow
+     * --continue} finishes it (saying the resync is due), {@code raid rebuild} runs the resync, and
+     * the array holds the data with every write, check 0.
      */
     @Test
-    void aServerKilledAfterWritesMidReshapeLosesNoAcknowledgedWrite() throws Exception {
+    void serversKilledAfterWritesMidReshapeLoseNoAcknowledgedWrite() throws Exception {
         Tools.assumeInstalled("qemu-img", "qemu-utils");
+        long seed = System.nanoTime();
+        System.out.println("ReshapeIT seed " + seed);
+        Random rnd = new Random(seed);
         byte[] data = createAndFill("128M", 64 << 20, 49);
         growInterruptedMidWay();
         List<String> serve =
                 new ArrayList<>(List.of("--socket", dir.resolve("raid.sock").toString(), "--speed-limit-max", "4M"));
         serve.addAll(ALL);
-        try (Served s = Served.start(dir, serve.toArray(new String[0]))) {
-            assertTrue(s.awaitLine("continues in the background", 30), s.stderr());
-            int at = (int) Math.max(0, sb("a.img").reshapePosition() * 512 - (512 << 10));
-            byte[] block = MemberFiles.random(1 << 20, 50);
-            Files.write(dir.resolve("block.raw"), block);
-            Tools.Result write = qemuImgWrite(s, at);
-            assertEquals(0, write.exit(), write.output());
-            System.arraycopy(block, 0, data, at, block.length);
-            new ProcessBuilder("kill", "-9", Long.toString(s.process().pid()))
-                    .start()
-                    .waitFor();
-            assertTrue(s.process().waitFor(30, TimeUnit.SECONDS));
-        }
-        for (String m : ALL) {
-            Superblock sb = sb(m);
-            assertTrue(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), m + " still reshaping");
-            assertFalse(sb.isClean(), m + " records the writes (dirty)");
+        for (int round = 0; round < 3; round++) {
+            try (Served s = Served.start(dir, serve.toArray(new String[0]))) {
+                assertTrue(s.awaitLine("continues in the background", 30), s.stderr());
+                long position = sb("a.img").reshapePosition() * 512;
+                int at = round == 0
+                        ? (int) Math.max(0, position - (512 << 10))
+                        : rnd.nextInt((data.length - (1 << 20)) / 512) * 512;
+                byte[] block = MemberFiles.random(1 << 20, seed + round);
+                Files.write(dir.resolve("block.raw"), block);
+                Tools.Result write = qemuImgWrite(s, at);
+                assertEquals(0, write.exit(), write.output());
+                System.arraycopy(block, 0, data, at, block.length);
+                Thread.sleep(rnd.nextInt(1500));
+                new ProcessBuilder("kill", "-9", Long.toString(s.process().pid()))
+                        .start()
+                        .waitFor();
+                assertTrue(s.process().waitFor(30, TimeUnit.SECONDS));
+                System.out.println("round " + round + ": wrote 1 MiB at " + at + ", position " + position);
+            }
+            for (String m : ALL) {
+                Superblock sb = sb(m);
+                assertTrue(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), m + " still reshaping");
+                assertFalse(sb.isClean(), m + " records the writes (dirty)");
+            }
         }
         List<String> cont = new ArrayList<>(List.of("grow", "--continue"));
         cont.addAll(ALL);

@@ -44,8 +44,9 @@ import picocli.CommandLine.Option;
                     + "position checkpointed on every member; --continue (with every member, new ones included) "
                     + "resumes it, and finishes a reshape Linux md left that adds members. --speed-limit-max paces it "
                     + "as md's speed_limit_max does (per member per second; nothing else runs on the stopped array, "
-                    + "so the minimum has nothing to yield to). The array does not run "
-                    + "until the reshape is done; Linux md can also take it over (mdadm --assemble resumes it).",
+                    + "so the minimum has nothing to yield to). With --start-only the reshape is started and "
+                    + "recorded, and raid serve continues it while it serves the array (reads and writes); "
+                    + "Linux md can also take it over (mdadm --assemble resumes it).",
             "--chunk SIZE and/or --layout NAME restripe the same members into a new chunk size or parity layout, as "
                     + "mdadm --grow --chunk/--layout does on an array that is not running: the data offset moves down "
                     + "towards the larger free space as mdadm moves it: down (the reshape runs forwards) or, when the "
@@ -83,6 +84,13 @@ final class GrowCommand extends Verb {
 
     @Option(names = "--continue", description = "Continue the reshape the members record (raidfive's or md's).")
     boolean continueReshape;
+
+    @Option(
+            names = "--start-only",
+            description = "With --raid-devices, --chunk or --layout: start the reshape (its first superblocks on "
+                    + "every member) and return; raid serve then continues it while it serves the array, raid grow "
+                    + "--continue in the foreground.")
+    boolean startOnly;
 
     @Option(
             names = "--chunk",
@@ -270,8 +278,11 @@ final class GrowCommand extends Verb {
             throw CliException.usage("give one of --consistency-policy, --bitmap, --size, --raid-devices, "
                     + "--chunk/--layout and --continue");
         }
+        if (startOnly && (!reshapes() || continueReshape)) {
+            throw CliException.usage("--start-only starts a reshape: give --raid-devices, --chunk or --layout");
+        }
         if (reshapes()) {
-            return new ReshapeRun(this, source, members)
+            return new ReshapeRun(this, source, members, startOnly)
                     .run(raidDevices, arraySize(), add, speed.limits(), newChunk(), newLayout());
         }
         if (size != null) {

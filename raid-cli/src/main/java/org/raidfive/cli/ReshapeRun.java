@@ -28,10 +28,14 @@ final class ReshapeRun {
     private final ArraySource source;
     private final List<String> members;
 
-    ReshapeRun(GrowCommand verb, ArraySource source, List<String> members) {
+    /** Only start the reshape (its first superblocks written), for raid serve to continue. */
+    private final boolean startOnly;
+
+    ReshapeRun(GrowCommand verb, ArraySource source, List<String> members, boolean startOnly) {
         this.verb = verb;
         this.source = source;
         this.members = members;
+        this.startOnly = startOnly;
     }
 
     /**
@@ -110,6 +114,13 @@ final class ReshapeRun {
                 throw e;
             }
             try (reshape) {
+                if (startOnly) {
+                    verb.say(reshape.name() + ": reshape started, " + describe(reshape) + ", array "
+                            + Sizes.human(reshape.oldArrayBytes()) + " -> " + Sizes.human(reshape.newArrayBytes())
+                            + ", recorded on every member; raid serve " + source.again(all)
+                            + " continues it while it serves the array (raid grow --continue in the foreground)");
+                    return ExitCode.OK;
+                }
                 reshape.setSyncLimits(limits);
                 return follow(reshape, all);
             } finally {

@@ -399,6 +399,39 @@ class ReshapeIT {
         assertHolds(data);
     }
 
+    /**
+     * {@code raid grow --start-only} records the start on every member and returns at once (position
+     * 0, nothing moved); {@code raid serve} then runs the whole reshape while it serves, and the
+     * stopped server leaves the grown array holding the data, clean, check 0. Without a reshape to
+     * start, --start-only is refused.
+     */
+    @Test
+    void aReshapeStartedOnlyIsRunByRaidServe() throws Exception {
+        byte[] data = createAndFill("32M", 16 << 20, 51);
+        List<String> grow = new ArrayList<>(List.of("grow", "--start-only", "--raid-devices", "4", "--add", "d.img"));
+        grow.addAll(OLD);
+        RaidLauncher.Result started = RaidLauncher.run(dir, grow.toArray(new String[0]));
+        assertEquals(0, started.exit(), started.stderr());
+        assertTrue(
+                started.stderr().contains("reshape started") && started.stderr().contains("raid serve"),
+                started.stderr());
+        for (String m : ALL) {
+            Superblock sb = sb(m);
+            assertTrue(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), m + " records the reshape");
+            assertEquals(0, sb.reshapePosition(), m);
+        }
+        RaidLauncher.Result refused = raid(List.of("grow", "--start-only", "--continue"), ALL);
+        assertEquals(2, refused.exit(), refused.stderr());
+        List<String> serve =
+                new ArrayList<>(List.of("--socket", dir.resolve("raid.sock").toString()));
+        serve.addAll(ALL);
+        try (Served s = Served.start(dir, serve.toArray(new String[0]))) {
+            assertTrue(s.awaitLine("reshape done", 120), s.stderr());
+            assertEquals(0, s.stop("TERM"), s.stderr());
+        }
+        assertHolds(data);
+    }
+
     /** qemu-img writes block.raw to the export {@code s} at byte {@code at}. */
     private Tools.Result qemuImgWrite(Served s, long at) throws Exception {
         String target = "driver=raw,offset=" + at + ",size=" + Files.size(dir.resolve("block.raw"))

@@ -273,6 +273,22 @@ class ReshapeIT {
      * it is surely mid-way when Ctrl-C (SIGINT) stops it; returns what it said on stderr.
      */
     private String growInterruptedMidWay() throws Exception {
+        PacedGrow g = startPacedGrow();
+        Thread.sleep(300);
+        new ProcessBuilder("kill", "-INT", Long.toString(g.process.pid()))
+                .start()
+                .waitFor();
+        assertTrue(g.process.waitFor(60, TimeUnit.SECONDS));
+        g.errDone.get(10, TimeUnit.SECONDS);
+        return g.err.toString();
+    }
+
+    /** A running {@code raid grow} and its stderr, collected until it ends. */
+    private record PacedGrow(
+            Process process, java.io.ByteArrayOutputStream err, java.util.concurrent.CompletableFuture<?> errDone) {}
+
+    /** {@code raid grow} of {@link #OLD} to 4 members at md's pace of 16M per member, returned once it records the reshape. */
+    private PacedGrow startPacedGrow() throws Exception {
         List<String> grow =
                 new ArrayList<>(List.of("grow", "--speed-limit-max", "16M", "--raid-devices", "4", "--add", "d.img"));
         grow.addAll(OLD);
@@ -285,11 +301,7 @@ class ReshapeIT {
         while (!reshaping() && System.nanoTime() < deadline) {
             Thread.sleep(20);
         }
-        Thread.sleep(300);
-        new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).start().waitFor();
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-        errDone.get(10, TimeUnit.SECONDS);
-        return err.toString();
+        return new PacedGrow(p, err, errDone);
     }
 
     /**
@@ -493,18 +505,10 @@ class ReshapeIT {
     @Test
     void aMemberFailingMidGrowIsLeftOutAndTheGrowFinishesDegraded() throws Exception {
         byte[] data = createAndFill("64M", 100 << 20, 44);
-        List<String> grow =
-                new ArrayList<>(List.of("grow", "--speed-limit-max", "16M", "--raid-devices", "4", "--add", "d.img"));
-        grow.addAll(OLD);
-        Process p = RaidLauncher.builder(dir, List.of(), grow.toArray(new String[0]))
-                .start();
-        RaidLauncher.drain(p.getInputStream());
-        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
-        var errDone = RaidLauncher.drain(p.getErrorStream(), err);
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (!reshaping() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        PacedGrow g = startPacedGrow();
+        Process p = g.process;
+        java.io.ByteArrayOutputStream err = g.err;
+        var errDone = g.errDone;
         try (java.io.RandomAccessFile b =
                 new java.io.RandomAccessFile(dir.resolve("b.img").toFile(), "rw")) {
             b.setLength(32L << 20);

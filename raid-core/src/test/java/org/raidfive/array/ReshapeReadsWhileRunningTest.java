@@ -2,6 +2,10 @@ package org.raidfive.array;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.raidfive.array.RoomyArrays.MEMBER;
+import static org.raidfive.array.RoomyArrays.added;
+import static org.raidfive.array.RoomyArrays.make;
+import static org.raidfive.array.RoomyArrays.start;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -19,10 +23,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.raidfive.array.ReshapeTestDisks.Kept;
+import org.raidfive.array.RoomyArrays.Made;
 import org.raidfive.disk.FaultyDisk;
 import org.raidfive.disk.ForwardingDisk;
 import org.raidfive.disk.MemberDisk;
-import org.raidfive.layout.Raid5Algorithm;
 
 /**
  * Reads of an array while {@link OfflineReshape#run} moves its stripes on another thread (what
@@ -32,40 +36,6 @@ import org.raidfive.layout.Raid5Algorithm;
  */
 @Timeout(120)
 class ReshapeReadsWhileRunningTest {
-    private static final int CHUNK = 64 * 1024;
-    /** 1 MiB before the data (the default offset), 4 MiB of data, 3 MiB after: room either way. */
-    private static final long MEMBER = 8L << 20;
-
-    private static final long DATA = 4L << 20;
-
-    private record Made(List<MemberDisk> members, byte[] image) {}
-
-    private static Made make(int disks, long seed) throws IOException {
-        List<MemberDisk> members = new ArrayList<>();
-        for (int i = 0; i < disks; i++) {
-            members.add(new Kept(MEMBER, "m" + i));
-        }
-        try (Raid5Array array = Raid5Array.create(
-                ArraySpec.builder()
-                        .chunkSize(CHUNK)
-                        .algorithm(Raid5Algorithm.LEFT_SYMMETRIC)
-                        .memberDataBytes(DATA)
-                        .assumeClean(true)
-                        .build(),
-                members)) {
-            return new Made(members, LoadGenerator.fillRandom(array, seed));
-        }
-    }
-
-    private static OfflineReshape start(String what, List<MemberDisk> members) throws IOException {
-        return switch (what) {
-            case "grow", "degraded grow" -> OfflineReshape.grow(members, List.of(new Kept(MEMBER, "new0")));
-            case "shrink" -> OfflineReshape.shrink(members, 3, DATA / CHUNK * CHUNK * 2);
-            case "chunk change" -> OfflineReshape.change(members, 2 * CHUNK, null);
-            default -> throw new IllegalArgumentException(what);
-        };
-    }
-
     /**
      * Two threads read random ranges (1 to 96 sectors, so that some cross the position) while the
      * reshape runs, slowed at every batch so that most reads meet it mid-way; each read is compared
@@ -77,24 +47,24 @@ class ReshapeReadsWhileRunningTest {
         long seed = System.nanoTime();
         System.out.println("ReshapeReadsWhileRunningTest seed " + seed + " " + what);
         Made m = make(what.equals("shrink") ? 4 : 3, seed);
-        List<MemberDisk> given = new ArrayList<>(m.members);
+        List<MemberDisk> given = new ArrayList<>(m.members());
         FaultyDisk faulty = null;
         if (what.startsWith("degraded")) {
             // the reshape's writes fail there: the member is left out, and reads rebuild its chunks after
             long middle = (1L << 20) + (2L << 20);
-            faulty = new FaultyDisk(m.members.get(1)).failWrites(middle - (512L << 10), middle);
+            faulty = new FaultyDisk(m.members().get(1)).failWrites(middle - (512L << 10), middle);
             given.set(1, faulty);
         }
         AtomicLong reads = new AtomicLong();
         AtomicLong midway = new AtomicLong();
-        try (OfflineReshape r = start(what, given)) {
+        try (OfflineReshape r = start(what, given, added(what))) {
             r.hook((point, at) -> {
                 if (point == OfflineReshape.Point.BATCH_READ) {
                     pause(3);
                 }
             });
             int size = (int) r.reshapingArrayBytes();
-            byte[] expected = Arrays.copyOf(m.image, size);
+            byte[] expected = Arrays.copyOf(m.image(), size);
             long start = r.position();
             long end = r.endPosition();
             AtomicBoolean done = new AtomicBoolean();
@@ -157,7 +127,7 @@ class ReshapeReadsWhileRunningTest {
         CountDownLatch reshaped = new CountDownLatch(1);
         Thread[] reader = new Thread[1];
         List<MemberDisk> given = new ArrayList<>();
-        for (MemberDisk d : m.members) {
+        for (MemberDisk d : m.members()) {
             given.add(new ForwardingDisk(d) {
                 @Override
                 public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
@@ -190,7 +160,7 @@ class ReshapeReadsWhileRunningTest {
             reshaped.countDown();
             read.get(30, TimeUnit.SECONDS);
         }
-        int mismatch = Arrays.mismatch(m.image, offset, offset + len, got, 0, len);
+        int mismatch = Arrays.mismatch(m.image(), offset, offset + len, got, 0, len);
         assertEquals(-1, mismatch, "the held read returned other data than the image at byte " + (offset + mismatch));
     }
 

@@ -4,6 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.raidfive.array.RoomyArrays.CHUNK;
+import static org.raidfive.array.RoomyArrays.MEMBER;
+import static org.raidfive.array.RoomyArrays.added;
+import static org.raidfive.array.RoomyArrays.make;
+import static org.raidfive.array.RoomyArrays.start;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -21,9 +26,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.raidfive.array.ReshapeTestDisks.Kept;
+import org.raidfive.array.RoomyArrays.Made;
 import org.raidfive.disk.FaultyDisk;
 import org.raidfive.disk.MemberDisk;
-import org.raidfive.layout.Raid5Algorithm;
 import org.raidfive.md.Superblock;
 
 /**
@@ -35,41 +40,6 @@ import org.raidfive.md.Superblock;
  */
 @Timeout(120)
 class ReshapeWritesWhileRunningTest {
-    private static final int CHUNK = 64 * 1024;
-    /** 1 MiB before the data (the default offset), 4 MiB of data, 3 MiB after: room either way. */
-    private static final long MEMBER = 8L << 20;
-
-    private static final long DATA = 4L << 20;
-
-    private record Made(List<MemberDisk> members, byte[] image) {}
-
-    private static Made make(int disks, long seed) throws IOException {
-        List<MemberDisk> members = new ArrayList<>();
-        for (int i = 0; i < disks; i++) {
-            members.add(new Kept(MEMBER, "m" + i));
-        }
-        try (Raid5Array array = Raid5Array.create(
-                ArraySpec.builder()
-                        .chunkSize(CHUNK)
-                        .algorithm(Raid5Algorithm.LEFT_SYMMETRIC)
-                        .memberDataBytes(DATA)
-                        .assumeClean(true)
-                        .build(),
-                members)) {
-            return new Made(members, LoadGenerator.fillRandom(array, seed));
-        }
-    }
-
-    private static OfflineReshape start(String what, List<MemberDisk> members, List<MemberDisk> added)
-            throws IOException {
-        return switch (what) {
-            case "grow", "degraded grow", "grow, 2 writers" -> OfflineReshape.grow(members, added);
-            case "shrink" -> OfflineReshape.shrink(members, 3, DATA / CHUNK * CHUNK * 2);
-            case "chunk change" -> OfflineReshape.change(members, 2 * CHUNK, null);
-            default -> throw new IllegalArgumentException(what);
-        };
-    }
-
     /**
      * One writer (random ranges of 1 to 300 sectors, some across chunks and stripes) during the whole
      * reshape; or two, each in its own chunks (even or odd), so that they meet in stripes: their
@@ -81,13 +51,13 @@ class ReshapeWritesWhileRunningTest {
         long seed = System.nanoTime();
         System.out.println("ReshapeWritesWhileRunningTest seed " + seed + " " + what);
         Made m = make(what.equals("shrink") ? 4 : 3, seed);
-        List<MemberDisk> given = new ArrayList<>(m.members);
-        List<MemberDisk> added = what.contains("grow") ? List.of(new Kept(MEMBER, "new0")) : List.of();
+        List<MemberDisk> given = new ArrayList<>(m.members());
+        List<MemberDisk> added = added(what);
         int writers = what.contains("2 writers") ? 2 : 1;
         FaultyDisk faulty = null;
         if (what.startsWith("degraded")) {
             long middle = (1L << 20) + (2L << 20);
-            faulty = new FaultyDisk(m.members.get(1)).failWrites(middle - (512L << 10), middle);
+            faulty = new FaultyDisk(m.members().get(1)).failWrites(middle - (512L << 10), middle);
             given.set(1, faulty);
         }
         byte[] image;
@@ -97,7 +67,7 @@ class ReshapeWritesWhileRunningTest {
             // 512 KiB per member per batch, about 2 s in all: most writes meet it mid-way
             r.setSyncLimits(new SyncLimits(1 << 20, 2 << 20));
             int size = (int) r.reshapingArrayBytes();
-            image = Arrays.copyOf(m.image, size);
+            image = Arrays.copyOf(m.image(), size);
             long start = r.position();
             long end = r.endPosition();
             AtomicBoolean done = new AtomicBoolean();
@@ -156,7 +126,7 @@ class ReshapeWritesWhileRunningTest {
         }
         System.out.println(what + ": " + writes + " writes, " + midway + " of them mid-way");
         assertTrue(midway.get() > 10, what + ": only " + midway + " writes met the reshape mid-way");
-        List<MemberDisk> all = new ArrayList<>(m.members);
+        List<MemberDisk> all = new ArrayList<>(m.members());
         all.addAll(added);
         if (faulty != null) {
             all.remove(faulty.inner());
@@ -200,11 +170,11 @@ class ReshapeWritesWhileRunningTest {
         long seed = System.nanoTime();
         System.out.println("ReshapeWritesWhileRunningTest seed " + seed + " dirty stop");
         Made m = make(3, seed);
-        List<MemberDisk> all = new ArrayList<>(m.members);
+        List<MemberDisk> all = new ArrayList<>(m.members());
         all.add(new Kept(MEMBER, "new0"));
-        byte[] image = m.image.clone();
+        byte[] image = m.image().clone();
         SplittableRandom random = new SplittableRandom(seed);
-        try (OfflineReshape r = OfflineReshape.grow(m.members, all.subList(3, 4))) {
+        try (OfflineReshape r = OfflineReshape.grow(m.members(), all.subList(3, 4))) {
             int[] batches = {0};
             assertFalse(r.run(() -> batches[0]++ == 3, p -> {}));
             assertTrue(r.position() > 0 && r.position() < r.endPosition(), "stopped mid-way at " + r.position());
@@ -254,10 +224,10 @@ class ReshapeWritesWhileRunningTest {
         long seed = System.nanoTime();
         System.out.println("ReshapeWritesWhileRunningTest seed " + seed + " crash behind the position, " + what);
         Made m = make(what.equals("shrink") ? 4 : 3, seed);
-        List<MemberDisk> added = what.equals("grow") ? List.of(new Kept(MEMBER, "new0")) : List.of();
+        List<MemberDisk> added = added(what);
         byte[] image;
         AtomicLong behind = new AtomicLong();
-        try (OfflineReshape r = start(what, m.members, added)) {
+        try (OfflineReshape r = start(what, m.members(), added)) {
             r.setSyncLimits(new SyncLimits(1 << 20, 2 << 20));
             int[] batches = {0};
             r.hook((point, at) -> {
@@ -270,7 +240,7 @@ class ReshapeWritesWhileRunningTest {
                 }
             });
             int size = (int) r.reshapingArrayBytes();
-            image = Arrays.copyOf(m.image, size);
+            image = Arrays.copyOf(m.image(), size);
             AtomicBoolean done = new AtomicBoolean();
             SplittableRandom random = new SplittableRandom(seed);
             CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
@@ -298,7 +268,7 @@ class ReshapeWritesWhileRunningTest {
             writer.get(60, TimeUnit.SECONDS);
         }
         System.out.println(what + ": " + behind + " writes near the position before the crash");
-        List<MemberDisk> all = new ArrayList<>(m.members);
+        List<MemberDisk> all = new ArrayList<>(m.members());
         all.addAll(added);
         try (OfflineReshape r = OfflineReshape.resume(all)) {
             assertTrue(r.resyncDue(), "the members record the writes");
@@ -333,8 +303,8 @@ class ReshapeWritesWhileRunningTest {
         long seed = System.nanoTime();
         System.out.println("ReshapeWritesWhileRunningTest seed " + seed + " dirty and degraded");
         Made m = make(3, seed);
-        FaultyDisk faulty = new FaultyDisk(m.members.get(1));
-        List<MemberDisk> given = new ArrayList<>(m.members);
+        FaultyDisk faulty = new FaultyDisk(m.members().get(1));
+        List<MemberDisk> given = new ArrayList<>(m.members());
         given.set(1, faulty);
         MemberDisk added = new Kept(MEMBER, "new0");
         try (OfflineReshape r = OfflineReshape.grow(given, List.of(added))) {
@@ -344,7 +314,7 @@ class ReshapeWritesWhileRunningTest {
             assertEquals(faulty.name(), r.missingMember());
             r.write(0, ByteBuffer.wrap(new byte[4096]), 0, 4096);
         }
-        List<MemberDisk> survivors = List.of(m.members.get(0), m.members.get(2), added);
+        List<MemberDisk> survivors = List.of(m.members().get(0), m.members().get(2), added);
         byte[][] before = ReshapeTestDisks.snapshot(survivors);
         ArrayConfigException e = assertThrows(ArrayConfigException.class, () -> OfflineReshape.resume(survivors));
         assertTrue(e.getMessage().contains("write hole"), e.getMessage());

@@ -171,8 +171,18 @@ public final class OfflineReshape implements AutoCloseable {
     /** The superblocks said clean when opened (a reshape resumed after a crash with writes stays dirty). */
     private boolean openedClean = true;
 
-    /** Per writing thread, a whole stripe of either geometry and its parity. */
-    private final ThreadLocal<ByteBuffer> clientStripe = ThreadLocal.withInitial(this::newStripe);
+    private final ThreadLocal<ClientScratch> clientScratch = ThreadLocal.withInitial(ClientScratch::new);
+
+    /** What a client write needs per stripe, kept per writing thread: a write allocates no arrays. */
+    private final class ClientScratch {
+        /** A whole stripe of either geometry and its parity. */
+        final ByteBuffer stripe = AlignedBuffers.allocate(
+                Math.max(oldLayout.disks() * oldLayout.chunkSize(), newLayout.disks() * newLayout.chunkSize()));
+        /** XOR sources and their offsets, for up to a stripe's data chunks. */
+        final ByteBuffer[] sources = new ByteBuffer[Math.max(3, Math.max(oldLayout.disks(), newLayout.disks()))];
+
+        final int[] from = new int[sources.length];
+    }
 
     /** Per reading thread, room for the other chunks of a stripe when one is rebuilt. */
     private final ThreadLocal<ByteBuffer> readerScratch = ThreadLocal.withInitial(this::newScratch);
@@ -1106,11 +1116,6 @@ public final class OfflineReshape implements AutoCloseable {
         }
     }
 
-    private ByteBuffer newStripe() {
-        return AlignedBuffers.allocate(
-                Math.max(oldLayout.disks() * oldLayout.chunkSize(), newLayout.disks() * newLayout.chunkSize()));
-    }
-
     private ByteBuffer newScratch() {
         return AlignedBuffers.allocate(Math.max(
                 (oldLayout.disks() - 1) * oldLayout.chunkSize(), (newLayout.disks() - 1) * newLayout.chunkSize()));
@@ -1402,7 +1407,10 @@ public final class OfflineReshape implements AutoCloseable {
         long[] offsets = inNew ? newOffset : oldOffset;
         int chunk = layout.chunkSize();
         int data = layout.dataDisks();
-        ByteBuffer buf = clientStripe.get().duplicate();
+        ClientScratch scratch = clientScratch.get();
+        ByteBuffer buf = scratch.stripe.duplicate(); // a disk may move a buffer's position: one view per call
+        ByteBuffer[] sources = scratch.sources;
+        int[] from = scratch.from;
         long memberAt = layout.memberOffset(stripe);
         int first = within / chunk;
         int parity = layout.paritySlot(stripe);
@@ -1412,8 +1420,14 @@ public final class OfflineReshape implements AutoCloseable {
             long at0 = memberAt + within - (long) first * chunk;
             read(dataSlot, offsets[dataSlot] + at0, buf, 0, len);
             read(parity, offsets[parity] + at0, buf, len, len);
-            ByteBuffer[] sources = {buf, buf, src};
-            Xor.parity(buf, 2 * len, sources, new int[] {0, len, at}, 3, len);
+            sources[0] = buf;
+            sources[1] = buf;
+            sources[2] = src;
+            from[0] = 0;
+            from[1] = len;
+            from[2] = at;
+            Xor.parity(buf, 2 * len, sources, from, 3, len);
+            sources[2] = null; // the caller's buffer is not kept
             write(dataSlot, offsets[dataSlot] + at0, src, at, len);
             write(parity, offsets[parity] + at0, buf, 2 * len, len);
             return;
@@ -1425,8 +1439,6 @@ public final class OfflineReshape implements AutoCloseable {
             readOld(start, buf, 0, data * chunk, READER);
         }
         buf.put(within, src, at, len);
-        ByteBuffer[] sources = new ByteBuffer[data];
-        int[] from = new int[data];
         for (int i = 0; i < data; i++) {
             sources[i] = buf;
             from[i] = i * chunk;

@@ -109,6 +109,9 @@ final class RingIo {
     private final MpscArrayQueue<Request> incoming = new MpscArrayQueue<>(CAPACITY);
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
     private final Runnable drain = this::drainIncoming;
+    /** Drain tasks run, for the allocation test: written on the loop thread only. */
+    private long drains;
+
     private final IoEventLoop loop;
     private final IoRegistration registration;
 
@@ -173,6 +176,7 @@ final class RingIo {
 
     private void drainIncoming() {
         drainScheduled.set(false);
+        drains++;
         Request r;
         while ((r = incoming.relaxedPoll()) != null) {
             enqueue(r);
@@ -319,6 +323,14 @@ final class RingIo {
         } finally {
             disk.ringIoEnded(); // after the callback: a close returns once every callback has
         }
+    }
+
+    /**
+     * Drain tasks run so far: each is one wake-up of the loop for I/O submitted from outside it.
+     * Exact once a completion of every I/O counted has been seen by the caller.
+     */
+    long drains() {
+        return drains;
     }
 
     /** True on the thread that runs completions (where a wait for ring I/O would never end). */

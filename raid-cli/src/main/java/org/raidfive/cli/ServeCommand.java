@@ -54,8 +54,8 @@ import picocli.CommandLine.Option;
                     + "that fails while serving is reported and the array goes on degraded.",
             "An array stopped mid-reshape (raid grow, or Linux md) is served at the size md gives it during "
                     + "the reshape, each request mapped as md maps it at the reshape's position, while the reshape "
-                    + "continues in the background (paced by --speed-limit-max; with --read-only it waits and "
-                    + "nothing is written). With a write-intent bitmap such an array is served read-only.",
+                    + "continues in the background (up to --speed-limit-max, held to --speed-limit-min while clients' "
+                    + "I/O goes on; with --read-only it waits and nothing is written). With a write-intent bitmap such an array is served read-only.",
             "--backend memory serves a fresh in-memory array instead (for benchmarks and trials; its data goes "
                     + "when the server stops).",
             "Exit 0 after a clean stop of a whole array, 1 if it ended degraded or failed, 2 for bad input."

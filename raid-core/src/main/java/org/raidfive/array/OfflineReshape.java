@@ -71,7 +71,8 @@ import org.raidfive.parity.Xor;
  * stripes in place while any of their data is still to move), nothing is written to its slot, and
  * the array ends degraded, for a spare to be rebuilt into ({@link #missingMember} names it). A
  * reshape recorded so is resumed without that member. A second failure stops the reshape, resumable
- * only if the member comes back. {@link #setSyncLimits} paces it as md's {@code speed_limit_max}.
+ * only if the member comes back. {@link #setSyncLimits} paces it as md's {@code speed_limit_max}, and to
+ * {@code speed_limit_min} while clients' reads and writes go on.
  *
  * <p>Refused (one line each, nothing written): starting on arrays that are degraded, dirty,
  * rebuilding, with a partial parity log (md refuses a reshape with a log too), bad blocks recorded,
@@ -219,6 +220,12 @@ public final class OfflineReshape implements AutoCloseable {
 
     /** md's {@code speed_limit_max} for this reshape, bytes per member per second. */
     private long maxBytesPerSecond = Long.MAX_VALUE;
+
+    /** md's {@code speed_limit_min}: the rate kept while clients' reads or writes go on. */
+    private long minBytesPerSecond = Long.MAX_VALUE;
+
+    /** Clients' reads and writes so far ({@link #read}, {@link #write}): the reshape is not idle. */
+    private final java.util.concurrent.atomic.LongAdder foregroundOps = new java.util.concurrent.atomic.LongAdder();
 
     private Clock clock = Clock.SYSTEM;
 
@@ -799,11 +806,13 @@ public final class OfflineReshape implements AutoCloseable {
     }
 
     /**
-     * md's speed limits for the reshape, per member per second as for every pass. The array is
-     * stopped, so no foreground I/O competes and only the maximum applies (md's {@code
-     * speed_limit_min} is the rate it keeps while other I/O runs). Takes effect at the next batch.
+     * md's speed limits for the reshape, per member per second as for every pass: while no client
+     * reads or writes ({@link #read}, {@link #write}) the reshape runs up to the maximum; after a
+     * batch during which one did, it slows to the minimum (md's {@code speed_limit_min}, kept while
+     * other I/O runs) until a batch passes without any. Takes effect at the next batch.
      */
     public void setSyncLimits(SyncLimits limits) {
+        this.minBytesPerSecond = limits.minBytesPerSecond();
         this.maxBytesPerSecond = limits.maxBytesPerSecond();
     }
 
@@ -929,22 +938,34 @@ public final class OfflineReshape implements AutoCloseable {
         int batch = buf.capacity() / ((newLayout.dataDisks() + 1) * chunk);
         int row = rowStripes();
         long paceStart = clock.nanoTime();
-        long moved = 0; // bytes per member since paceStart
+        long moved = 0; // bytes per member since paceStart, at the rate paceLimit
+        long paceLimit = maxBytesPerSecond;
+        long foreground = foregroundOps.sum();
         while (progress != endPosition) {
             int n;
+            long batchStart = clock.nanoTime();
             turns.writeLock().lock();
             try {
                 if (stop.getAsBoolean()) {
                     checkpoint();
                     return false;
                 }
-                n = step(batch, row, buf, lanes);
+                n = step(batch, row, paceLimit, buf, lanes);
             } finally {
                 turns.writeLock().unlock();
             }
             progressListener.accept(progress);
+            // md's is_mddev_idle: clients' I/O since the last batch holds the reshape to the minimum
+            long nowForeground = foregroundOps.sum();
+            long limit = nowForeground != foreground ? minBytesPerSecond : maxBytesPerSecond;
+            foreground = nowForeground;
+            if (limit != paceLimit) { // a new window at the new rate, from this batch's start
+                paceLimit = limit;
+                paceStart = batchStart;
+                moved = 0;
+            }
             moved += (long) n * chunk;
-            pace(paceStart, moved, stop);
+            pace(paceStart, moved, paceLimit, stop);
         }
         turns.writeLock().lock();
         try {
@@ -957,16 +978,16 @@ public final class OfflineReshape implements AutoCloseable {
 
     /**
      * One batch of the reshape (a checkpoint first when md's rule asks for it), run with its turn
-     * taken; returns the new stripes it moved.
+     * taken, at most a quarter second's worth at {@code limit}; returns the new stripes it moved.
      */
-    private int step(int batch, int row, ByteBuffer buf, Lanes lanes) throws IOException {
+    private int step(int batch, int row, long limit, ByteBuffer buf, Lanes lanes) throws IOException {
         int chunk = newLayout.chunkSize();
         int chunkSectors = chunk / 512;
         long stripeSectors = (long) chunkSectors * newLayout.dataDisks();
         // forwards the batch's first new stripe, backwards one past its last
         long at = progress / stripeSectors;
         long left = backwards ? at : newLayout.stripes() - at;
-        int n = (int) Math.min(pacedBatch(batch, chunk, row), left);
+        int n = (int) Math.min(pacedBatch(batch, chunk, row, limit), left);
         if (room(at) < (long) n * chunkSectors || System.nanoTime() - lastCheckpoint > CHECKPOINT_NANOS) {
             checkpoint();
             // whole rows: md records only positions on a row of the larger chunk (raid5_run)
@@ -983,8 +1004,7 @@ public final class OfflineReshape implements AutoCloseable {
     }
 
     /** Stripes per batch under the speed limit: about a quarter second's worth, at least one row. */
-    private int pacedBatch(int batch, int chunk, int row) {
-        long limit = maxBytesPerSecond;
+    private static int pacedBatch(int batch, int chunk, int row, long limit) {
         return limit == Long.MAX_VALUE ? batch : (int) Math.max(row, Math.min(batch, limit / 4 / chunk / row * row));
     }
 
@@ -1002,12 +1022,11 @@ public final class OfflineReshape implements AutoCloseable {
     }
 
     /**
-     * Waits until {@code moved} bytes per member since {@code start} are within the speed limit (md
-     * sleeps likewise when a pass runs above {@code speed_limit_max}), in slices that let
+     * Waits until {@code moved} bytes per member since {@code start} are within {@code limit} (md
+     * sleeps likewise when a pass runs above its speed limit), in slices that let
      * {@code stop} end the wait.
      */
-    private void pace(long start, long moved, BooleanSupplier stop) throws IOException {
-        long limit = maxBytesPerSecond;
+    private void pace(long start, long moved, long limit, BooleanSupplier stop) throws IOException {
         if (limit == Long.MAX_VALUE) {
             return;
         }
@@ -1196,6 +1215,7 @@ public final class OfflineReshape implements AutoCloseable {
             throw new IllegalArgumentException(
                     len + " bytes at " + offset + " are not within " + name + "'s " + size + " bytes");
         }
+        foregroundOps.increment();
         mapping.readLock().lock();
         boolean degraded = missing >= 0; // it changes under the mapping's write lock, and only once
         if (degraded) {
@@ -1254,6 +1274,7 @@ public final class OfflineReshape implements AutoCloseable {
             throw new IllegalArgumentException(
                     len + " bytes at " + offset + " are not within " + name + "'s " + size + " bytes");
         }
+        foregroundOps.increment();
         turns.readLock().lock();
         try {
             if ((!dirtied && openedClean) || intoUnrecorded(offset, len)) {

@@ -9,6 +9,7 @@ import static org.raidfive.array.ReshapeTestDisks.assertReadsMidReshape;
 import static org.raidfive.array.ReshapeTestDisks.snapshot;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -336,6 +337,59 @@ class OfflineReshapeTest {
             assertEquals(3, slow.sleeps, "the stop was heard between sleep slices");
             assertEquals(r.position(), SuperblockIo.read(other.members.get(0)).reshapePosition(), "checkpointed");
         }
+    }
+
+    /**
+     * md's speed_limit_min: a batch during which a client read holds the reshape to the minimum (1
+     * MiB/s per member here, the maximum unlimited), and the first batch without one runs at the
+     * maximum again. On a clock that moves only while the reshape sleeps, the run takes what the
+     * busy batches are due at the minimum, within one sleep slice, and nothing after the reads
+     * stopped; every read returns the reference image's bytes.
+     */
+    @Test
+    void clientsIoHoldsTheReshapeToItsMinimumSpeed() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OfflineReshapeTest seed " + seed);
+        Made m = make(3, Raid5Algorithm.LEFT_SYMMETRIC, seed);
+        long oldOffset = dataOffsetOf(m.members.get(0));
+        List<MemberDisk> added = blanks(1);
+        long min = 1L << 20;
+        FakeClock clock = new FakeClock();
+        long[] busyMoved = new long[1];
+        long[] last = new long[1];
+        long[] quietSince = {-1};
+        int[] batches = new int[1];
+        try (OfflineReshape r = OfflineReshape.grow(m.members, added)) {
+            r.clock(clock);
+            r.setBatchMemberBytes(256 << 10);
+            r.setSyncLimits(new SyncLimits(min, Long.MAX_VALUE));
+            int newData = r.newDisks() - 1;
+            ByteBuffer got = ByteBuffer.allocate(4096);
+            assertTrue(r.run(() -> false, p -> {
+                long at = p / newData * 512;
+                if (++batches[0] <= 4) { // a client reads during the first four batches
+                    busyMoved[0] += at - last[0];
+                    try {
+                        long offset = (batches[0] * 7919L * 4096) % (m.image.length - 4096);
+                        r.read(offset, got, 0, 4096);
+                        assertArrayEquals(Arrays.copyOfRange(m.image, (int) offset, (int) offset + 4096), got.array());
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                } else if (quietSince[0] < 0) {
+                    quietSince[0] = clock.now;
+                }
+                last[0] = at;
+            }));
+            assertTrue(batches[0] > 5, batches[0] + " batches");
+        }
+        long due = (long) (busyMoved[0] * 1e9 / min);
+        assertTrue(clock.now >= due, "took " + clock.now + " ns for " + busyMoved[0] + " busy bytes, due " + due);
+        assertTrue(clock.now < due + 100_000_000L, "took " + clock.now + " ns, due " + due);
+        assertEquals(quietSince[0], clock.now, "the reshape slept after the reads stopped");
+        List<MemberDisk> all = new ArrayList<>(m.members);
+        all.addAll(added);
+        assertReshaped(all, m.image, Raid5Algorithm.LEFT_SYMMETRIC, oldOffset);
     }
 
     /**

@@ -53,7 +53,10 @@ import org.slf4j.LoggerFactory;
  * writer thread sends its replies (batched, see {@link ReplyWriter}), so a worker never blocks on
  * a client's socket and a client that stops reading slows only itself; the reader runs a plain
  * READ/WRITE itself when it is the last one buffered (no hand-off when it would otherwise wait on
- * the socket), and any request when the pool's queue is full (back-pressure). With
+ * the socket), and any request when the pool's queue is full (back-pressure). A plain READ/WRITE
+ * on a disk with its own completion-based I/O that does not complete inline (an array over file or
+ * NBD members, an {@link NbdDisk}, a {@link org.raidfive.disk.FileDisk}) takes no worker: the reader
+ * starts it and the disk's completion queues the reply. With
  * {@link RequestExecution#CONNECTION_THREAD} the reader runs every request itself, in order, and
  * writes the replies.
  *

@@ -17,7 +17,10 @@ public enum RequestExecution {
      * hand-off when the reader would otherwise sit idle: a plain READ or WRITE (no FUA) that is the
      * last request in the reader's buffer runs on the reader (at queue depth 1 that is every
      * request). If it is slow, the requests arriving meanwhile are read one service time later.
-     * FLUSH, FUA writes, TRIM and WRITE_ZEROES always go to the pool. Right for any disk.
+     * FLUSH, FUA writes, TRIM and WRITE_ZEROES always go to the pool. A plain READ or WRITE on a disk
+     * with its own completion-based I/O that does not complete inline (an array over file or NBD
+     * members) goes to neither: the reader starts it on that I/O and its completion queues the
+     * reply, so no thread waits for it. Right for any disk.
      */
     WORKER_POOL,
     /**

@@ -234,6 +234,8 @@ final class ServerConnection implements Runnable {
                 if (error != 0) {
                     request.error = error;
                     replies.submit(request);
+                } else if (export.async != null && !inline && plainReadOrWrite(type, flags)) {
+                    request.startAsync();
                 } else if (inline || lastOfBurst(in, type, flags)) {
                     request.run();
                 } else {
@@ -254,8 +256,11 @@ final class ServerConnection implements Runnable {
      * to the pool so that the reader is soon back reading.
      */
     private static boolean lastOfBurst(ChannelInput in, int type, int flags) {
-        return in.buffered() < NbdProtocol.REQUEST_HEADER_BYTES
-                && (type == NbdProtocol.CMD_READ || type == NbdProtocol.CMD_WRITE)
+        return in.buffered() < NbdProtocol.REQUEST_HEADER_BYTES && plainReadOrWrite(type, flags);
+    }
+
+    private static boolean plainReadOrWrite(int type, int flags) {
+        return (type == NbdProtocol.CMD_READ || type == NbdProtocol.CMD_WRITE)
                 && (flags & NbdProtocol.CMD_FLAG_FUA) == 0;
     }
 

@@ -2,6 +2,7 @@ package org.raidfive.nbd;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.ExecutorService;
+import org.raidfive.disk.AsyncDisk;
 import org.raidfive.disk.MemberDisk;
 
 /**
@@ -13,6 +14,13 @@ final class ServerExport {
     static final int ZERO_PIECE_BYTES = 1 << 20;
 
     final MemberDisk disk;
+    /**
+     * The disk's completion-based I/O where it has its own and does not complete inline (an array
+     * over file or NBD members): plain reads and writes go there and no worker waits for them.
+     * Null otherwise.
+     */
+    final AsyncDisk async;
+
     final NbdServerConfig config;
     final long size;
     final int transmissionFlags;
@@ -26,6 +34,7 @@ final class ServerExport {
 
     ServerExport(MemberDisk disk, NbdServerConfig config, ExecutorService workers) {
         this.disk = disk;
+        this.async = disk instanceof AsyncDisk a && !a.completesInline() ? a : null;
         this.config = config;
         this.size = disk.size();
         this.transmissionFlags = transmissionFlags(config);

@@ -2,6 +2,7 @@ package org.raidfive.nbd;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.MemberDisk;
 
 /**
@@ -9,10 +10,13 @@ import org.raidfive.disk.MemberDisk;
  * limit). Life cycle: the connection's reader fills it (and, for a write, its payload) and hands
  * it to a worker, or straight to the {@link ReplyWriter} when it was rejected; the worker runs it
  * against the disk and submits it to the writer; the writer sends the reply and returns it (and
- * its pooled payload buffer) to the connection. Exactly one thread touches it at a time; the
- * hand-offs (executor queue, reply queue, free queue) order the accesses.
+ * its pooled payload buffer) to the connection. A plain read or write on a disk with its own
+ * completion-based I/O ({@link ServerExport#async}) is started by the reader instead, and its
+ * completion queues the reply: no worker waits for it. Exactly one thread touches it at a time;
+ * the hand-offs (executor queue, the disk's completion, reply queue, free queue) order the
+ * accesses.
  */
-final class ServerRequest implements Runnable {
+final class ServerRequest implements Runnable, IoCallback {
     private final ServerConnection connection;
     private final ServerExport export;
     /** Reply header: magic, error, cookie (16 bytes, direct). */
@@ -68,6 +72,44 @@ final class ServerRequest implements Runnable {
             connection.noteUnexpected(e);
         }
         if (error != 0 && payload != null) {
+            releasePayload();
+        }
+        connection.replies().submit(this);
+    }
+
+    /**
+     * Starts a plain READ or WRITE (no FUA) on the export's completion-based I/O; {@link #ioDone}
+     * queues the reply. Called by the connection's reader instead of {@link #run}.
+     */
+    void startAsync() {
+        try {
+            if (type == NbdProtocol.CMD_READ) {
+                payload = export.buffers.acquire(length);
+                export.async.readAsync(offset, payload, 0, length, this, 0);
+            } else {
+                export.async.writeAsync(offset, payload, 0, length, this, 0);
+            }
+        } catch (BufferPool.OutOfBuffersException e) {
+            error = NbdProtocol.ENOMEM;
+            connection.noteOutOfMemory(e);
+            ioDone(0, null);
+        } catch (IllegalArgumentException e) { // not started, e.g. an O_DIRECT file refusing an unaligned range
+            error = NbdProtocol.EINVAL;
+            ioDone(0, null);
+        } catch (RuntimeException e) { // not started: the disk reports its errors to the callback
+            error = NbdProtocol.EIO;
+            connection.noteUnexpected(e);
+            ioDone(0, null);
+        }
+    }
+
+    /** The completion of {@link #startAsync}, on whichever thread the disk completes it. */
+    @Override
+    public void ioDone(int tag, IOException failure) {
+        if (failure != null) {
+            error = NbdProtocol.EIO;
+        }
+        if (type == NbdProtocol.CMD_WRITE || error != 0) {
             releasePayload();
         }
         connection.replies().submit(this);

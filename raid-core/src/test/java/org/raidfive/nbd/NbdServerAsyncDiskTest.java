@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.raidfive.disk.AsyncDisk;
+import org.raidfive.disk.ForwardingDisk;
 import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.MemoryDisk;
 
@@ -34,10 +35,13 @@ class NbdServerAsyncDiskTest {
     private static final int DEPTH = 32;
 
     /** Holds each completion-based read and write until {@link #release}; blocking calls go straight on. */
-    static final class HeldDisk implements AsyncDisk {
-        final MemoryDisk inner = new MemoryDisk(SIZE);
+    static final class HeldDisk extends ForwardingDisk implements AsyncDisk {
         final LinkedBlockingQueue<Runnable> held = new LinkedBlockingQueue<>();
         volatile long failFrom = -1;
+
+        HeldDisk() {
+            super(new MemoryDisk(SIZE));
+        }
 
         @Override
         public void readAsync(long position, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
@@ -97,32 +101,6 @@ class NbdServerAsyncDiskTest {
         public void flushAsync(IoCallback callback, int tag) {
             callback.ioDone(tag, null);
         }
-
-        @Override
-        public long size() {
-            return SIZE;
-        }
-
-        @Override
-        public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
-            inner.read(position, dst, dstOffset, length);
-        }
-
-        @Override
-        public void write(long position, ByteBuffer src, int srcOffset, int length) throws IOException {
-            inner.write(position, src, srcOffset, length);
-        }
-
-        @Override
-        public void flush() {}
-
-        @Override
-        public String name() {
-            return "held";
-        }
-
-        @Override
-        public void close() {}
     }
 
     private static NbdServer serve(HeldDisk disk) throws IOException {

@@ -39,8 +39,16 @@ class NbdServerAsyncDiskTest {
         final LinkedBlockingQueue<Runnable> held = new LinkedBlockingQueue<>();
         volatile long failFrom = -1;
 
+        /** The disk under it, for the test's own reads and writes. */
+        final MemoryDisk memory;
+
         HeldDisk() {
-            super(new MemoryDisk(SIZE));
+            this(new MemoryDisk(SIZE));
+        }
+
+        private HeldDisk(MemoryDisk memory) {
+            super(memory);
+            this.memory = memory;
         }
 
         @Override
@@ -166,7 +174,7 @@ class NbdServerAsyncDiskTest {
                 assertNull(reads.get(i).get(10, TimeUnit.SECONDS));
                 assertArrayEquals(written.get(i).array(), read.get(i).array(), "block " + 3 * i);
                 ByteBuffer direct = ByteBuffer.allocate(BLOCK);
-                disk.inner.read(3L * i * BLOCK, direct, 0, BLOCK);
+                disk.memory.read(3L * i * BLOCK, direct, 0, BLOCK);
                 assertArrayEquals(written.get(i).array(), direct.array(), "on the disk, block " + 3 * i);
             }
         }
@@ -211,7 +219,7 @@ class NbdServerAsyncDiskTest {
         byte[] pattern = new byte[BLOCK];
         new Random(7).nextBytes(pattern);
         for (int i = 0; i < 8; i++) {
-            disk.inner.write(3L * i * BLOCK, ByteBuffer.wrap(pattern), 0, BLOCK);
+            disk.memory.write(3L * i * BLOCK, ByteBuffer.wrap(pattern), 0, BLOCK);
         }
         NbdServer server = serve(disk);
         try (NbdDisk client = client(server)) {

@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
@@ -225,7 +226,7 @@ public final class OfflineReshape implements AutoCloseable {
     private long minBytesPerSecond = Long.MAX_VALUE;
 
     /** Clients' reads and writes so far ({@link #read}, {@link #write}): the reshape is not idle. */
-    private final java.util.concurrent.atomic.LongAdder foregroundOps = new java.util.concurrent.atomic.LongAdder();
+    private final LongAdder foregroundOps = new LongAdder();
 
     private Clock clock = Clock.SYSTEM;
 

@@ -59,22 +59,10 @@ final class ServerRequest implements Runnable, IoCallback {
     public void run() {
         try {
             execute();
-        } catch (BufferPool.OutOfBuffersException e) {
-            error = NbdProtocol.ENOMEM;
-            connection.noteOutOfMemory(e);
-        } catch (IOException e) {
-            error = NbdProtocol.EIO;
-        } catch (IllegalArgumentException e) {
-            // e.g. an O_DIRECT file disk refusing an unaligned range.
-            error = NbdProtocol.EINVAL;
-        } catch (RuntimeException e) {
-            error = NbdProtocol.EIO;
-            connection.noteUnexpected(e);
+        } catch (IOException | RuntimeException e) {
+            error = errorFor(e);
         }
-        if (error != 0 && payload != null) {
-            releasePayload();
-        }
-        connection.replies().submit(this);
+        reply();
     }
 
     /**
@@ -89,17 +77,9 @@ final class ServerRequest implements Runnable, IoCallback {
             } else {
                 export.async.writeAsync(offset, payload, 0, length, this, 0);
             }
-        } catch (BufferPool.OutOfBuffersException e) {
-            error = NbdProtocol.ENOMEM;
-            connection.noteOutOfMemory(e);
-            ioDone(0, null);
-        } catch (IllegalArgumentException e) { // not started, e.g. an O_DIRECT file refusing an unaligned range
-            error = NbdProtocol.EINVAL;
-            ioDone(0, null);
-        } catch (RuntimeException e) { // not started: the disk reports its errors to the callback
-            error = NbdProtocol.EIO;
-            connection.noteUnexpected(e);
-            ioDone(0, null);
+        } catch (IOException | RuntimeException e) { // not started: the disk reports its own errors to the callback
+            error = errorFor(e);
+            reply();
         }
     }
 
@@ -109,7 +89,31 @@ final class ServerRequest implements Runnable, IoCallback {
         if (failure != null) {
             error = NbdProtocol.EIO;
         }
-        if (type == NbdProtocol.CMD_WRITE || error != 0) {
+        if (type == NbdProtocol.CMD_WRITE) {
+            releasePayload();
+        }
+        reply();
+    }
+
+    /** The NBD error for what a request threw, noted where the connection keeps count. */
+    private int errorFor(Exception e) {
+        if (e instanceof BufferPool.OutOfBuffersException full) {
+            connection.noteOutOfMemory(full);
+            return NbdProtocol.ENOMEM;
+        }
+        if (e instanceof IOException) {
+            return NbdProtocol.EIO;
+        }
+        if (e instanceof IllegalArgumentException) {
+            return NbdProtocol.EINVAL; // e.g. an O_DIRECT file disk refusing an unaligned range
+        }
+        connection.noteUnexpected((RuntimeException) e);
+        return NbdProtocol.EIO;
+    }
+
+    /** Queues the reply, the payload given back first unless it is read data to send. */
+    private void reply() {
+        if (error != 0 && payload != null) {
             releasePayload();
         }
         connection.replies().submit(this);

@@ -16,7 +16,9 @@ import org.raidfive.nbd.NbdServerConfig;
  * md's): the array is exported at the size md gives it during the reshape, each request mapped as
  * md maps it at the reshape's position, and, unless {@code --read-only}, the reshape continues in
  * the background meanwhile (md continues a reshape when it assembles the array) and clients' writes
- * are served, each between two of the reshape's batches. An array with a write-intent bitmap is
+ * are served, each between two of the reshape's batches. When a grow ends, connections made from
+ * then on are told the new size (NBD has no notice of a size change for those already open). An
+ * array with a write-intent bitmap is
  * served read-only. A stop (Ctrl-C, SIGTERM, {@code raid stop}) answers the requests in flight,
  * stops the reshape at the next batch with its position checkpointed on every member, and marks
  * the members clean.
@@ -84,9 +86,12 @@ final class ServedReshape {
                                 if (done.get()) {
                                     verb.say(name + ": reshape done, " + reshape.newDisks() + " members, chunk "
                                             + Sizes.chunk(reshape.newChunkBytes()) + ", array "
-                                            + Sizes.human(reshape.newArrayBytes()) + "; still served at "
-                                            + Sizes.human(reshape.reshapingArrayBytes())
-                                            + ": start raid serve again to serve the new size");
+                                            + Sizes.human(reshape.newArrayBytes())
+                                            + (reshape.newArrayBytes() > reshape.reshapingArrayBytes()
+                                                    ? "; new connections see the new size (those open keep "
+                                                            + Sizes.human(reshape.reshapingArrayBytes())
+                                                            + " until they reconnect)"
+                                                    : ""));
                                 }
                             } catch (IOException | RuntimeException e) {
                                 failed.set(e);

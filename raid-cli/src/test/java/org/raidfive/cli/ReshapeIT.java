@@ -336,6 +336,8 @@ class ReshapeIT {
         }
         List<String> serve = new ArrayList<>(List.of("--socket", socket, "--speed-limit-max", "8M"));
         serve.addAll(ALL);
+        byte[] tail = MemberFiles.random(1 << 20, 50);
+        long grown;
         try (Served s = Served.start(dir, serve.toArray(new String[0]))) {
             assertTrue(s.awaitLine("continues in the background", 30), s.stderr());
             // 1 MiB from 512 KiB below the position: some in the new geometry, the rest in the old
@@ -348,14 +350,33 @@ class ReshapeIT {
             assertServes(s, data, "during the reshape");
             assertFalse(s.stderr().contains("reshape done"), "the I/O met the reshape mid-way:\n" + s.stderr());
             assertTrue(s.awaitLine("reshape done", 120), s.stderr());
-            assertServes(s, data, "after the reshape's end");
+            // md's array grows at the reshape's end: a new connection is told 3 data members' size
+            assertTrue(s.stderr().contains("new connections see the new size"), s.stderr());
+            grown = s.size() / 2 * 3;
+            Files.write(dir.resolve("block.raw"), tail);
+            Tools.Result last = qemuImgWrite(s, grown - tail.length);
+            assertEquals(0, last.exit(), "a write into the new space: " + last.output());
+            assertServes(s, data, grown, tail, "after the reshape's end");
             assertEquals(0, s.stop("INT"), s.stderr());
             assertTrue(s.stderr().contains("reshaped"), s.stderr());
         }
         for (String m : ALL) {
             assertTrue(sb(m).isClean(), m + " clean after the stop");
         }
+        assertEquals(grown, sb("a.img").size() * 512 * 3, "the size the members record");
         assertHolds(data);
+        RaidLauncher.Result r = raid(
+                List.of(
+                        "read",
+                        "--offset",
+                        Long.toString(grown - tail.length),
+                        "--length",
+                        Integer.toString(tail.length),
+                        "--output",
+                        "-"),
+                ALL);
+        assertEquals(0, r.exit(), r.stderr());
+        assertArrayEquals(tail, r.stdout(), "the last MiB of the grown array, written through raid serve");
     }
 
     /**
@@ -460,18 +481,28 @@ class ReshapeIT {
         return qemuImgWrite(s, 0);
     }
 
-    /** qemu-img reads the whole export {@code s}: the data, then zeros, at the old array's size. */
+    /** qemu-img reads the whole export {@code s}: the data, then zeros, at the size it was served at. */
     private void assertServes(Served s, byte[] data, String when) throws Exception {
+        assertServes(s, data, s.size(), new byte[0], when);
+    }
+
+    /**
+     * qemu-img, connecting now, reads the whole export {@code s}: {@code size} bytes, the data, then
+     * zeros, then {@code tail} at the end.
+     */
+    private void assertServes(Served s, byte[] data, long size, byte[] tail, String when) throws Exception {
         Files.deleteIfExists(dir.resolve("back.raw"));
         Tools.runOk(dir, Duration.ofSeconds(120), "qemu-img", "convert", "-f", "raw", "-O", "raw", s.uri(), "back.raw");
         byte[] back = Files.readAllBytes(dir.resolve("back.raw"));
-        assertEquals(s.size(), back.length, when);
+        assertEquals(size, back.length, "the size qemu-img was told " + when);
         assertArrayEquals(data, Arrays.copyOf(back, data.length), "the data read by qemu-img " + when);
-        for (int i = data.length; i < back.length; i++) {
+        int zerosEnd = back.length - tail.length;
+        for (int i = data.length; i < zerosEnd; i++) {
             if (back[i] != 0) {
                 throw new AssertionError("byte " + i + " past the data is " + back[i] + " " + when);
             }
         }
+        assertArrayEquals(tail, Arrays.copyOfRange(back, zerosEnd, back.length), "the last bytes " + when);
     }
 
     /**

@@ -191,7 +191,8 @@ public final class OfflineReshape implements AutoCloseable {
 
     private long events;
     /** The end is on every member's superblock. */
-    private boolean finished;
+    /** Volatile: a served size ({@link #arrayBytes}) is read outside the reshape's locks. */
+    private volatile boolean finished;
     /** The members have an internal write-intent bitmap. */
     private final boolean hasBitmap;
 
@@ -1204,6 +1205,16 @@ public final class OfflineReshape implements AutoCloseable {
     }
 
     /**
+     * The array's size now, in bytes: {@link #reshapingArrayBytes} while the reshape is under way,
+     * {@link #newArrayBytes} once it has ended (md grows the array when its reshape ends, as {@code
+     * raid5_finish_reshape} sets the new size). What {@link #read}, {@link #write} and {@link #reader}
+     * take.
+     */
+    public long arrayBytes() {
+        return finished ? newLayout.arrayBytes() : reshapingArrayBytes();
+    }
+
+    /**
      * {@code len} bytes of the array from byte {@code offset} into {@code dst} at {@code at}, each
      * read in the geometry that holds it at the {@link #position}: the new one below it (forwards)
      * or from it up ({@link #backwards}), the old one elsewhere, as md's {@code make_request} maps
@@ -1211,7 +1222,7 @@ public final class OfflineReshape implements AutoCloseable {
      * stripe in that stripe's geometry (md's rule keeps both sides whole at the recorded position).
      */
     public void read(long offset, ByteBuffer dst, int at, int len) throws IOException {
-        long size = reshapingArrayBytes();
+        long size = arrayBytes();
         if (offset < 0 || len < 0 || offset > size || len > size - offset) {
             throw new IllegalArgumentException(
                     len + " bytes at " + offset + " are not within " + name + "'s " + size + " bytes");
@@ -1270,7 +1281,7 @@ public final class OfflineReshape implements AutoCloseable {
         if (refused != null) {
             throw new IOException(refused);
         }
-        long size = reshapingArrayBytes();
+        long size = arrayBytes();
         if (offset < 0 || len < 0 || offset > size || len > size - offset) {
             throw new IllegalArgumentException(
                     len + " bytes at " + offset + " are not within " + name + "'s " + size + " bytes");
@@ -1505,7 +1516,8 @@ public final class OfflineReshape implements AutoCloseable {
     }
 
     /**
-     * The array as a {@link MemberDisk} of {@link #reshapingArrayBytes} bytes, read through {@link
+     * The array as a {@link MemberDisk} of {@link #arrayBytes} bytes (the new size once the reshape has
+     * ended), read through {@link
      * #read} and written through {@link #write} (refused as {@link #whyNoWrites} says), also while
      * {@link #run} moves stripes on another thread: what {@code raid serve} exports mid-reshape.
      * Closing it leaves this reshape open.
@@ -1517,7 +1529,7 @@ public final class OfflineReshape implements AutoCloseable {
     private final class Reader implements MemberDisk {
         @Override
         public long size() {
-            return reshapingArrayBytes();
+            return arrayBytes();
         }
 
         @Override

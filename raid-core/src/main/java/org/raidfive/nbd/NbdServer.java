@@ -157,7 +157,7 @@ public final class NbdServer implements AutoCloseable {
         timer.scheduleWithFixedDelay(this::sweep, 200, 200, TimeUnit.MILLISECONDS);
         acceptor = daemon(this::acceptLoop, "nbd" + id + "-accept");
         acceptor.start();
-        LOG.debug("serving {} ({} bytes) at {} with {}", disk.name(), export.size, uri(), config);
+        LOG.debug("serving {} ({} bytes) at {} with {}", disk.name(), export.size(), uri(), config);
         return this;
     }
 

@@ -67,6 +67,9 @@ final class ServerConnection implements Runnable {
     private final AtomicLong unexpectedErrors = new AtomicLong();
     private volatile Throwable firstUnexpected;
     private long requests;
+    /** The export's size as the handshake told the client; requests are checked against it. */
+    private long size;
+
     final long openedNanos = System.nanoTime();
     /**
      * The client chose the export (set before the reply to NBD_OPT_GO or NBD_OPT_EXPORT_NAME is
@@ -137,10 +140,11 @@ final class ServerConnection implements Runnable {
                 if (handshake.tls() != null) {
                     replies.channel(handshake.tls());
                 }
+                size = handshake.size();
                 LOG.debug(
                         "{}: transmission phase, size {} flags 0x{}",
                         peer,
-                        export.size,
+                        size,
                         Integer.toHexString(export.transmissionFlags));
                 end = transmission(in);
             } else {
@@ -310,7 +314,7 @@ final class ServerConnection implements Runnable {
             return NbdProtocol.EINVAL;
         }
         // offset is unsigned: a negative long is beyond 2^63 and so beyond any disk.
-        if (offset < 0 || offset > export.size || length > export.size - offset) {
+        if (offset < 0 || offset > size || length > size - offset) {
             return rangeError;
         }
         int block = config.minimumBlockSize();

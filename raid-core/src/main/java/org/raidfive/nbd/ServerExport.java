@@ -22,7 +22,6 @@ final class ServerExport {
     final AsyncDisk async;
 
     final NbdServerConfig config;
-    final long size;
     final int transmissionFlags;
     final BufferPool buffers;
     /** Null with {@link RequestExecution#CONNECTION_THREAD}. */
@@ -36,7 +35,6 @@ final class ServerExport {
         this.disk = disk;
         this.async = disk instanceof AsyncDisk a && !a.completesInline() ? a : null;
         this.config = config;
-        this.size = disk.size();
         this.transmissionFlags = transmissionFlags(config);
         this.buffers = new BufferPool(config.maxRequestBytes());
         this.workers = workers;
@@ -74,6 +72,15 @@ final class ServerExport {
      */
     boolean matches(String name) {
         return name.isEmpty() ? config.listExports() : name.equals(config.exportName());
+    }
+
+    /**
+     * The disk's size now. Each connection takes it once, in its handshake, and keeps it: NBD tells a
+     * client its export's size only there, so a disk that grows (a reshape that has ended) is seen
+     * at its new size by the connections made after.
+     */
+    long size() {
+        return disk.size();
     }
 
     boolean closing() {

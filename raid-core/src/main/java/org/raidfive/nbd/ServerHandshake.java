@@ -45,6 +45,9 @@ final class ServerHandshake {
      */
     private final BooleanSupplier chosen;
 
+    /** The export's size as this connection is told it, taken once (see {@link ServerExport#size}). */
+    private final long size;
+
     private boolean noZeroes;
     /** The TLS channel after NBD_OPT_STARTTLS, else null. */
     private TlsChannel tls;
@@ -56,6 +59,12 @@ final class ServerHandshake {
         this.out = socket;
         this.export = export;
         this.peer = peer;
+        this.size = export.size();
+    }
+
+    /** The export's size this client was (or will be) told. */
+    long size() {
+        return size;
     }
 
     /** The TLS channel the connection goes on with, or null for plain text. */
@@ -180,7 +189,7 @@ final class ServerHandshake {
             return false;
         }
         ByteBuffer reply = ByteBuffer.allocate(10 + (noZeroes ? 0 : 124));
-        reply.putLong(export.size).putShort((short) export.transmissionFlags);
+        reply.putLong(size).putShort((short) export.transmissionFlags);
         reply.position(reply.capacity()).flip();
         writeFully(reply);
         return true;
@@ -279,7 +288,7 @@ final class ServerHandshake {
         }
         ByteBuffer info = ByteBuffer.allocate(12);
         info.putShort((short) NbdProtocol.INFO_EXPORT)
-                .putLong(export.size)
+                .putLong(size)
                 .putShort((short) export.transmissionFlags)
                 .flip();
         reply(option, NbdProtocol.REP_INFO, info);

@@ -118,7 +118,8 @@ final class GrowCommand extends Verb {
             names = "--array-size",
             paramLabel = "SIZE",
             description = "With --raid-devices below the member count: the size the smaller array keeps (mdadm's "
-                    + "--array-size, which mdadm insists on first); the data past it is not kept.")
+                    + "--array-size, which mdadm insists on first), with its unit (B, K, M, G, T: a bare number, "
+                    + "KiB to mdadm, is refused); the data past it is not kept.")
     String arraySize;
 
     @Mixin
@@ -150,15 +151,24 @@ final class GrowCommand extends Verb {
         return raidDevices != null || continueReshape || chunk != null || layout != null;
     }
 
-    /** {@code --array-size} in bytes, null when not given. */
+    /**
+     * {@code --array-size} in bytes, null when not given. A bare number is refused: mdadm reads it
+     * as KiB and raidfive's sizes as bytes, and the data past the size is not kept, so the unit must
+     * be said.
+     */
     private Long arraySize() {
         if (arraySize == null) {
             return null;
         }
+        if (!arraySize.isEmpty() && arraySize.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            throw CliException.usage("--array-size " + arraySize + " has no unit: give one (" + arraySize
+                    + "K as mdadm reads a bare number, or " + arraySize + "B for bytes); the data past the size is "
+                    + "not kept");
+        }
         try {
             return Sizes.parse(arraySize);
         } catch (IllegalArgumentException e) {
-            throw CliException.usage("--array-size takes a size such as 96M, not '" + arraySize + "'");
+            throw CliException.usage("--array-size takes a size with a unit such as 96M, not '" + arraySize + "'");
         }
     }
 

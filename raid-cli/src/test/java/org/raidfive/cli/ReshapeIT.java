@@ -161,11 +161,18 @@ class ReshapeIT {
         RaidLauncher.Result refused = raid(List.of("grow", "--raid-devices", "3"), ALL);
         assertEquals(ExitCode.USAGE, refused.exit(), refused.stderr());
         assertTrue(refused.stderr().contains("this change will reduce the size of"), refused.stderr());
-        assertTrue(refused.stderr().contains(newSize + " bytes"), refused.stderr());
+        assertTrue(refused.stderr().contains(newSize + " bytes (" + newSize / 1024 + "K)"), refused.stderr());
         assertEquals(1, refused.stderr().strip().lines().count(), "one line: " + refused.stderr());
         MemberFiles.assertUnchanged(before, "grow --raid-devices 3 without --array-size");
+        // a bare number is KiB to mdadm and would be bytes here: refused, nothing written
+        RaidLauncher.Result bare =
+                raid(List.of("grow", "--raid-devices", "3", "--array-size", Long.toString(newSize / 1024)), ALL);
+        assertEquals(ExitCode.USAGE, bare.exit(), bare.stderr());
+        assertTrue(bare.stderr().contains("has no unit"), bare.stderr());
+        assertEquals(1, bare.stderr().strip().lines().count(), "one line: " + bare.stderr());
+        MemberFiles.assertUnchanged(before, "grow --array-size without a unit");
         RaidLauncher.Result shrink =
-                raid(List.of("grow", "--raid-devices", "3", "--array-size", Long.toString(newSize)), ALL);
+                raid(List.of("grow", "--raid-devices", "3", "--array-size", newSize / 1024 + "K"), ALL);
         assertEquals(0, shrink.exit(), shrink.stderr());
         assertTrue(shrink.stderr().contains("4 -> 3 members"), shrink.stderr());
         assertTrue(shrink.stderr().contains("d.img is now a spare"), shrink.stderr());
@@ -638,7 +645,7 @@ class ReshapeIT {
             long newSize = sb("a.img").size() * 512 * 2;
             makeRoomAfterTheData();
             List<String> shrink =
-                    new ArrayList<>(List.of("grow", "--raid-devices", "3", "--array-size", Long.toString(newSize)));
+                    new ArrayList<>(List.of("grow", "--raid-devices", "3", "--array-size", newSize + "B"));
             shrink.addAll(ALL);
             killAfter(shrink, 300 + rnd.nextInt(1500), round, "shrink");
             finishAfterKill(rnd, round, shrink, 4, data);

@@ -516,8 +516,8 @@ public final class OfflineReshape implements AutoCloseable {
             long start = top.size() / chunk * chunk * (newDisks - 1);
             if (arrayBytes > start * 512 || arrayBytes < 0) {
                 throw new ArrayConfigException("this change will reduce the size of " + array + " to " + start * 512
-                        + " bytes: give an array size of at most that (mdadm's --array-size first); the data past "
-                        + "it is not kept");
+                        + " bytes (" + start / 2 + "K): give an array size of at most that (mdadm's --array-size "
+                        + "first); the data past it is not kept");
             }
             long min = minOffsetChange(chunk, chunk, oldDisks - 1, newDisks - 1);
             for (int i = 0; i < oldDisks; i++) {

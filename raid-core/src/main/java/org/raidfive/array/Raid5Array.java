@@ -7,9 +7,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import org.raidfive.counter.CounterMode;
 import org.raidfive.disk.AsyncDisk;
+import org.raidfive.disk.ClaimMode;
 import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.layout.Raid5Layout;
@@ -883,6 +885,134 @@ public final class Raid5Array implements AsyncDisk {
         recovery.crash();
         for (Member m : membership.allMembers()) {
             m.releaseClaim();
+        }
+    }
+
+    // ------------------------------------------------------------------ reshape
+
+    /**
+     * Starts changing the array's shape, as {@code mdadm --grow} does ({@link ReshapeSpec}: members
+     * added or removed, chunk or layout changed), and hands the array over to the returned {@link
+     * OnlineReshape}, which serves reads and writes throughout while the data moves in the background,
+     * and gives back the array of the new shape from {@link OnlineReshape#finish}. Quiesced: the I/O
+     * in flight drains, every member is flushed and the array marked clean (md's safemode write),
+     * then the reshape's start is written on every member; from there this object is closed (its
+     * calls refused) and its disks are the reshape's. Refused, this array still open and serving,
+     * nothing written beyond that clean mark, when it is read-only, failed, degraded or rebuilding,
+     * has a spare the spec does not add, a resync, recovery or check running or pending, a partial
+     * parity log (md refuses to reshape with one) or a write-intent bitmap (raidfive serves no writes
+     * during such a reshape), or when the reshape is (no room to move the data offset, say: see
+     * {@link OfflineReshape}).
+     */
+    public OnlineReshape reshape(ReshapeSpec spec) throws IOException {
+        Objects.requireNonNull(spec, "spec");
+        checkOpen();
+        String busy = reshapeRefusal(spec);
+        if (busy != null) {
+            throw new ArrayStateException(busy);
+        }
+        List<MemberDisk> members = new ArrayList<>();
+        OnlineReshape online;
+        membership.lockConfiguration("reshape");
+        try {
+            checkOpen();
+            String refusal = reshapeRefusal(spec);
+            if (refusal != null) {
+                throw new ArrayStateException(refusal);
+            }
+            membership.flushLiveMembers();
+            if (isDegraded() || isFailed()) {
+                throw new ArrayStateException(core.name + ": a member failed its flush: a reshape needs every member");
+            }
+            meta.markClean();
+            for (Member m : core.table.slots) {
+                members.add(m.disk);
+            }
+            List<Member> all = membership.allMembers();
+            for (Member m : all) {
+                m.releaseClaim();
+            }
+            try {
+                online = OnlineReshape.start(members, spec);
+            } catch (IOException | RuntimeException e) {
+                reclaim(all, e);
+                throw e;
+            }
+            closed = true;
+        } finally {
+            core.config.writeUnlock();
+        }
+        try {
+            recovery.shutdown();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        core.events.close();
+        ArrayCounters published = counters;
+        if (published != null) {
+            published.close();
+        }
+        LOG.info("{}: reshape started ({}), the array handed over to it", core.name, spec);
+        return online;
+    }
+
+    /** Why {@link #reshape} is refused now, or null. */
+    private String reshapeRefusal(ReshapeSpec spec) {
+        if (readOnly) {
+            return core.name + " was opened read-only";
+        }
+        if (isFailed()) {
+            return core.name + " has failed";
+        }
+        if (core.consistency.policy() == ConsistencyPolicy.PPL) {
+            return core.name + " has a partial parity log: md does not reshape with one (switch to resync first)";
+        }
+        if (WriteIntentBitmap.in(core) != null) {
+            return core.name + " has a write-intent bitmap: raidfive serves no writes during its reshape (switch "
+                    + "to resync first)";
+        }
+        SyncProgress progress = syncProgress();
+        if (progress != null && progress.running()) {
+            return core.name + ": a " + progress.action().name().toLowerCase(Locale.ROOT)
+                    + " is running: wait for it or stop it first";
+        }
+        synchronized (meta.lock) {
+            if (meta.recoveryCp() != Long.MAX_VALUE) {
+                return core.name + " has a resync pending: run it first";
+            }
+            for (Member m : meta.members) {
+                if (m.state == MemberState.SPARE) {
+                    if (!spec.added().contains(m.disk)) {
+                        return core.name + " has the spare " + m.name() + ", which the reshape does not add: "
+                                + "add it or remove it first";
+                    }
+                } else if (m.state != MemberState.IN_SYNC) {
+                    return core.name + ": " + m.name() + " is " + m.state.name().toLowerCase(Locale.ROOT)
+                            + ": a reshape needs every member in sync";
+                }
+            }
+            for (Member m : core.table.slots) {
+                if (m == null) {
+                    return core.name + " is degraded: a reshape needs every member in sync";
+                }
+            }
+        }
+        return null;
+    }
+
+    /** After a refused reshape start: the array takes its members back, or, if it cannot, fails closed. */
+    private void reclaim(List<Member> all, Exception cause) {
+        for (Member m : all) {
+            try {
+                m.claimed(m.disk.claim(ClaimMode.EXCLUSIVE, ArrayMetadata.holder(meta.name, meta.uuid)));
+            } catch (IOException e) {
+                closed = true; // another owner came in between: this array must not write any more
+                cause.addSuppressed(new IOException(
+                        core.name + " could not take " + m.name() + " back after the refused reshape, and is closed: "
+                                + e.getMessage(),
+                        e));
+                return;
+            }
         }
     }
 

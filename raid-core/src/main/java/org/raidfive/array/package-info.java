@@ -8,13 +8,16 @@
  *
  * <pre>
  * 7 facade, factory  Raid5Array (range checks, the configuration read side around every I/O, status,
- *                    the consistency switch) | ArrayCounters (live counters in a mapped file) |
- *                    Assembler (create; assemble: judge members, force; load bitmap and PPL)
+ *                    the consistency switch, the hand-over to a reshape) | ArrayCounters (live counters
+ *                    in a mapped file) | Assembler (create; assemble: judge members, force; load bitmap
+ *                    and PPL) | OnlineReshape (the array while it changes shape: I/O mapped at the
+ *                    position, the reshape on a thread of its own, the new array at its end)
  * 6 conductors       Membership (every change of the member table, quiesce, drains) |
  *                    Recovery (which pass runs, safemode, speed limits, checkpoints) |
- *                    OfflineReshape (adds members to, or changes the chunk or layout of, an
- *                    array that is not running, in md's on-disk form, resumable, degraded if a
- *                    member fails; continues md's)
+ *                    OfflineReshape (adds members to, removes members from, or changes the chunk or
+ *                    layout of an array, in md's on-disk form, resumable, degraded if a member fails;
+ *                    continues md's; serves I/O mapped at its position meanwhile) | ReshapeSpec
+ *                    (which of those, and its speed limits)
  * 5 metadata         ArrayMetadata (events, clean/dirty, roles; superblocks on every live member
  *                    before a change acts; makes the ArrayCore whose hooks it is) | SuperblockIo
  * 4 paths, policies  ReadPath (cut at chunks; the aligned bypass; md's page-by-page retry) |

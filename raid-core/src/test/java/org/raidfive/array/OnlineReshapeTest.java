@@ -1,0 +1,209 @@
+package org.raidfive.array;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.raidfive.array.RoomyArrays.MEMBER;
+import static org.raidfive.array.RoomyArrays.make;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.raidfive.array.ReshapeTestDisks.Kept;
+import org.raidfive.array.RoomyArrays.Made;
+import org.raidfive.disk.MemberDisk;
+import org.raidfive.md.Superblock;
+
+/**
+ * {@link Raid5Array#reshape}: a running array changes its shape while it serves I/O, as md's does
+ * under {@code mdadm --grow}. Every byte read during and after the reshape is checked against a flat
+ * reference image that the writes made during it update; the array {@link OnlineReshape#finish}
+ * gives back has the new shape, holds the image, and its parity recomputed from scratch matches.
+ * Refusals leave the array open, serving, and its members as they were.
+ */
+@Timeout(120)
+class OnlineReshapeTest {
+    /** md's per-member rates, low enough that the I/O below meets the reshape mid-way. */
+    private static final SyncLimits SLOW = new SyncLimits(2L << 20, 4L << 20);
+
+    @Test
+    void aGrowServesReadsAndWritesThroughoutAndFinishesIntoTheNewArray() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OnlineReshapeTest seed " + seed);
+        Made m = make(3, seed);
+        Kept added = new Kept(MEMBER, "new0");
+        List<MemberDisk> all = new ArrayList<>(m.members());
+        all.add(added);
+        Raid5Array array = Raid5Array.assemble(m.members());
+        byte[] expected = Arrays.copyOf(m.image(), (int) array.size());
+        SplittableRandom random = new SplittableRandom(seed);
+        writeRandom(array, expected, random, 8); // the array is dirty when the reshape starts
+        OnlineReshape online =
+                array.reshape(ReshapeSpec.addMembers(List.of(added)).withSyncLimits(SLOW));
+        assertThrows(IOException.class, () -> array.read(0, ByteBuffer.allocate(512), 0, 512), "the old handle");
+        long oldSize = expected.length;
+        assertEquals(oldSize, online.size(), "md's size while a grow runs");
+        AtomicLong midway = new AtomicLong();
+        AtomicBoolean done = new AtomicBoolean();
+        CompletableFuture<Void> client = CompletableFuture.runAsync(() -> {
+            try {
+                byte[] got = new byte[64 << 10];
+                while (!done.get()) {
+                    double at = online.fractionDone();
+                    int len = random.nextInt(1, 129) * 512;
+                    int offset = random.nextInt((int) ((oldSize - len) / 512) + 1) * 512;
+                    if (random.nextBoolean()) {
+                        online.read(offset, ByteBuffer.wrap(got), 0, len);
+                        int mismatch = Arrays.mismatch(expected, offset, offset + len, got, 0, len);
+                        if (mismatch >= 0) {
+                            throw new AssertionError("byte " + (offset + mismatch) + " read at " + at
+                                    + " of the reshape differs from the image (seed " + seed + ")");
+                        }
+                    } else {
+                        byte[] block = new byte[len];
+                        random.nextBytes(block);
+                        online.write(offset, ByteBuffer.wrap(block), 0, len);
+                        System.arraycopy(block, 0, expected, offset, len);
+                    }
+                    if (at > 0 && at < 1) {
+                        midway.incrementAndGet();
+                    }
+                }
+            } catch (IOException e) {
+                throw new AssertionError(e);
+            }
+        });
+        try {
+            assertTrue(online.completion().get(60, TimeUnit.SECONDS), "the reshape ended");
+        } finally {
+            done.set(true);
+        }
+        client.get(30, TimeUnit.SECONDS);
+        System.out.println("  " + midway + " reads and writes met the reshape mid-way");
+        assertTrue(midway.get() > 10, "only " + midway + " reads and writes met the reshape mid-way");
+        long newSize = online.size();
+        assertTrue(newSize > oldSize, "md's size once the grow ended: " + newSize);
+        byte[] grown = Arrays.copyOf(expected, (int) newSize); // md zeroes the new space
+        try (Raid5Array after = online.finish()) {
+            assertThrows(IOException.class, () -> online.read(0, ByteBuffer.allocate(512), 0, 512));
+            assertEquals(newSize, after.size());
+            assertEquals(4, after.layout().disks());
+            ArrayOracle.assertArrayHolds(after, grown);
+            writeRandom(after, grown, random, 8);
+        }
+        assertReshapedAndConsistent(all, grown);
+    }
+
+    @Test
+    void aReshapeClosedMidwayIsResumedOnlineAndLosesNothing() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OnlineReshapeTest seed " + seed);
+        Made m = make(3, seed);
+        List<MemberDisk> all = new ArrayList<>(m.members());
+        Raid5Array array = Raid5Array.assemble(m.members());
+        // a spare of the array becomes the new data member
+        Kept spare = new Kept(MEMBER, "spare0");
+        array.addSpare(spare, false);
+        all.add(spare);
+        ArrayStateException notAdded = assertThrows(
+                ArrayStateException.class,
+                () -> array.reshape(ReshapeSpec.addMembers(List.of(new Kept(MEMBER, "other")))));
+        assertTrue(notAdded.getMessage().contains("spare0"), notAdded.getMessage());
+        OnlineReshape online =
+                array.reshape(ReshapeSpec.addMembers(List.of(spare)).withSyncLimits(SLOW));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (online.fractionDone() < 0.2) {
+            assertTrue(System.nanoTime() < deadline, "the reshape moved");
+            Thread.sleep(10);
+        }
+        online.close();
+        assertFalse(online.completion().get(10, TimeUnit.SECONDS), "stopped before its end");
+        long stoppedAt = -1;
+        for (MemberDisk d : all) {
+            Superblock sb = SuperblockIo.read(d);
+            assertTrue(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), d.name() + " records the reshape");
+            assertTrue(sb.isClean(), d.name() + " clean after the close");
+            stoppedAt = sb.reshapePosition();
+        }
+        assertTrue(stoppedAt > 0, "checkpointed mid-way: " + stoppedAt);
+        OnlineReshape resumed = OnlineReshape.resume(all, SyncLimits.UNLIMITED);
+        byte[] head = new byte[(int) resumed.size()];
+        resumed.read(0, ByteBuffer.wrap(head), 0, head.length);
+        assertArrayEquals(Arrays.copyOf(m.image(), head.length), head, "read as the resumed reshape maps it");
+        assertTrue(resumed.completion().get(60, TimeUnit.SECONDS));
+        byte[] grown = Arrays.copyOf(m.image(), (int) resumed.size());
+        try (Raid5Array after = resumed.finish()) {
+            ArrayOracle.assertArrayHolds(after, grown);
+        }
+        assertReshapedAndConsistent(all, grown);
+    }
+
+    @Test
+    void aRefusedReshapeLeavesTheArrayOpenServingAndItsMembersAsTheyWere() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OnlineReshapeTest seed " + seed);
+        Made m = make(4, seed);
+        try (Raid5Array array = Raid5Array.assemble(m.members())) {
+            byte[] expected = Arrays.copyOf(m.image(), (int) array.size());
+            long eventsBefore = SuperblockIo.read(m.members().get(0)).events();
+            // three members hold less than the array: the reshape itself refuses, after the hand-over began
+            ArrayConfigException tooBig = assertThrows(
+                    ArrayConfigException.class, () -> array.reshape(ReshapeSpec.removeMembers(3, array.size())));
+            assertTrue(tooBig.getMessage().contains("reduce the size"), tooBig.getMessage());
+            for (MemberDisk d : m.members()) {
+                Superblock sb = SuperblockIo.read(d);
+                assertFalse(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), d.name() + " not reshaping");
+                assertEquals(4, sb.raidDisks(), d.name());
+                assertEquals(eventsBefore, sb.events(), d.name() + ": nothing written (the array was clean)");
+            }
+            ArrayOracle.assertArrayHolds(array, expected);
+            writeRandom(array, expected, new SplittableRandom(seed), 16);
+            ArrayOracle.assertArrayHolds(array, expected);
+            array.fail(m.members().get(2));
+            ArrayStateException degraded = assertThrows(
+                    ArrayStateException.class, () -> array.reshape(ReshapeSpec.changeChunkAndLayout(0, null)));
+            assertTrue(degraded.getMessage().contains("every member in sync"), degraded.getMessage());
+            writeRandom(array, expected, new SplittableRandom(seed + 1), 16);
+            ArrayOracle.assertArrayHolds(array, expected);
+        }
+    }
+
+    /** {@code n} random writes of 1 to 64 sectors through {@code disk}, applied to {@code image}. */
+    private static void writeRandom(MemberDisk disk, byte[] image, SplittableRandom random, int n) throws IOException {
+        for (int i = 0; i < n; i++) {
+            int len = random.nextInt(1, 65) * 512;
+            int offset = random.nextInt((image.length - len) / 512 + 1) * 512;
+            byte[] block = new byte[len];
+            random.nextBytes(block);
+            disk.write(offset, ByteBuffer.wrap(block), 0, len);
+            System.arraycopy(block, 0, image, offset, len);
+        }
+    }
+
+    /** Every member at the new shape, no reshape recorded, parity from scratch consistent, the image read back. */
+    private static void assertReshapedAndConsistent(List<MemberDisk> all, byte[] image) throws Exception {
+        Superblock any = null;
+        for (MemberDisk d : all) {
+            Superblock sb = SuperblockIo.read(d);
+            assertFalse(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), d.name() + " still reshaping");
+            assertEquals(all.size(), sb.raidDisks(), d.name());
+            assertTrue(sb.isClean(), d.name() + " clean");
+            any = sb;
+        }
+        ArrayOracle.assertParityConsistent(all, any.dataOffset() * 512, any.size() * 512);
+        try (Raid5Array array = Raid5Array.assemble(all)) {
+            ArrayOracle.assertArrayHolds(array, image);
+        }
+    }
+}

@@ -149,9 +149,11 @@ final class PartialParityLog implements ConsistencyPort {
             return unit;
         }
         // From here the unit counts on this stripe's finished(): the wait must not be cut short by
-        // an interrupt (it ends with the I/O of the unit before), which is kept for the caller. On fast
-        // members the unit in flight ends within microseconds: spin a little before blocking.
-        for (int i = 0; i < SPINS && !unit.durable; i++) {
+        // an interrupt (it ends with the I/O of the unit before), which is kept for the caller. On
+        // members that complete inline (memory) the unit in flight ends within microseconds: spin a
+        // little before blocking. Elsewhere it ends after a write and flushes of milliseconds, and
+        // dozens of waiters spinning would take the CPU from the I/O they wait for.
+        for (int i = unit.spins; i > 0 && !unit.durable; i--) {
             Thread.onSpinWait();
         }
         boolean interrupted = false;
@@ -342,6 +344,8 @@ final class PartialParityLog implements ConsistencyPort {
         long generation;
         /** Set (under the log's lock) when the unit is on disk; read without it while spinning. */
         volatile boolean durable;
+        /** How long a stripe waiting for the unit spins before it blocks: see {@link #log}. */
+        int spins;
 
         Unit(MemberLog log) {
             this.log = log;
@@ -349,6 +353,7 @@ final class PartialParityLog implements ConsistencyPort {
 
         void reset(Member m) {
             member = m;
+            spins = m.async.completesInline() ? SPINS : 0;
             entries = 0;
             ppBytes = 0;
             pending = 0;

@@ -15,7 +15,8 @@ import org.raidfive.disk.MemberDisk;
  * the array as a {@link MemberDisk} (reads and writes mapped at the reshape's position, md's
  * mapping: below it the new geometry, above it the old; see {@link OfflineReshape#read} and {@link
  * OfflineReshape#write}), while a thread of its own moves the data at the spec's speed limits,
- * yielding to the I/O served as md's reshape does. Its size is md's: the old size while a grow runs,
+ * yielding to the I/O served as md's reshape does, in batches of at most 512 KiB per member (a
+ * write waits for one batch at most). Its size is md's: the old size while a grow runs,
  * the new one from its end.
  *
  * <p>{@link #completion()} ends true when the reshape is done; {@link #finish()} then gives back a
@@ -25,6 +26,12 @@ import org.raidfive.disk.MemberDisk;
  * carry it on. A crash at any point loses nothing (see {@link OfflineReshape}).
  */
 public final class OnlineReshape implements MemberDisk {
+    /**
+     * Per member per batch, as {@code raid serve} moves them mid-reshape: a write waits for at most
+     * one batch (the reshape's own default is 4 MiB, for a reshape that serves no I/O).
+     */
+    static final int BATCH_MEMBER_BYTES = 512 << 10;
+
     private final OfflineReshape reshape;
     /** Every disk of the array (members, the disks added, the members a shrink frees), closed by {@link #close}. */
     private final List<MemberDisk> disks;
@@ -43,6 +50,7 @@ public final class OnlineReshape implements MemberDisk {
         this.disks = List.copyOf(disks);
         this.position = reshape.position();
         reshape.setSyncLimits(limits);
+        reshape.setBatchMemberBytes(BATCH_MEMBER_BYTES);
         this.mover = new Thread(this::move, "raid-reshape-" + reshape.name());
         mover.setDaemon(true);
     }

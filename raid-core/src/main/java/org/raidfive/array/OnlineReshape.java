@@ -40,8 +40,8 @@ public final class OnlineReshape implements MemberDisk {
     private final CompletableFuture<Boolean> completion = new CompletableFuture<>();
     private final Thread mover;
     private final Object lock = new Object();
-    /** Set when the disks are handed on ({@link #finish}) or closed; guarded by {@link #lock}. */
-    private boolean ended;
+    /** Set when the disks are handed on ({@link #finish}) or closed; set under {@link #lock}, read without it. */
+    private volatile boolean ended;
 
     private volatile long position;
 
@@ -143,10 +143,8 @@ public final class OnlineReshape implements MemberDisk {
     }
 
     private void checkOpen() throws IOException {
-        synchronized (lock) {
-            if (ended) {
-                throw new IOException(reshape.name() + "'s reshape is closed");
-            }
+        if (ended) {
+            throw new IOException(reshape.name() + "'s reshape is closed");
         }
     }
 

@@ -294,7 +294,7 @@ class ReshapeIT {
     private record PacedGrow(
             Process process, java.io.ByteArrayOutputStream err, java.util.concurrent.CompletableFuture<?> errDone) {}
 
-    /** {@code raid grow} of {@link #OLD} to 4 members at md's pace of 16M per member, returned once it records the reshape. */
+    /** {@code raid grow} of {@link #OLD} to 4 members at md's pace of 16M per member, returned once every member records the reshape. */
     private PacedGrow startPacedGrow() throws Exception {
         List<String> grow =
                 new ArrayList<>(List.of("grow", "--speed-limit-max", "16M", "--raid-devices", "4", "--add", "d.img"));
@@ -304,8 +304,10 @@ class ReshapeIT {
         RaidLauncher.drain(p.getInputStream());
         java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
         var errDone = RaidLauncher.drain(p.getErrorStream(), err);
+        // every member: the grow writes the start on d.img first, then on c, b and a; a member cut
+        // short before its start is written fails the start, not the running grow
         long deadline = System.nanoTime() + 60_000_000_000L;
-        while (!reshaping() && System.nanoTime() < deadline) {
+        while (!ALL.stream().allMatch(this::reshaping) && System.nanoTime() < deadline) {
             Thread.sleep(20);
         }
         return new PacedGrow(p, err, errDone);

@@ -190,8 +190,10 @@ public final class OfflineReshape implements AutoCloseable {
     private final ThreadLocal<ByteBuffer> readerScratch = ThreadLocal.withInitial(this::newScratch);
 
     private long events;
-    /** The end is on every member's superblock. */
-    /** Volatile: a served size ({@link #arrayBytes}) is read outside the reshape's locks. */
+    /**
+     * The end is on every member's superblock. Volatile: a served size ({@link #arrayBytes}) is read
+     * outside the reshape's locks.
+     */
     private volatile boolean finished;
     /** The members have an internal write-intent bitmap. */
     private final boolean hasBitmap;

@@ -33,6 +33,8 @@ public final class OnlineReshape implements MemberDisk {
     static final int BATCH_MEMBER_BYTES = 512 << 10;
 
     private final OfflineReshape reshape;
+    /** The reshape's own view of the array ({@link OfflineReshape#reader}): what this serves until it ends. */
+    private final MemberDisk served;
     /** Every disk of the array (members, the disks added, the members a shrink frees), closed by {@link #close}. */
     private final List<MemberDisk> disks;
 
@@ -47,6 +49,7 @@ public final class OnlineReshape implements MemberDisk {
 
     private OnlineReshape(OfflineReshape reshape, List<MemberDisk> disks, SyncLimits limits) {
         this.reshape = reshape;
+        this.served = reshape.reader();
         this.disks = List.copyOf(disks);
         this.position = reshape.position();
         reshape.setSyncLimits(limits);
@@ -150,33 +153,31 @@ public final class OnlineReshape implements MemberDisk {
 
     @Override
     public long size() {
-        return reshape.arrayBytes();
+        return served.size();
     }
 
     @Override
     public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
         checkOpen();
-        reshape.read(position, dst, dstOffset, length);
+        served.read(position, dst, dstOffset, length);
     }
 
     /** Refused (IOException) where {@link OfflineReshape#whyNoWrites} says. */
     @Override
     public void write(long position, ByteBuffer src, int srcOffset, int length) throws IOException {
         checkOpen();
-        reshape.write(position, src, srcOffset, length);
+        served.write(position, src, srcOffset, length);
     }
 
     @Override
     public void flush() throws IOException {
         checkOpen();
-        if (reshape.whyNoWrites() == null) {
-            reshape.flush();
-        }
+        served.flush();
     }
 
     @Override
     public String name() {
-        return reshape.name();
+        return served.name();
     }
 
     /**

@@ -947,11 +947,7 @@ public final class Raid5Array implements AsyncDisk {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        core.events.close();
-        ArrayCounters published = counters;
-        if (published != null) {
-            published.close();
-        }
+        closeEventsAndCounters();
         LOG.info("{}: reshape started ({}), the array handed over to it", core.name, spec);
         return online;
     }
@@ -1066,14 +1062,19 @@ public final class Raid5Array implements AsyncDisk {
                     }
                 }
             }
-            core.events.close(); // what happened up to the close (CLEAN included) is delivered first
-            ArrayCounters published = counters;
-            if (published != null) {
-                published.close();
-            }
+            closeEventsAndCounters();
         }
         if (failure != null) {
             throw failure;
+        }
+    }
+
+    /** The last of a close (or a hand-over to a reshape): events delivered, live counters unpublished. */
+    private void closeEventsAndCounters() {
+        core.events.close(); // what happened up to the close (CLEAN included) is delivered first
+        ArrayCounters published = counters;
+        if (published != null) {
+            published.close();
         }
     }
 

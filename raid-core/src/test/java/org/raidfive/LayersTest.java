@@ -86,7 +86,8 @@ class LayersTest {
                     "ArrayEvents",
                     "ArrayIdentity",
                     "DeviceId",
-                    "PartialParityEntry"),
+                    "PartialParityEntry",
+                    "ReshapeState"),
             // members: one member, the table, the stripe locks, member I/O
             Set.of("Member", "MemberTable", "StripeLocks"),
             // ports: what lower layers call upward through

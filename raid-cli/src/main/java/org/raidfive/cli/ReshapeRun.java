@@ -10,6 +10,7 @@ import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.raidfive.array.OfflineReshape;
+import org.raidfive.array.ReshapeState;
 import org.raidfive.array.SyncLimits;
 import org.raidfive.bench.Sizes;
 import org.raidfive.disk.MemberDisk;
@@ -227,7 +228,7 @@ final class ReshapeRun {
     }
 
     /** What the reshape changes, as {@code 3 -> 4 members, chunk 64K -> 128K, layout ...}. */
-    static String describe(OfflineReshape reshape) {
+    static String describe(ReshapeState reshape) {
         StringBuilder what = new StringBuilder();
         if (reshape.oldDisks() != reshape.newDisks()) {
             what.append(", ")

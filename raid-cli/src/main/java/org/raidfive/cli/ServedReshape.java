@@ -3,9 +3,8 @@ package org.raidfive.cli;
 import java.io.IOException;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
-import org.raidfive.array.OfflineReshape;
+import org.raidfive.array.OnlineReshape;
+import org.raidfive.array.ReshapeState;
 import org.raidfive.array.SyncLimits;
 import org.raidfive.bench.Sizes;
 import org.raidfive.nbd.NbdServer;
@@ -21,12 +20,10 @@ import org.raidfive.nbd.NbdServerConfig;
  * array with a write-intent bitmap is
  * served read-only. A stop (Ctrl-C, SIGTERM, {@code raid stop}) answers the requests in flight,
  * stops the reshape at the next batch with its position checkpointed on every member, and marks
- * the members clean.
+ * the members clean. The array is the library's {@link OnlineReshape}: {@code raid serve} adds the
+ * export and the operator's lines.
  */
 final class ServedReshape {
-    /** Per member per batch: a client's write waits for at most one batch (OfflineReshape's default is 4 MiB). */
-    private static final int BATCH_MEMBER_BYTES = 512 << 10;
-
     private final ServeCommand verb;
     private final ArraySource source;
     private final List<String> members;
@@ -39,22 +36,22 @@ final class ServedReshape {
 
     /** Serves until {@code signals} says stop; {@code readOnly}: the reshape waits, nothing is written. */
     int serve(NbdServerConfig config, StopSignals signals, SyncLimits limits, boolean readOnly) throws Exception {
-        try (MemberSet set = Members.openAll(members, readOnly);
-                OfflineReshape reshape =
-                        readOnly ? OfflineReshape.readOnly(set.disks()) : OfflineReshape.resume(set.disks())) {
-            reshape.setSyncLimits(limits);
-            reshape.setBatchMemberBytes(BATCH_MEMBER_BYTES);
+        try (MemberSet set = Members.openAll(members, readOnly)) {
+            // paused: the data moves once the export is up (a refused export writes nothing)
+            OnlineReshape online = readOnly ? OnlineReshape.readOnly(set.disks()) : OnlineReshape.paused(set.disks());
+            ReshapeState reshape = online.state();
             String name = reshape.name();
             String noWrites = readOnly ? null : reshape.whyNoWrites();
             NbdServer server;
             try {
                 server = NbdServer.start(
-                        reshape.reader(),
+                        online,
                         config.toBuilder()
                                 .readOnly(readOnly || noWrites != null)
                                 .description("raidfive RAID-5 " + name + ", mid-reshape")
                                 .build());
             } catch (IOException e) {
+                online.close();
                 throw new CliException(ExitCode.USAGE, e.getMessage(), e);
             }
             verb.say("serving " + server.uri() + " (array size " + reshape.reshapingArrayBytes() + " bytes = "
@@ -72,36 +69,25 @@ final class ServedReshape {
                 verb.say(name + " was written to mid-reshape and not stopped cleanly: it stays dirty, and its resync "
                         + "is due when the reshape has ended (raid serve runs it when it starts again)");
             }
-            AtomicBoolean stop = new AtomicBoolean();
-            AtomicReference<Boolean> done = new AtomicReference<>();
-            AtomicReference<Exception> failed = new AtomicReference<>();
-            Thread mover = null;
             if (readOnly) {
                 verb.say("--read-only: the reshape waits, as in md's read-only assembly; nothing is written");
             } else {
-                mover = new Thread(
-                        () -> {
-                            try {
-                                done.set(reshape.run(stop::get, new Progress(reshape)));
-                                if (done.get()) {
-                                    verb.say(name + ": reshape done, " + reshape.newDisks() + " members, chunk "
-                                            + Sizes.chunk(reshape.newChunkBytes()) + ", array "
-                                            + Sizes.human(reshape.newArrayBytes())
-                                            + (reshape.newArrayBytes() > reshape.reshapingArrayBytes()
-                                                    ? "; new connections see the new size (those open keep "
-                                                            + Sizes.human(reshape.reshapingArrayBytes())
-                                                            + " until they reconnect)"
-                                                    : ""));
-                                }
-                            } catch (IOException | RuntimeException e) {
-                                failed.set(e);
-                                verb.say(name + ": the reshape stopped: " + e.getMessage());
-                                signals.trigger("the reshape failed");
-                            }
-                        },
-                        "raid-reshape");
-                mover.setDaemon(true);
-                mover.start();
+                online.start(limits, new Progress(reshape));
+                online.completion().whenComplete((done, failure) -> {
+                    if (failure != null) {
+                        verb.say(name + ": the reshape stopped: " + failure.getMessage());
+                        signals.trigger("the reshape failed");
+                    } else if (done) {
+                        verb.say(name + ": reshape done, " + reshape.newDisks() + " members, chunk "
+                                + Sizes.chunk(reshape.newChunkBytes()) + ", array "
+                                + Sizes.human(reshape.newArrayBytes())
+                                + (reshape.newArrayBytes() > reshape.reshapingArrayBytes()
+                                        ? "; new connections see the new size (those open keep "
+                                                + Sizes.human(reshape.reshapingArrayBytes())
+                                                + " until they reconnect)"
+                                        : ""));
+                    }
+                });
                 verb.say(name + ": the reshape continues in the background; "
                         + (noWrites == null ? "reads and writes" : "reads") + " are served throughout");
             }
@@ -114,20 +100,16 @@ final class ServedReshape {
                 verb.say("closing the server failed: " + e.getMessage());
                 exit = ExitCode.PROBLEM;
             }
-            stop.set(true);
-            if (mover != null) {
-                mover.join();
-            }
-            if (failed.get() != null) {
-                return ExitCode.PROBLEM; // the members stay dirty if written to: the resync is due
-            }
             try {
-                reshape.markClean();
+                online.close(); // stops at the next batch, checkpointed; marks clean unless it failed
             } catch (IOException e) {
-                verb.say("marking the members clean failed: " + e.getMessage());
+                verb.say("stopping the reshape failed: " + e.getMessage());
                 return ExitCode.PROBLEM;
             }
-            if (Boolean.TRUE.equals(done.get())) {
+            if (online.completion().isCompletedExceptionally()) {
+                return ExitCode.PROBLEM; // the members stay dirty if written to: the resync is due
+            }
+            if (online.completion().join()) {
                 verb.say("stopped; " + name + " reshaped (assemble or serve it as usual: " + "raid serve "
                         + source.again(members) + ")");
             } else {
@@ -142,23 +124,23 @@ final class ServedReshape {
         }
     }
 
-    private static String percent(OfflineReshape r, long position) {
+    private static String percent(ReshapeState r, long position) {
         return String.format(
                 Locale.ROOT,
                 "%.1f%%",
                 r.sectorsTotal() == 0 ? 100 : 100.0 * r.sectorsDone(position) / r.sectorsTotal());
     }
 
-    /** Says each tenth of the way, and a member left out, once. */
+    /** Says each tenth of the way, and a member left out, once; on the reshape's thread. */
     private final class Progress implements java.util.function.LongConsumer {
-        private final OfflineReshape reshape;
+        private final ReshapeState reshape;
         private long tenth;
         private boolean toldMissing;
 
-        Progress(OfflineReshape reshape) {
+        Progress(ReshapeState reshape) {
             this.reshape = reshape;
-            this.toldMissing = reshape.missingMember() != null;
             this.tenth = tenthOf(reshape.position());
+            this.toldMissing = reshape.missingMember() != null;
         }
 
         private long tenthOf(long position) {
@@ -167,15 +149,16 @@ final class ServedReshape {
 
         @Override
         public void accept(long position) {
-            if (!toldMissing && reshape.missingMember() != null) {
+            ReshapeState r = reshape;
+            if (!toldMissing && r.missingMember() != null) {
                 toldMissing = true;
-                verb.say(reshape.name() + ": " + reshape.missingMember() + " failed and is recorded faulty on the "
+                verb.say(r.name() + ": " + r.missingMember() + " failed and is recorded faulty on the "
                         + "other members; the reshape goes on degraded, as md's does");
             }
             long t = tenthOf(position);
             if (t > tenth && t < 10) {
                 tenth = t;
-                verb.say(reshape.name() + ": reshape at " + percent(reshape, position));
+                verb.say(r.name() + ": reshape at " + percent(r, position));
             }
         }
     }

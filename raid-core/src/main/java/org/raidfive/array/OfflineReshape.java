@@ -81,7 +81,7 @@ import org.raidfive.parity.Xor;
  * a shrink below the array size the caller gives; a reshape md left that changes the level or
  * needs a backup file (finish those with Linux md).
  */
-public final class OfflineReshape implements AutoCloseable {
+public final class OfflineReshape implements ReshapeState, AutoCloseable {
     /** Where {@link Hook} is called: the crash points of the reshape. */
     enum Point {
         /** A batch's old data is read; nothing of it written yet. */
@@ -657,6 +657,11 @@ public final class OfflineReshape implements AutoCloseable {
         return open(members, true);
     }
 
+    /** Whether it was opened {@link #readOnly}. */
+    boolean readOnly() {
+        return readOnly;
+    }
+
     private static OfflineReshape open(List<? extends MemberDisk> members, boolean readOnly) throws IOException {
         List<DiskClaim> claims = new ArrayList<>();
         try {
@@ -833,21 +838,25 @@ public final class OfflineReshape implements AutoCloseable {
     }
 
     /** Whether the reshape runs from the array's end down to 0 (md's {@code reshape_backwards}). */
+    @Override
     public boolean backwards() {
         return backwards;
     }
 
     /** Array sectors the reshape moves in all: from its start position to its end position. */
+    @Override
     public long sectorsTotal() {
         return Math.abs(endPosition - startPosition);
     }
 
     /** Array sectors already moved when the reshape is at {@code position}. */
+    @Override
     public long sectorsDone(long position) {
         return Math.abs(position - startPosition);
     }
 
     /** {@code holder}-style name of the array: its name and UUID. */
+    @Override
     public String name() {
         return name;
     }
@@ -856,6 +865,7 @@ public final class OfflineReshape implements AutoCloseable {
      * md's reshape position: the array sectors below it (forwards) or from it up ({@link #backwards})
      * are in the new geometry.
      */
+    @Override
     public long position() {
         return progress;
     }
@@ -866,11 +876,13 @@ public final class OfflineReshape implements AutoCloseable {
     }
 
     /** Members before the reshape. */
+    @Override
     public int oldDisks() {
         return oldLayout.disks();
     }
 
     /** Members after it. */
+    @Override
     public int newDisks() {
         return newLayout.disks();
     }
@@ -879,31 +891,37 @@ public final class OfflineReshape implements AutoCloseable {
      * The array's size in bytes before the reshape (md keeps it until the end of a grow; a shrink's
      * caller truncated it first).
      */
+    @Override
     public long oldArrayBytes() {
         return oldLayout.arrayBytes();
     }
 
     /** The chunk size before the reshape, in bytes. */
+    @Override
     public int oldChunkBytes() {
         return oldLayout.chunkSize();
     }
 
     /** The chunk size after the reshape, in bytes. */
+    @Override
     public int newChunkBytes() {
         return newLayout.chunkSize();
     }
 
     /** The parity layout before the reshape. */
+    @Override
     public Raid5Algorithm oldAlgorithm() {
         return oldLayout.algorithm();
     }
 
     /** The parity layout after the reshape. */
+    @Override
     public Raid5Algorithm newAlgorithm() {
         return newLayout.algorithm();
     }
 
     /** The array's size in bytes once the reshape is done. */
+    @Override
     public long newArrayBytes() {
         return newLayout.arrayBytes();
     }
@@ -1148,6 +1166,7 @@ public final class OfflineReshape implements AutoCloseable {
      * The member the reshape runs without (it failed during this run, or was recorded faulty before
      * it resumed), or null when every member takes part.
      */
+    @Override
     public String missingMember() {
         return missing < 0 ? null : failedName != null ? failedName : "slot " + missing;
     }
@@ -1202,6 +1221,7 @@ public final class OfflineReshape implements AutoCloseable {
      * smaller member count (the old size until a grow ends; a shrink's new size, which the caller
      * set first).
      */
+    @Override
     public long reshapingArrayBytes() {
         return Math.min(oldLayout.arrayBytes(), newLayout.arrayBytes());
     }
@@ -1252,6 +1272,7 @@ public final class OfflineReshape implements AutoCloseable {
      * #readOnly}, or an internal write-intent bitmap (md sets its bits for a write during a
      * reshape; raidfive does not yet).
      */
+    @Override
     public String whyNoWrites() {
         if (readOnly) {
             return name + "'s reshape was opened read-only";
@@ -1345,6 +1366,7 @@ public final class OfflineReshape implements AutoCloseable {
      * stopped cleanly): they stay so through its end, and the array's resync is due after it, as md
      * runs it.
      */
+    @Override
     public boolean resyncDue() {
         return !openedClean;
     }

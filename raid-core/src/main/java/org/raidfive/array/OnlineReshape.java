@@ -4,9 +4,11 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongConsumer;
 import org.raidfive.disk.MemberDisk;
 
 /**
@@ -23,7 +25,9 @@ import org.raidfive.disk.MemberDisk;
  * {@link Raid5Array} of the new shape on the same disks. {@link #close()} before the end stops the
  * reshape at its next batch with the position checkpointed on every member, marks them clean and
  * closes the disks: {@link #resume}, {@code raid grow --continue}, {@code raid serve} or Linux md
- * carry it on. A crash at any point loses nothing (see {@link OfflineReshape}).
+ * carry it on. A crash at any point loses nothing (see {@link OfflineReshape}). {@link #paused} opens
+ * a recorded reshape to serve it before its data moves ({@link #start}); {@link #readOnly}, to read
+ * the array at its position without moving or writing anything.
  */
 public final class OnlineReshape implements MemberDisk {
     /**
@@ -40,22 +44,21 @@ public final class OnlineReshape implements MemberDisk {
 
     private final AtomicBoolean stop = new AtomicBoolean();
     private final CompletableFuture<Boolean> completion = new CompletableFuture<>();
-    private final Thread mover;
+
     private final Object lock = new Object();
+    /** The reshape's thread once {@link #start}ed (under {@link #lock}); null before, and always when read-only. */
+    private Thread mover;
     /** Set when the disks are handed on ({@link #finish}) or closed; set under {@link #lock}, read without it. */
     private volatile boolean ended;
 
     private volatile long position;
 
-    private OnlineReshape(OfflineReshape reshape, List<MemberDisk> disks, SyncLimits limits) {
+    private OnlineReshape(OfflineReshape reshape, List<MemberDisk> disks) {
         this.reshape = reshape;
         this.served = reshape.reader();
         this.disks = List.copyOf(disks);
         this.position = reshape.position();
-        reshape.setSyncLimits(limits);
         reshape.setBatchMemberBytes(BATCH_MEMBER_BYTES);
-        this.mover = new Thread(this::move, "raid-reshape-" + reshape.name());
-        mover.setDaemon(true);
     }
 
     /** {@link Raid5Array#reshape}: the array's members, closed to it, in slot order. */
@@ -63,7 +66,9 @@ public final class OnlineReshape implements MemberDisk {
         OfflineReshape started = spec.start(members);
         List<MemberDisk> all = new ArrayList<>(members);
         all.addAll(spec.added());
-        return begin(started, all, spec.syncLimits());
+        OnlineReshape online = new OnlineReshape(started, all);
+        online.start(spec.syncLimits(), p -> {});
+        return online;
     }
 
     /**
@@ -71,18 +76,61 @@ public final class OnlineReshape implements MemberDisk {
      * raidfive's or Linux md's, as md continues it when it assembles the array.
      */
     public static OnlineReshape resume(List<? extends MemberDisk> disks, SyncLimits limits) throws IOException {
-        return begin(OfflineReshape.resume(disks), new ArrayList<>(disks), limits);
-    }
-
-    private static OnlineReshape begin(OfflineReshape reshape, List<MemberDisk> disks, SyncLimits limits) {
-        OnlineReshape online = new OnlineReshape(reshape, disks, limits);
-        online.mover.start();
+        OnlineReshape online = paused(disks);
+        online.start(limits, p -> {});
         return online;
     }
 
-    private void move() {
+    /**
+     * The reshape that {@code disks} (every member of the array, any order) record, opened as {@link
+     * #resume} opens it, serving reads and writes at its recorded position, but with the data not
+     * moving until {@link #start}: for a caller that has more to set up first (an export, say) and
+     * closes it unstarted if that fails.
+     */
+    public static OnlineReshape paused(List<? extends MemberDisk> disks) throws IOException {
+        return new OnlineReshape(OfflineReshape.resume(disks), new ArrayList<>(disks));
+    }
+
+    /**
+     * The reshape that {@code disks} record, opened to read the array at its recorded position
+     * without writing anything (see {@link OfflineReshape#readOnly}): it cannot {@link #start},
+     * writes are refused, and {@link #completion} ends false when it is closed.
+     */
+    public static OnlineReshape readOnly(List<? extends MemberDisk> disks) throws IOException {
+        return new OnlineReshape(OfflineReshape.readOnly(disks), new ArrayList<>(disks));
+    }
+
+    /**
+     * Starts moving the data of a {@link #paused} reshape on a thread of its own at {@code limits},
+     * {@code progress} hearing the position after each batch on that thread (it must not block;
+     * {@link #state} tells the rest).
+     *
+     * @throws IOException when it is closed, already started, or opened {@link #readOnly}
+     */
+    public void start(SyncLimits limits, LongConsumer progress) throws IOException {
+        Objects.requireNonNull(limits, "limits");
+        Objects.requireNonNull(progress, "progress");
+        synchronized (lock) {
+            checkOpen();
+            if (mover != null) {
+                throw new IOException(reshape.name() + "'s reshape has started already");
+            }
+            if (reshape.readOnly()) {
+                throw new IOException(reshape.name() + "'s reshape was opened read-only: it does not move");
+            }
+            reshape.setSyncLimits(limits);
+            mover = new Thread(() -> move(progress), "raid-reshape-" + reshape.name());
+            mover.setDaemon(true);
+            mover.start();
+        }
+    }
+
+    private void move(LongConsumer progress) {
         try {
-            completion.complete(reshape.run(stop::get, p -> position = p));
+            completion.complete(reshape.run(stop::get, p -> {
+                position = p;
+                progress.accept(p);
+            }));
         } catch (IOException | RuntimeException e) {
             completion.completeExceptionally(e);
         } finally {
@@ -114,6 +162,11 @@ public final class OnlineReshape implements MemberDisk {
         return reshape.missingMember();
     }
 
+    /** The reshape's shapes, position and state, read-only. */
+    public ReshapeState state() {
+        return reshape;
+    }
+
     /** Changes the speed limits of the running reshape. */
     public void setSyncLimits(SyncLimits limits) {
         reshape.setSyncLimits(limits);
@@ -124,9 +177,15 @@ public final class OnlineReshape implements MemberDisk {
      * clean and assembles the array of the new shape on the same disks: the caller owns it (closing
      * it closes the disks). A shrink's freed members come back as its spares.
      *
-     * @throws IOException when the reshape failed, or was stopped by {@link #close}
+     * @throws IOException when the reshape failed, was stopped by {@link #close}, or was never
+     *     {@link #start}ed
      */
     public Raid5Array finish() throws IOException, InterruptedException {
+        synchronized (lock) {
+            if (mover == null) {
+                throw new IOException(reshape.name() + "'s reshape was not started: it does not end");
+            }
+        }
         boolean done;
         try {
             done = completion.get();
@@ -187,18 +246,24 @@ public final class OnlineReshape implements MemberDisk {
      */
     @Override
     public void close() throws IOException {
+        Thread started;
         synchronized (lock) {
             if (ended) {
                 return;
             }
             ended = true;
+            started = mover;
         }
         stop.set(true);
-        try {
-            mover.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException(reshape.name() + ": interrupted while stopping the reshape");
+        if (started == null) {
+            completion.complete(false);
+        } else {
+            try {
+                started.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException(reshape.name() + ": interrupted while stopping the reshape");
+            }
         }
         IOException failure = null;
         try {

@@ -33,7 +33,8 @@
  * 1 members          Member (one member: disk, state, nr_pending, bad blocks) | MemberTable
  *                    (immutable, swapped while quiesced) | StripeLocks
  * 0 values           records, enums, exceptions, listener types (ArraySpec, ArrayStatus, ArrayEvent,
- *                    DeviceId, PartialParityEntry, ...), ArrayEvents (delivery on its own thread)
+ *                    DeviceId, PartialParityEntry, ReshapeState, ...), ArrayEvents (delivery on its
+ *                    own thread)
  * </pre>
  *
  * <p>The geometry, the mapping from array sectors to (member, member sector), is

@@ -179,6 +179,57 @@ class OnlineReshapeTest {
         }
     }
 
+    @Test
+    void aPausedReshapeServesWithoutMovingUntilStartedAndAReadOnlyOneNeverMoves() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OnlineReshapeTest seed " + seed);
+        Made m = make(3, seed);
+        Kept added = new Kept(MEMBER, "new0");
+        List<MemberDisk> all = new ArrayList<>(m.members());
+        all.add(added);
+        Raid5Array array = Raid5Array.assemble(m.members());
+        byte[] expected = Arrays.copyOf(m.image(), (int) array.size());
+        array.reshape(ReshapeSpec.addMembers(List.of(added)).withSyncLimits(SLOW))
+                .close();
+        long recorded = SuperblockIo.read(added).reshapePosition();
+        long events = SuperblockIo.read(added).events();
+
+        OnlineReshape readOnly = OnlineReshape.readOnly(all);
+        assertEquals(recorded, readOnly.state().position());
+        byte[] got = new byte[expected.length];
+        readOnly.read(0, ByteBuffer.wrap(got), 0, got.length);
+        assertArrayEquals(expected, got, "read at the recorded position");
+        assertThrows(IOException.class, () -> readOnly.write(0, ByteBuffer.allocate(512), 0, 512));
+        assertThrows(IOException.class, () -> readOnly.start(SyncLimits.UNLIMITED, p -> {}));
+        assertThrows(IOException.class, readOnly::finish);
+        readOnly.close();
+        assertFalse(readOnly.completion().get(1, TimeUnit.SECONDS));
+        for (MemberDisk d : all) {
+            assertEquals(recorded, SuperblockIo.read(d).reshapePosition(), d.name() + ": nothing moved");
+            assertEquals(events, SuperblockIo.read(d).events(), d.name() + ": nothing written");
+        }
+
+        OnlineReshape paused = OnlineReshape.paused(all);
+        writeRandom(paused, expected, new SplittableRandom(seed), 16);
+        Thread.sleep(100);
+        assertEquals(recorded, paused.position(), "nothing moves before start");
+        assertEquals(recorded, SuperblockIo.read(added).reshapePosition());
+        List<Long> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+        paused.start(SyncLimits.UNLIMITED, heard::add);
+        assertThrows(IOException.class, () -> paused.start(SyncLimits.UNLIMITED, p -> {}), "started once");
+        assertTrue(paused.completion().get(60, TimeUnit.SECONDS));
+        assertFalse(heard.isEmpty());
+        for (int i = 1; i < heard.size(); i++) {
+            assertTrue(heard.get(i) > heard.get(i - 1), "the position heard only rises: " + heard);
+        }
+        assertEquals(paused.state().newArrayBytes() / 512, heard.get(heard.size() - 1), "heard at the end");
+        byte[] grown = Arrays.copyOf(expected, (int) paused.size());
+        try (Raid5Array after = paused.finish()) {
+            ArrayOracle.assertArrayHolds(after, grown);
+        }
+        assertReshapedAndConsistent(all, grown);
+    }
+
     /** {@code n} random writes of 1 to 64 sectors through {@code disk}, applied to {@code image}. */
     private static void writeRandom(MemberDisk disk, byte[] image, SplittableRandom random, int n) throws IOException {
         for (int i = 0; i < n; i++) {

@@ -1,14 +1,17 @@
 package org.raidfive.cli;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import org.raidfive.array.OnlineReshape;
+import org.raidfive.array.ReshapeCounters;
 import org.raidfive.array.ReshapeState;
 import org.raidfive.array.SyncLimits;
 import org.raidfive.bench.Sizes;
 import org.raidfive.nbd.NbdServer;
 import org.raidfive.nbd.NbdServerConfig;
+import org.raidfive.stats.CountersFile;
 
 /**
  * {@code raid serve} of an array whose members record a reshape under way (raidfive's or Linux
@@ -69,6 +72,7 @@ final class ServedReshape {
                 verb.say(name + " was written to mid-reshape and not stopped cleanly: it stays dirty, and its resync "
                         + "is due when the reshape has ended (raid serve runs it when it starts again)");
             }
+            publishCounters(online, config);
             if (readOnly) {
                 verb.say("--read-only: the reshape waits, as in md's read-only assembly; nothing is written");
             } else {
@@ -121,6 +125,29 @@ final class ServedReshape {
                                         + ")"));
             }
             return reshape.missingMember() != null ? ExitCode.PROBLEM : exit;
+        }
+    }
+
+    /**
+     * Live counters and events for raid stat, raid monitor and raid stop, in the run directory, as
+     * raid serve publishes an array's; without them if they cannot be made.
+     */
+    private void publishCounters(OnlineReshape online, NbdServerConfig config) {
+        Path file = CountersFile.pathFor(LiveArrays.directory(), online.state().uuid());
+        ReshapeCounters counters;
+        try {
+            counters = online.publishCounters(file);
+        } catch (IOException | IllegalStateException e) {
+            verb.say("serving without live counters (raid stop will not find this server): " + e.getMessage());
+            return;
+        }
+        verb.say("live counters and events in " + file + " (raid stat, raid monitor)");
+        if (config.unixSocket() != null) {
+            try {
+                counters.recordServerSocket(config.unixSocket()); // for raid stop --socket
+            } catch (IOException e) {
+                verb.say("raid stop --socket will not find this server: " + e.getMessage());
+            }
         }
     }
 

@@ -168,7 +168,8 @@ final class StatCommand extends Verb {
             long pos = a.getOrDefault(Stat.SYNC_POSITION_BYTES, 0L);
             head.append(String.format(
                     Locale.ROOT,
-                    ", pass %.1f%% (%d/%d MiB) at %.1f MiB/s",
+                    ", %s %.1f%% (%d/%d MiB) at %.1f MiB/s",
+                    a.getOrDefault(Stat.RESHAPING, 0L) == 1 ? "reshape" : "pass",
                     100.0 * pos / total,
                     pos >> 20,
                     total >> 20,

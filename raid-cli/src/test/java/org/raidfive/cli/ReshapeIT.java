@@ -474,6 +474,50 @@ class ReshapeIT {
         assertHolds(data);
     }
 
+    /**
+     * A {@code raid serve} that continues a reshape is seen and stopped as any served array is: it
+     * publishes live counters, {@code raid stat} shows the reshape's progress, and {@code raid stop}
+     * (found by the members it holds, verified by that file) stops it at the next batch with the
+     * position checkpointed on every member, clean; {@code raid grow --continue} finishes it.
+     */
+    @Test
+    void raidStatAndRaidStopSeeAServedReshape() throws Exception {
+        byte[] data = createAndFill("32M", 16 << 20, 52);
+        List<String> grow = new ArrayList<>(List.of("grow", "--start-only", "--raid-devices", "4", "--add", "d.img"));
+        grow.addAll(OLD);
+        RaidLauncher.Result started = RaidLauncher.run(dir, grow.toArray(new String[0]));
+        assertEquals(0, started.exit(), started.stderr());
+        List<String> serve =
+                new ArrayList<>(List.of("--socket", dir.resolve("raid.sock").toString(), "--speed-limit-max", "1M"));
+        serve.addAll(ALL);
+        try (Served s = Served.start(dir, serve.toArray(new String[0]))) {
+            assertTrue(s.awaitLine("continues in the background", 30), s.stderr());
+            assertTrue(s.stderr().contains("live counters and events in"), s.stderr());
+            Thread.sleep(1500); // some batches, and publications of the counters
+            RaidLauncher.Result stat = raid(List.of("stat"), ALL);
+            assertEquals(0, stat.exit(), stat.all());
+            assertTrue(stat.out().contains(", reshape ") && stat.out().contains("MiB/s"), stat.all());
+            RaidLauncher.Result json = raid(List.of("stat", "--json"), ALL);
+            assertTrue(json.out().contains("\"reshaping\":1") || json.out().contains("\"reshaping\": 1"), json.all());
+            RaidLauncher.Result stop = raid(List.of("stop"), ALL);
+            assertEquals(0, stop.exit(), stop.all() + "\n" + s.stderr());
+            assertTrue(s.process().waitFor(30, TimeUnit.SECONDS), s.stderr());
+            assertEquals(0, s.process().exitValue(), s.stderr());
+            assertTrue(s.stderr().contains("the position checkpointed on every member"), s.stderr());
+        }
+        long position = sb("a.img").reshapePosition();
+        for (String m : ALL) {
+            Superblock sb = sb(m);
+            assertTrue(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), m + " still mid-reshape");
+            assertTrue(sb.isClean(), m + " clean after raid stop");
+            assertEquals(position, sb.reshapePosition(), m);
+        }
+        assertTrue(position > 0, "the reshape moved before the stop");
+        RaidLauncher.Result finish = raid(List.of("grow", "--continue"), ALL);
+        assertEquals(0, finish.exit(), finish.all());
+        assertHolds(data);
+    }
+
     /** qemu-img writes block.raw to the export {@code s} at byte {@code at}. */
     private Tools.Result qemuImgWrite(Served s, long at) throws Exception {
         String target = "driver=raw,offset=" + at + ",size=" + Files.size(dir.resolve("block.raw"))

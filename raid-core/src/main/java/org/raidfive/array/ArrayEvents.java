@@ -48,6 +48,11 @@ final class ArrayEvents {
         listeners.remove(listener);
     }
 
+    /** The listeners registered now (an array hands them on to the one that follows it). */
+    java.util.List<ArrayListener> listeners() {
+        return java.util.List.copyOf(listeners);
+    }
+
     /** Queues an event for the listeners; never blocks beyond the queue's lock, never calls a listener. */
     void publish(ArrayEvent.Kind kind, String member, String detail, SyncProgress pass) {
         publish(kind, member, detail, pass, pass == null ? 0 : (int) pass.percent());

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
+import org.raidfive.counter.ThreadStats;
 import org.raidfive.disk.AlignedBuffers;
 import org.raidfive.disk.ClaimMode;
 import org.raidfive.disk.DiskClaim;
@@ -168,7 +169,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
             Arrays.stream(new Object[64]).map(o -> new Object()).toArray();
 
     /** This run marked the superblocks dirty for its first client write ({@link #markClean} undoes it). */
-    private boolean dirtied;
+    private volatile boolean dirtied;
 
     /** The superblocks said clean when opened (a reshape resumed after a crash with writes stays dirty). */
     private boolean openedClean = true;
@@ -206,6 +207,10 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
      * chunks of the old geometry are rebuilt from the others of their stripe, nothing is written to it.
      */
     private volatile int missing = -1;
+
+    private final String uuid;
+    /** Per slot, where the members' I/O is counted, or null: see {@link #countMemberIo}. */
+    private volatile ThreadStats[] memberStats;
 
     /** What the member of {@link #missing} was called, when it failed in this run. */
     private String failedName;
@@ -259,6 +264,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         Superblock top =
                 Arrays.stream(superblocks).filter(Objects::nonNull).findFirst().orElseThrow();
         this.name = ArrayMetadata.holder(top.name(), top.setUuid());
+        this.uuid = MdUuid.format(top.setUuid());
         this.hasBitmap = top.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET);
         int disks = top.raidDisks();
         int slotCount = slots.length; // the old count too when members are removed
@@ -657,6 +663,11 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         return open(members, true);
     }
 
+    /** Whether the members are marked dirty now: written to since they were clean, or a resync is due. */
+    boolean dirtied() {
+        return dirtied || !openedClean;
+    }
+
     /** Whether it was opened {@link #readOnly}. */
     boolean readOnly() {
         return readOnly;
@@ -853,6 +864,11 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     @Override
     public long sectorsDone(long position) {
         return Math.abs(position - startPosition);
+    }
+
+    @Override
+    public String uuid() {
+        return uuid;
     }
 
     /** {@code holder}-style name of the array: its name and UUID. */
@@ -1664,19 +1680,63 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     }
 
     private void read(int slot, long position, ByteBuffer buf, int at, int len) throws MemberFailed {
+        ThreadStats[] counted = memberStats;
         try {
             slots[slot].read(position, buf, at, len);
         } catch (IOException e) {
+            countFailure(counted, slot);
             throw new MemberFailed(slot, e);
         }
+        count(counted, slot, IoStats.READS, IoStats.READ_BYTES, len);
     }
 
     private void write(int slot, long position, ByteBuffer buf, int at, int len) throws MemberFailed {
+        ThreadStats[] counted = memberStats;
         try {
             slots[slot].write(position, buf, at, len);
         } catch (IOException e) {
+            countFailure(counted, slot);
             throw new MemberFailed(slot, e);
         }
+        count(counted, slot, IoStats.WRITES, IoStats.WRITE_BYTES, len);
+    }
+
+    private static void count(ThreadStats[] counted, int slot, int ops, int bytes, int len) {
+        if (counted != null) {
+            long[] own = counted[slot].mine();
+            ThreadStats.add(own, ops, 1);
+            ThreadStats.add(own, bytes, len);
+        }
+    }
+
+    private static void countFailure(ThreadStats[] counted, int slot) {
+        if (counted != null) {
+            counted[slot].add(IoStats.ERRORS, 1);
+        }
+    }
+
+    /**
+     * From now on, counts each member's I/O of the reshape (its own and the I/O it serves) in {@code
+     * perSlot[slot]} ({@link IoStats#MEMBER_WIDTH} wide), or stops counting (null). For {@link
+     * ReshapeCounters}.
+     */
+    void countMemberIo(ThreadStats[] perSlot) {
+        memberStats = perSlot;
+    }
+
+    /** Members in the new geometry (slots, the missing one included). */
+    int slotCount() {
+        return slots.length;
+    }
+
+    /** The name of the member in {@code slot}, the failed one's included; null for a slot never filled. */
+    String slotName(int slot) {
+        return slot == missing ? failedName : slots[slot] == null ? null : slots[slot].name();
+    }
+
+    /** Whether {@code slot}'s member is left out of the reshape (failed, or recorded faulty). */
+    boolean slotMissing(int slot) {
+        return slot == missing;
     }
 
     @FunctionalInterface

@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongConsumer;
+import org.raidfive.counter.ThreadStats;
 import org.raidfive.disk.MemberDisk;
 
 /**
@@ -30,6 +31,7 @@ import org.raidfive.disk.MemberDisk;
  * the array at its position without moving or writing anything.
  */
 public final class OnlineReshape implements MemberDisk {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(OnlineReshape.class);
     /**
      * Per member per batch, as {@code raid serve} moves them mid-reshape: a write waits for at most
      * one batch (the reshape's own default is 4 MiB, for a reshape that serves no I/O).
@@ -53,22 +55,40 @@ public final class OnlineReshape implements MemberDisk {
 
     private volatile long position;
 
+    /** The reshape's events: PASS_STARTED, PASS_PROGRESS, PASS_FINISHED, MEMBER_FAILED, DEGRADED. */
+    private final ArrayEvents events;
+    /** Where the served reads and writes are counted while {@link #publishCounters} publishes, else null. */
+    volatile ThreadStats ioStats;
+    /** Under {@link #lock}; null until {@link #publishCounters}. */
+    private ReshapeCounters counters;
+
+    /** When {@link #start} ran ({@link System#nanoTime}) and the position then; for the rate. */
+    private volatile long startNanos;
+
+    private volatile long startPosition;
+    /** The mover's own: the last 20% step told, and whether a missing member was told. */
+    private int stepTold;
+
+    private boolean missingTold;
+
     private OnlineReshape(OfflineReshape reshape, List<MemberDisk> disks) {
         this.reshape = reshape;
         this.served = reshape.reader();
         this.disks = List.copyOf(disks);
         this.position = reshape.position();
+        this.events = new ArrayEvents(reshape.name());
         reshape.setBatchMemberBytes(BATCH_MEMBER_BYTES);
     }
 
-    /** {@link Raid5Array#reshape}: the array's members, closed to it, in slot order. */
-    static OnlineReshape start(List<MemberDisk> members, ReshapeSpec spec) throws IOException {
+    /**
+     * {@link Raid5Array#reshape}: the array's members, closed to it, in slot order; the reshape's
+     * start recorded on them, paused until the array has handed over its listeners and counters.
+     */
+    static OnlineReshape begin(List<MemberDisk> members, ReshapeSpec spec) throws IOException {
         OfflineReshape started = spec.start(members);
         List<MemberDisk> all = new ArrayList<>(members);
         all.addAll(spec.added());
-        OnlineReshape online = new OnlineReshape(started, all);
-        online.start(spec.syncLimits(), p -> {});
-        return online;
+        return new OnlineReshape(started, all);
     }
 
     /**
@@ -119,23 +139,151 @@ public final class OnlineReshape implements MemberDisk {
                 throw new IOException(reshape.name() + "'s reshape was opened read-only: it does not move");
             }
             reshape.setSyncLimits(limits);
+            startPosition = reshape.position();
+            startNanos = System.nanoTime();
+            stepTold = step(startPosition);
+            missingTold = reshape.missingMember() != null;
             mover = new Thread(() -> move(progress), "raid-reshape-" + reshape.name());
             mover.setDaemon(true);
+            events.publish(ArrayEvent.Kind.PASS_STARTED, null, describe(), progress());
             mover.start();
         }
     }
 
     private void move(LongConsumer progress) {
+        boolean done = false;
+        Throwable failure = null;
         try {
-            completion.complete(reshape.run(stop::get, p -> {
+            done = reshape.run(stop::get, p -> {
                 position = p;
+                tell(p);
                 progress.accept(p);
-            }));
+            });
         } catch (IOException | RuntimeException e) {
-            completion.completeExceptionally(e);
+            failure = e;
         } finally {
             position = reshape.position();
         }
+        SyncProgress last = snapshot(false, failure == null ? null : failure.getMessage());
+        events.publish(
+                ArrayEvent.Kind.PASS_FINISHED,
+                null,
+                failure != null ? "failed: " + failure.getMessage() : done ? "done" : "stopped, position checkpointed",
+                last);
+        if (failure != null) {
+            completion.completeExceptionally(failure);
+        } else {
+            completion.complete(done);
+        }
+    }
+
+    /** The events a batch's end makes: a member left out, a 20% step passed. On the mover's thread. */
+    private void tell(long at) {
+        String missing = reshape.missingMember();
+        if (!missingTold && missing != null) {
+            missingTold = true;
+            events.publish(
+                    ArrayEvent.Kind.MEMBER_FAILED,
+                    missing,
+                    "failed during the reshape; it goes on without it, as md's does",
+                    null);
+            events.publish(ArrayEvent.Kind.DEGRADED, missing, null, null);
+        }
+        int step = step(at);
+        while (stepTold < step) {
+            stepTold += 20;
+            events.publish(ArrayEvent.Kind.PASS_PROGRESS, null, null, progress(), stepTold);
+        }
+    }
+
+    /** The 20% step (0, 20, 40, 60 or 80) the reshape has passed at {@code at}. */
+    private int step(long at) {
+        long total = reshape.sectorsTotal();
+        return total == 0 ? 80 : (int) Math.min(80, 100 * reshape.sectorsDone(at) / total / 20 * 20);
+    }
+
+    private String describe() {
+        return reshape.oldDisks() + " -> " + reshape.newDisks() + " members, chunk " + reshape.oldChunkBytes()
+                + " -> " + reshape.newChunkBytes() + " bytes, layout "
+                + reshape.oldAlgorithm().mdadmName() + " -> "
+                + reshape.newAlgorithm().mdadmName();
+    }
+
+    /**
+     * The reshape as a pass ({@link SyncAction#RESHAPE}), as {@link Raid5Array#syncProgress} gives
+     * its own: member bytes per new data member (the array's bytes moved over the data members of the
+     * new shape), the rate averaged since {@link #start}; not running before start and after the end.
+     */
+    public SyncProgress progress() {
+        return snapshot(startNanos != 0 && !completion.isDone() && !ended, null);
+    }
+
+    private SyncProgress snapshot(boolean running, String error) {
+        long at = position;
+        int newData = reshape.newDisks() - 1;
+        long done = reshape.sectorsDone(at) * 512 / newData;
+        long total = reshape.sectorsTotal() * 512 / newData;
+        long began = startNanos;
+        long elapsed = began == 0 ? 0 : System.nanoTime() - began;
+        long moved = (reshape.sectorsDone(at) - reshape.sectorsDone(startPosition)) * 512 / newData;
+        double rate = elapsed <= 0 ? 0 : moved / (elapsed / 1e9);
+        return new SyncProgress(
+                SyncAction.RESHAPE, done, total, rate, 0, running, error, null, java.time.Duration.ofNanos(elapsed));
+    }
+
+    /**
+     * Registers a listener for the reshape's events, delivered in order on a thread of its own: its
+     * start, each 20% passed, its end (PASS_STARTED, PASS_PROGRESS, PASS_FINISHED, with {@link
+     * SyncAction#RESHAPE}), and a member failing mid-way (MEMBER_FAILED, DEGRADED). {@link
+     * Raid5Array#reshape} hands the array's listeners over to it, and {@link #finish} hands them on to
+     * the new array.
+     */
+    public void addListener(ArrayListener listener) {
+        events.add(listener);
+    }
+
+    /** Stops delivering events to {@code listener}. */
+    public void removeListener(ArrayListener listener) {
+        events.remove(listener);
+    }
+
+    /**
+     * Publishes the reshaping array's live counters and events to a memory-mapped file at {@code
+     * file}, as {@link Raid5Array#publishCounters} does for an array ({@code raid stat}, {@code raid
+     * monitor}, {@code raid stop} read it): the reads and writes served, each member's I/O (the
+     * reshape's and the served), the reshape's position, total and rate as the pass, {@code
+     * RESHAPING} 1. {@link #close} and {@link #finish} end it ({@link #finish} publishes the new
+     * array's at the same file).
+     *
+     * @throws IllegalStateException if it publishes already
+     */
+    public ReshapeCounters publishCounters(java.nio.file.Path file) throws IOException {
+        synchronized (lock) {
+            checkOpen();
+            if (counters != null) {
+                throw new IllegalStateException(name() + " already publishes its counters to " + counters.path());
+            }
+            counters = ReshapeCounters.start(this, reshape, file);
+            return counters;
+        }
+    }
+
+    ArrayEvents events() {
+        return events;
+    }
+
+    /** The counters' file when published, else null; closes them. */
+    private java.nio.file.Path closeCounters() {
+        ReshapeCounters published;
+        synchronized (lock) {
+            published = counters;
+            counters = null;
+        }
+        if (published == null) {
+            return null;
+        }
+        published.close();
+        return published.path();
     }
 
     /**
@@ -175,7 +323,8 @@ public final class OnlineReshape implements MemberDisk {
     /**
      * Waits for the reshape's end, stops serving I/O (a call after this one fails), marks the members
      * clean and assembles the array of the new shape on the same disks: the caller owns it (closing
-     * it closes the disks). A shrink's freed members come back as its spares.
+     * it closes the disks). A shrink's freed members come back as its spares. The reshape's listeners
+     * are the new array's, and its live counters, if published, go on in the same file.
      *
      * @throws IOException when the reshape failed, was stopped by {@link #close}, or was never
      *     {@link #start}ed
@@ -201,7 +350,20 @@ public final class OnlineReshape implements MemberDisk {
         }
         reshape.markClean();
         reshape.close();
-        return Raid5Array.assemble(disks);
+        java.nio.file.Path published = closeCounters();
+        events.close();
+        Raid5Array next = Raid5Array.assemble(disks);
+        for (ArrayListener l : events.listeners()) {
+            next.addListener(l);
+        }
+        if (published != null) {
+            try {
+                next.publishCounters(published);
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("{}: the reshaped array is not publishing live counters: {}", name(), e.getMessage());
+            }
+        }
+        return next;
     }
 
     private void checkOpen() throws IOException {
@@ -218,14 +380,42 @@ public final class OnlineReshape implements MemberDisk {
     @Override
     public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
         checkOpen();
-        served.read(position, dst, dstOffset, length);
+        ThreadStats counted = ioStats;
+        try {
+            served.read(position, dst, dstOffset, length);
+        } catch (IOException e) {
+            countFailure(counted);
+            throw e;
+        }
+        count(counted, IoStats.READS, IoStats.READ_BYTES, length);
     }
 
     /** Refused (IOException) where {@link OfflineReshape#whyNoWrites} says. */
     @Override
     public void write(long position, ByteBuffer src, int srcOffset, int length) throws IOException {
         checkOpen();
-        served.write(position, src, srcOffset, length);
+        ThreadStats counted = ioStats;
+        try {
+            served.write(position, src, srcOffset, length);
+        } catch (IOException e) {
+            countFailure(counted);
+            throw e;
+        }
+        count(counted, IoStats.WRITES, IoStats.WRITE_BYTES, length);
+    }
+
+    private static void count(ThreadStats counted, int ops, int bytes, int length) {
+        if (counted != null) {
+            long[] own = counted.mine();
+            ThreadStats.add(own, ops, 1);
+            ThreadStats.add(own, bytes, length);
+        }
+    }
+
+    private static void countFailure(ThreadStats counted) {
+        if (counted != null) {
+            counted.add(IoStats.ERRORS, 1);
+        }
     }
 
     @Override
@@ -273,6 +463,8 @@ public final class OnlineReshape implements MemberDisk {
         } catch (IOException e) {
             failure = e;
         } finally {
+            closeCounters();
+            events.close();
             reshape.close();
             for (MemberDisk d : disks) {
                 try {

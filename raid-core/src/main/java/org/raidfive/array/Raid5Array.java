@@ -897,7 +897,8 @@ public final class Raid5Array implements AsyncDisk {
      * and gives back the array of the new shape from {@link OnlineReshape#finish}. Quiesced: the I/O
      * in flight drains, every member is flushed and the array marked clean (md's safemode write),
      * then the reshape's start is written on every member; from there this object is closed (its
-     * calls refused) and its disks are the reshape's. Refused, this array still open and serving,
+     * calls refused) and its disks are the reshape's, and so are its listeners and, if it published
+     * them, its live counters (in the same file). Refused, this array still open and serving,
      * nothing written beyond that clean mark, when it is read-only, failed, degraded or rebuilding,
      * has a spare the spec does not add, a resync, recovery or check running or pending, a partial
      * parity log (md refuses to reshape with one) or a write-intent bitmap (raidfive serves no writes
@@ -933,7 +934,7 @@ public final class Raid5Array implements AsyncDisk {
                 m.releaseClaim();
             }
             try {
-                online = OnlineReshape.start(members, spec);
+                online = OnlineReshape.begin(members, spec);
             } catch (IOException | RuntimeException e) {
                 reclaim(all, e);
                 throw e;
@@ -947,7 +948,20 @@ public final class Raid5Array implements AsyncDisk {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        ArrayCounters published = counters;
         closeEventsAndCounters();
+        // the array's listeners and live counters go on with the reshape, from its start
+        for (ArrayListener l : core.events.listeners()) {
+            online.addListener(l);
+        }
+        if (published != null) {
+            try {
+                online.publishCounters(published.path());
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("{}: the reshape is not publishing live counters: {}", core.name, e.getMessage());
+            }
+        }
+        online.start(spec.syncLimits(), p -> {});
         LOG.info("{}: reshape started ({}), the array handed over to it", core.name, spec);
         return online;
     }

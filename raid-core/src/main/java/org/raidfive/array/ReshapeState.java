@@ -12,6 +12,9 @@ public interface ReshapeState {
     /** {@code holder}-style name of the array: its name and UUID. */
     String name();
 
+    /** The array's UUID, as {@link Raid5Array#uuid} gives it. */
+    String uuid();
+
     /**
      * md's reshape position, in array sectors: below it (forwards) or from it up ({@link
      * #backwards}) the array is in the new geometry.

@@ -9,7 +9,12 @@ public enum SyncAction {
     /** Read everything and count parity mismatches, change nothing. */
     CHECK("check"),
     /** Like check, and rewrite parity where it mismatches. */
-    REPAIR("repair");
+    REPAIR("repair"),
+    /**
+     * Move the data to a new shape (more or fewer members, another chunk or layout): an {@link
+     * OnlineReshape}'s pass, never one of {@link Raid5Array}'s own.
+     */
+    RESHAPE("reshape");
 
     private final String mdName;
 
@@ -17,7 +22,7 @@ public enum SyncAction {
         this.mdName = mdName;
     }
 
-    /** The action's name in md's sync_action ({@code resync}, {@code recover}, {@code check}, {@code repair}). */
+    /** The action's name in md's sync_action ({@code resync}, {@code recover}, {@code check}, {@code repair}, {@code reshape}). */
     public String mdName() {
         return mdName;
     }

@@ -11,7 +11,8 @@
  *                    the consistency switch, the hand-over to a reshape) | ArrayCounters (live counters
  *                    in a mapped file) | Assembler (create; assemble: judge members, force; load bitmap
  *                    and PPL) | OnlineReshape (the array while it changes shape: I/O mapped at the
- *                    position, the reshape on a thread of its own, the new array at its end)
+ *                    position, the reshape on a thread of its own, the new array at its end) |
+ *                    ReshapeCounters (its live counters, in ArrayCounters' form)
  * 6 conductors       Membership (every change of the member table, quiesce, drains) |
  *                    Recovery (which pass runs, safemode, speed limits, checkpoints) |
  *                    OfflineReshape (adds members to, removes members from, or changes the chunk or

@@ -33,7 +33,9 @@ public enum Stat {
     /** The member's slot, -1 for a spare. */
     SLOT,
     /** Events the array has had (array). */
-    EVENTS;
+    EVENTS,
+    /** Array: 1 while the array changes shape (the pass in {@link #SYNC_POSITION_BYTES} is its reshape), else 0. */
+    RESHAPING;
 
     /** The name {@code raid stat --json} uses. */
     public String label() {

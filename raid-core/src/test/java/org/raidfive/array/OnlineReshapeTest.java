@@ -10,9 +10,12 @@ import static org.raidfive.array.RoomyArrays.make;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -20,6 +23,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import org.raidfive.array.ReshapeTestDisks.Kept;
 import org.raidfive.array.RoomyArrays.Made;
 import org.raidfive.disk.MemberDisk;
@@ -228,6 +232,85 @@ class OnlineReshapeTest {
             ArrayOracle.assertArrayHolds(after, grown);
         }
         assertReshapedAndConsistent(all, grown);
+    }
+
+    @Test
+    void theArraysListenersAndLiveCountersGoOnThroughTheReshapeAndIntoTheNewArray(@TempDir Path dir) throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OnlineReshapeTest seed " + seed);
+        Made m = make(3, seed);
+        Kept added = new Kept(MEMBER, "new0");
+        Raid5Array array = Raid5Array.assemble(m.members());
+        Path file = dir.resolve("reshaping.counters");
+        array.publishCounters(file);
+        List<ArrayEvent> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+        array.addListener(heard::add);
+        byte[] expected = Arrays.copyOf(m.image(), (int) array.size());
+        // slow enough to be mid-way while another process reads the counters
+        OnlineReshape online = array.reshape(
+                ReshapeSpec.addMembers(List.of(added)).withSyncLimits(new SyncLimits(256 << 10, 512 << 10)));
+        SplittableRandom random = new SplittableRandom(seed);
+        long writes = 0;
+        long writeBytes = 0;
+        for (int i = 0; i < 40; i++) {
+            int len = random.nextInt(1, 65) * 512;
+            int offset = random.nextInt((expected.length - len) / 512 + 1) * 512;
+            byte[] block = new byte[len];
+            random.nextBytes(block);
+            online.write(offset, ByteBuffer.wrap(block), 0, len);
+            System.arraycopy(block, 0, expected, offset, len);
+            writes++;
+            writeBytes += len;
+        }
+        Thread.sleep(3 * ArrayCounters.TICK_MILLIS);
+        Map<String, Long> seen = ArrayCountersTest.dump(file);
+        assertEquals(1L, seen.get("array reshaping"), "published as a reshape: " + seen);
+        assertEquals(writes, seen.get("array writes"), "the writes served: " + seen);
+        assertEquals(writeBytes, seen.get("array write_bytes"));
+        assertEquals(online.progress().totalBytes(), seen.get("array sync_total_bytes"));
+        assertTrue(seen.get("array sync_position_bytes") > 0, "moved: " + seen);
+        assertTrue(seen.get("new0 writes") > 0, "the added member's writes counted: " + seen);
+        assertEquals(3L, seen.get("new0 slot"));
+        assertEquals(0L, seen.get("new0 state"), "in sync");
+        online.setSyncLimits(SyncLimits.UNLIMITED);
+        assertTrue(online.completion().get(60, TimeUnit.SECONDS));
+        byte[] grown = Arrays.copyOf(expected, (int) online.size());
+        try (Raid5Array after = online.finish()) {
+            assertTrue(Files.exists(file), "the new array publishes in the same file");
+            Map<String, Long> now = ArrayCountersTest.dump(file);
+            assertEquals(null, now.get("array reshaping"), "the new array's counters: " + now);
+            assertEquals(0L, now.get("array writes"), "counted afresh: " + now);
+            ArrayOracle.assertArrayHolds(after, grown);
+            after.write(0, ByteBuffer.allocate(4096), 0, 4096);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (heard.stream().noneMatch(e -> e.kind() == ArrayEvent.Kind.DIRTY)) {
+                assertTrue(System.nanoTime() < deadline, "the new array's events reach the listener: " + heard);
+                Thread.sleep(10);
+            }
+        }
+        assertFalse(Files.exists(file), "deleted when the new array closed");
+        List<String> reshapeEvents = new ArrayList<>();
+        for (ArrayEvent e : heard) {
+            if (e.pass() != null && e.pass().action() == SyncAction.RESHAPE) {
+                reshapeEvents.add(e.kind() + (e.kind() == ArrayEvent.Kind.PASS_PROGRESS ? " " + e.percent() : ""));
+            }
+        }
+        assertEquals(
+                List.of(
+                        "PASS_STARTED",
+                        "PASS_PROGRESS 20",
+                        "PASS_PROGRESS 40",
+                        "PASS_PROGRESS 60",
+                        "PASS_PROGRESS 80",
+                        "PASS_FINISHED"),
+                reshapeEvents,
+                "the reshape's events, heard by the array's listener: " + heard);
+        ArrayEvent finished = heard.stream()
+                .filter(e -> e.kind() == ArrayEvent.Kind.PASS_FINISHED)
+                .findFirst()
+                .orElseThrow();
+        assertEquals("done", finished.detail());
+        assertTrue(finished.pass().complete(), finished.pass().toString());
     }
 
     /** {@code n} random writes of 1 to 64 sectors through {@code disk}, applied to {@code image}. */

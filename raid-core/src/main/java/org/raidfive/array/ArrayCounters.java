@@ -1,13 +1,10 @@
 package org.raidfive.array;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.raidfive.counter.ThreadStats;
 import org.raidfive.stats.CountersFile;
@@ -23,12 +20,9 @@ import org.raidfive.stats.Stat;
  * are forwarded from the array's event thread into the file's broadcast buffer as they happen.
  * Closing stops publishing, turns the cells off and deletes the file.
  */
-public final class ArrayCounters implements AutoCloseable {
-    static final long TICK_MILLIS = 100;
-
+public final class ArrayCounters extends CountersPublisher {
     private final Raid5Array array;
     private final ArrayCore core;
-    private final CountersFile file;
     private final ThreadStats arrayStats = new ThreadStats(IoStats.ARRAY_WIDTH);
     private final AtomicCounter reads;
     private final AtomicCounter writes;
@@ -42,13 +36,7 @@ public final class ArrayCounters implements AutoCloseable {
     private final AtomicCounter syncRate;
     private final AtomicCounter state;
     private final AtomicCounter events;
-    private final AtomicLong eventCount = new AtomicLong();
     private final Map<Member, MemberCounters> members = new IdentityHashMap<>();
-    private final ArrayListener forward;
-    private final Thread ticker;
-    private volatile boolean closed;
-    /** The file's pages could not be touched (truncated under us, or its file system full): publishing stopped. */
-    private volatile boolean broken;
 
     private final class MemberCounters {
         final Member member;
@@ -92,9 +80,9 @@ public final class ArrayCounters implements AutoCloseable {
     }
 
     private ArrayCounters(Raid5Array array, CountersFile file) {
+        super(file, array.core.name);
         this.array = array;
         this.core = array.core;
-        this.file = file;
         String scope = "array";
         reads = file.newCounter(scope, Stat.READS);
         writes = file.newCounter(scope, Stat.WRITES);
@@ -108,94 +96,21 @@ public final class ArrayCounters implements AutoCloseable {
         syncRate = file.newCounter(scope, Stat.SYNC_RATE);
         state = file.newCounter(scope, Stat.STATE);
         events = file.newCounter(scope, Stat.EVENTS);
-        forward = e -> {
-            eventCount.incrementAndGet();
-            if (broken) {
-                return;
-            }
-            try {
-                file.transmit(eventLine(e));
-            } catch (InternalError | RuntimeException fault) {
-                broke(fault);
-            }
-        };
-        ticker = new Thread(this::run, "raid-counters-" + core.name);
-        ticker.setDaemon(true);
     }
 
     static ArrayCounters start(Raid5Array array, Path path) throws IOException {
         CountersFile file = CountersFile.create(path, array.core.name, array.uuid());
         ArrayCounters c = new ArrayCounters(array, file);
-        synchronized (c) {
-            c.update();
-        }
+        c.begin();
         array.core.stats = c.arrayStats;
         array.core.locks.stats = c.arrayStats;
         array.addListener(c.forward);
-        c.ticker.start();
         return c;
     }
 
-    /**
-     * Records in the file the Unix socket the array is served on (its inode), so that a stop
-     * command can tell this process from another that listens on a path of the same name.
-     */
-    public void recordServerSocket(Path socket) throws IOException {
-        Object ino = Files.getAttribute(socket, "unix:ino", LinkOption.NOFOLLOW_LINKS);
-        if (!broken) {
-            try {
-                file.recordServerSocket((Long) ino);
-            } catch (InternalError | RuntimeException fault) {
-                broke(fault);
-            }
-        }
-    }
-
-    /** The file the counters are in. */
-    public Path path() {
-        return file.path();
-    }
-
-    private void run() {
-        while (!closed) {
-            try {
-                Thread.sleep(TICK_MILLIS);
-            } catch (InterruptedException e) {
-                return;
-            }
-            synchronized (this) {
-                if (closed || broken) {
-                    return;
-                }
-                try {
-                    update();
-                } catch (InternalError | RuntimeException fault) {
-                    broke(fault);
-                    return;
-                }
-            }
-        }
-    }
-
-    /**
-     * A fault touching the mapped file (the JVM turns the SIGBUS of a truncated file or a full tmpfs
-     * into an InternalError): the counters stop, the array and its event delivery go on.
-     */
-    private void broke(Throwable fault) {
-        if (!broken) {
-            broken = true;
-            org.slf4j.LoggerFactory.getLogger(ArrayCounters.class)
-                    .warn(
-                            "{}: live counters stopped: {} can no longer be "
-                                    + "written (truncated, or its file system is full: {}); the array is served without them",
-                            core.name,
-                            file.path(),
-                            fault.toString());
-        }
-    }
-
     /** One publication of every counter; under this object's lock. */
-    private void update() {
+    @Override
+    void update() {
         reads.setRelease(arrayStats.sum(IoStats.READS));
         writes.setRelease(arrayStats.sum(IoStats.WRITES));
         readBytes.setRelease(arrayStats.sum(IoStats.READ_BYTES));
@@ -232,41 +147,14 @@ public final class ArrayCounters implements AutoCloseable {
         }
     }
 
-    /** An event as one line of tab-separated fields: sequence, epoch millis, mdadm's word, kind, member, detail. */
-    static String eventLine(ArrayEvent e) {
-        return e.sequence() + "\t" + e.time().toEpochMilli() + "\t" + e.mdadmEvent() + "\t" + e.kind() + "\t"
-                + (e.member() == null ? "" : e.member()) + "\t"
-                + (e.detail() == null ? "" : e.detail().replace('\t', ' ').replace('\n', ' '));
-    }
-
-    /** Publishes a last time, stops, turns the I/O path's counting off and deletes the file. Idempotent. */
+    /** Turns the I/O path's counting off. */
     @Override
-    public void close() {
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            if (!broken) {
-                try {
-                    update();
-                } catch (InternalError | RuntimeException fault) {
-                    broke(fault);
-                }
-            }
-            closed = true;
-        }
-        ticker.interrupt();
+    void detach() {
         array.removeListener(forward);
         core.stats = null;
         core.locks.stats = null;
         for (Member m : members.keySet()) {
             m.stats = null;
         }
-        try {
-            ticker.join(5_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        file.close();
     }
 }

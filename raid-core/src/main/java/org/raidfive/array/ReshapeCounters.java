@@ -1,10 +1,7 @@
 package org.raidfive.array;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.util.concurrent.atomic.AtomicLong;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.raidfive.counter.ThreadStats;
 import org.raidfive.stats.CountersFile;
@@ -17,25 +14,18 @@ import org.raidfive.stats.Stat;
  * OnlineReshape#publishCounters}. The array scope counts the reads and writes served, the pass is
  * the reshape ({@link Stat#RESHAPING} 1), and each member slot counts its I/O, the reshape's own and
  * the served. The I/O adds to per-thread cells ({@link ThreadStats}); a daemon thread sums them every
- * {@value ArrayCounters#TICK_MILLIS} ms into the file. Closing stops it, turns the cells off and
+ * {@value CountersPublisher#TICK_MILLIS} ms into the file. Closing stops it, turns the cells off and
  * deletes the file.
  */
-public final class ReshapeCounters implements AutoCloseable {
+public final class ReshapeCounters extends CountersPublisher {
     private final OnlineReshape online;
     private final OfflineReshape reshape;
-    private final CountersFile file;
     private final ThreadStats arrayStats = new ThreadStats(IoStats.ARRAY_WIDTH);
     private final ThreadStats[] memberStats;
     /** Per array and per slot: one counter per {@link Stat} published, by the stat's ordinal. */
     private final AtomicCounter[] array;
 
     private final AtomicCounter[][] members;
-    private final AtomicLong eventCount = new AtomicLong();
-    private final ArrayListener forward;
-    private final Thread ticker;
-    private volatile boolean closed;
-    /** The file's pages could not be touched (truncated, or its file system full): publishing stopped. */
-    private volatile boolean broken;
 
     private static final Stat[] ARRAY_STATS = {
         Stat.READS,
@@ -55,9 +45,9 @@ public final class ReshapeCounters implements AutoCloseable {
     };
 
     private ReshapeCounters(OnlineReshape online, OfflineReshape reshape, CountersFile file) {
+        super(file, reshape.name());
         this.online = online;
         this.reshape = reshape;
-        this.file = file;
         this.array = counters("array", ARRAY_STATS);
         int slots = reshape.slotCount();
         this.memberStats = new ThreadStats[slots];
@@ -67,19 +57,6 @@ public final class ReshapeCounters implements AutoCloseable {
             String name = reshape.slotName(s);
             members[s] = counters(name != null ? name : "slot " + s, MEMBER_STATS);
         }
-        forward = e -> {
-            eventCount.incrementAndGet();
-            if (broken) {
-                return;
-            }
-            try {
-                file.transmit(ArrayCounters.eventLine(e));
-            } catch (InternalError | RuntimeException fault) {
-                broke(fault);
-            }
-        };
-        ticker = new Thread(this::run, "raid-counters-" + reshape.name());
-        ticker.setDaemon(true);
     }
 
     private AtomicCounter[] counters(String scope, Stat[] stats) {
@@ -93,71 +70,16 @@ public final class ReshapeCounters implements AutoCloseable {
     static ReshapeCounters start(OnlineReshape online, OfflineReshape reshape, Path path) throws IOException {
         CountersFile file = CountersFile.create(path, reshape.name(), reshape.uuid());
         ReshapeCounters c = new ReshapeCounters(online, reshape, file);
-        synchronized (c) {
-            c.update();
-        }
+        c.begin();
         online.ioStats = c.arrayStats;
         reshape.countMemberIo(c.memberStats);
         online.addListener(c.forward);
-        c.ticker.start();
         return c;
     }
 
-    /**
-     * Records in the file the Unix socket the array is served on (its inode), so that {@code raid
-     * stop --socket} can tell this process from another that listens on a path of the same name.
-     */
-    public void recordServerSocket(Path socket) throws IOException {
-        Object ino = Files.getAttribute(socket, "unix:ino", LinkOption.NOFOLLOW_LINKS);
-        if (!broken) {
-            try {
-                file.recordServerSocket((Long) ino);
-            } catch (InternalError | RuntimeException fault) {
-                broke(fault);
-            }
-        }
-    }
-
-    /** The file the counters are in. */
-    public Path path() {
-        return file.path();
-    }
-
-    private void run() {
-        while (!closed) {
-            try {
-                Thread.sleep(ArrayCounters.TICK_MILLIS);
-            } catch (InterruptedException e) {
-                return;
-            }
-            synchronized (this) {
-                if (closed || broken) {
-                    return;
-                }
-                try {
-                    update();
-                } catch (InternalError | RuntimeException fault) {
-                    broke(fault);
-                    return;
-                }
-            }
-        }
-    }
-
-    private void broke(Throwable fault) {
-        if (!broken) {
-            broken = true;
-            org.slf4j.LoggerFactory.getLogger(ReshapeCounters.class)
-                    .warn(
-                            "{}: live counters stopped: {} can no longer be written ({}); the reshape goes on",
-                            reshape.name(),
-                            file.path(),
-                            fault.toString());
-        }
-    }
-
     /** One publication of every counter; under this object's lock. */
-    private void update() {
+    @Override
+    void update() {
         set(array, Stat.READS, arrayStats.sum(IoStats.READS));
         set(array, Stat.WRITES, arrayStats.sum(IoStats.WRITES));
         set(array, Stat.READ_BYTES, arrayStats.sum(IoStats.READ_BYTES));
@@ -189,31 +111,11 @@ public final class ReshapeCounters implements AutoCloseable {
         byStat[stat.ordinal()].setRelease(value);
     }
 
-    /** Publishes a last time, stops, turns the counting off and deletes the file. Idempotent. */
+    /** Turns the counting off. */
     @Override
-    public void close() {
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            if (!broken) {
-                try {
-                    update();
-                } catch (InternalError | RuntimeException fault) {
-                    broke(fault);
-                }
-            }
-            closed = true;
-        }
-        ticker.interrupt();
+    void detach() {
         online.removeListener(forward);
         online.ioStats = null;
         reshape.countMemberIo(null);
-        try {
-            ticker.join(5_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        file.close();
     }
 }

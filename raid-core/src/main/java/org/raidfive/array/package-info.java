@@ -12,7 +12,7 @@
  *                    in a mapped file) | Assembler (create; assemble: judge members, force; load bitmap
  *                    and PPL) | OnlineReshape (the array while it changes shape: I/O mapped at the
  *                    position, the reshape on a thread of its own, the new array at its end) |
- *                    ReshapeCounters (its live counters, in ArrayCounters' form)
+ *                    ReshapeCounters (its live counters, in ArrayCounters' form; both CountersPublishers)
  * 6 conductors       Membership (every change of the member table, quiesce, drains) |
  *                    Recovery (which pass runs, safemode, speed limits, checkpoints) |
  *                    OfflineReshape (adds members to, removes members from, or changes the chunk or

@@ -18,7 +18,7 @@ import org.raidfive.stats.CountersFile;
  * md's): the array is exported at the size md gives it during the reshape, each request mapped as
  * md maps it at the reshape's position, and, unless {@code --read-only}, the reshape continues in
  * the background meanwhile (md continues a reshape when it assembles the array) and clients' writes
- * are served, each between two of the reshape's batches. When a grow ends, connections made from
+ * are served (one into the batch being moved waits for it, as md holds the window being reshaped). When a grow ends, connections made from
  * then on are told the new size (NBD has no notice of a size change for those already open). An
  * array with a write-intent bitmap is
  * served read-only. A stop (Ctrl-C, SIGTERM, {@code raid stop}) answers the requests in flight,

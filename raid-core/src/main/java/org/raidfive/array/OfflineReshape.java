@@ -57,7 +57,8 @@ import org.raidfive.parity.Xor;
  * #resume} continues from there, and {@link #readOnly} reads the array there, writing nothing, as
  * md maps a read during a reshape. {@link #read} and {@link #write} (and {@link #reader}, the array
  * as a disk) may also run on other threads while {@link #run} moves stripes: the array served
- * during its reshape, as md serves it. A write takes its turn between two batches and marks the
+ * during its reshape, as md serves it. A write into the array bytes a batch is moving waits for
+ * the batch's end (md's window being reshaped), a write elsewhere runs beside it; the first marks the
  * array dirty first (md's {@code resync_offset}); a reshape continued dirty after a crash ends
  * dirty, for the resync md runs after it. Writes are not served with an internal bitmap. The end writes md's final superblock: the new layout and chunk,
  * the data offset moved by {@code new_offset} and the data size changed by as much ({@code
@@ -156,13 +157,26 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
 
     /**
      * Client writes ({@link #write}) hold it shared, each stripe under its lock in {@link
-     * #stripeLocks}; the reshape's steps (a batch, a checkpoint, the end), a write's dirty mark or
-     * checkpoint, a member's failure, a flush and a read of a degraded array hold it alone. So a
-     * write never meets a batch that is moving its stripes, {@link #progress}, {@link #recorded} and
-     * {@link #missing} change only while no write runs, and a degraded read does not rebuild a
-     * chunk from a stripe a write is half-way through. Fair: waiting writes go before the next batch.
+     * #stripeLocks}, and so does a batch while it moves its stripes, with the array bytes it moves
+     * in its window ({@link #windowLo}), which writes wait out; the reshape's steps (a batch's start
+     * and end, a checkpoint, the end), a write's dirty mark or checkpoint, a member's failure, a
+     * flush and a read of a degraded array hold it alone. So a write never meets a batch that is
+     * moving its stripes (md: the window being moved waits, the rest of the array is written), {@link
+     * #progress}, {@link #recorded} and {@link #missing} change only while no write runs, and a
+     * degraded read does not rebuild a chunk from a stripe a write is half-way through. Fair: waiting
+     * writes go before the next batch.
      */
     private final ReentrantReadWriteLock turns = new ReentrantReadWriteLock(true);
+
+    /**
+     * The array bytes the batch in flight moves, widened to whole old stripes, [lo, hi); empty
+     * between batches. Set under {@link #turns} alone, so a write that holds its turn shared sees the
+     * window of any batch that runs meanwhile; a write into it waits on {@link #window}.
+     */
+    private volatile long windowLo;
+
+    private volatile long windowHi;
+    private final Object window = new Object();
 
     /** Client writes to one stripe (of either geometry) one at a time: a read-modify-write is not atomic. */
     private final Object[] stripeLocks =
@@ -1036,9 +1050,66 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                         + " without overwriting data still needed; finish the reshape with Linux md");
             }
         }
-        moveBatch(backwards ? at - n : at, n, buf, lanes);
-        progress += (backwards ? -n : n) * stripeSectors;
+        long first = backwards ? at - n : at;
+        openWindow(first, n);
+        try {
+            // md's rule: only the window being moved waits. The batch's I/O holds the turn shared, so
+            // writes outside the window go on meanwhile; progress moves with the turn alone again.
+            turns.readLock().lock();
+            turns.writeLock().unlock();
+            try {
+                moveBatch(first, n, buf, lanes);
+            } finally {
+                turns.readLock().unlock();
+                turns.writeLock().lock();
+            }
+            progress += (backwards ? -n : n) * stripeSectors;
+        } finally {
+            closeWindow();
+        }
         return n;
+    }
+
+    /**
+     * The batch of new stripes {@code [first, first + n)} is being moved: writes to its array bytes
+     * wait. Widened to whole old stripes: a degraded batch rebuilds a chunk from the rest of its old
+     * stripe, which a write beside the window must not be half-way through. Under the turn alone.
+     */
+    private void openWindow(long first, int n) {
+        long newBytes = newLayout.stripeDataBytes();
+        long oldBytes = oldLayout.stripeDataBytes();
+        windowLo = first * newBytes / oldBytes * oldBytes;
+        windowHi = ((first + n) * newBytes + oldBytes - 1) / oldBytes * oldBytes;
+    }
+
+    private void closeWindow() {
+        synchronized (window) {
+            windowLo = 0;
+            windowHi = 0;
+            window.notifyAll();
+        }
+    }
+
+    /** Whether {@code len} bytes at array byte {@code offset} meet the batch being moved. */
+    private boolean inWindow(long offset, long len) {
+        return offset < windowHi && offset + len > windowLo;
+    }
+
+    /** A write that meets the batch being moved waits for its end without holding its turn. */
+    private void awaitWindow(long offset, long len) throws InterruptedIOException {
+        turns.readLock().unlock();
+        try {
+            synchronized (window) {
+                while (inWindow(offset, len)) {
+                    window.wait();
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException(name + ": interrupted while a write waited for the reshape's batch");
+        } finally {
+            turns.readLock().lock();
+        }
     }
 
     /** Stripes per batch under the speed limit: about a quarter second's worth, at least one row. */
@@ -1116,7 +1187,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                 lanes.each(n, task);
                 return;
             } catch (MemberFailed e) {
-                memberFailed(e); // throws when a member is already missing
+                alone(() -> memberFailed(e)); // throws when a member is already missing
             }
         }
     }
@@ -1303,8 +1374,9 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     /**
      * Writes {@code len} bytes from {@code src} at {@code at} to the array at byte {@code offset},
      * each stripe in the geometry that holds it at the {@link #position} (md's mapping, as {@link
-     * #read}), also while {@link #run} goes on: a write takes its turn between two batches, never
-     * inside one. Within one chunk a stripe is written as md's read-modify-write writes it (old data
+     * #read}), also while {@link #run} goes on: a write to the array bytes a batch is moving (widened
+     * to whole old stripes) waits for the batch's end, as md holds a request to the window being
+     * reshaped; a write elsewhere runs beside the batch. Within one chunk a stripe is written as md's read-modify-write writes it (old data
      * and old parity read, the parity updated); otherwise, or when that chunk's member is missing,
      * as its reconstruct-write (the stripe read as it stands, a missing member's chunk rebuilt, the
      * new bytes put over it, its parity computed from scratch), then the chunks written and the
@@ -1328,24 +1400,12 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         foregroundOps.increment();
         turns.readLock().lock();
         try {
-            if ((!dirtied && openedClean) || intoUnrecorded(offset, len)) {
-                alone(() -> {
-                    if (!dirtied && openedClean) {
-                        for (Superblock sb : superblocks) {
-                            if (sb != null) {
-                                sb.resyncOffset(0);
-                            }
-                        }
-                        dirtied = true;
-                        writeSuperblocks(Point.STATE_MEMBER, progress);
-                    }
-                    if (intoUnrecorded(offset, len)) {
-                        // md's make_request holds such a write until reshape_safe has caught up: a
-                        // resume from the recorded position would move this range again from the old
-                        // data, over it
-                        checkpoint();
-                    }
-                });
+            while (true) {
+                prepareWrite(offset, len);
+                if (!inWindow(offset, len)) {
+                    break; // and no batch starts until this write lets its turn go
+                }
+                awaitWindow(offset, len);
             }
             long boundary = progress * 512;
             for (int done = 0; done < len; ) {
@@ -1357,6 +1417,29 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
             }
         } finally {
             turns.readLock().unlock();
+        }
+    }
+
+    /** A write's dirty mark and checkpoint, when it needs them, with the turn alone. */
+    private void prepareWrite(long offset, int len) throws IOException {
+        if ((!dirtied && openedClean) || intoUnrecorded(offset, len)) {
+            alone(() -> {
+                if (!dirtied && openedClean) {
+                    for (Superblock sb : superblocks) {
+                        if (sb != null) {
+                            sb.resyncOffset(0);
+                        }
+                    }
+                    dirtied = true;
+                    writeSuperblocks(Point.STATE_MEMBER, progress);
+                }
+                if (intoUnrecorded(offset, len)) {
+                    // md's make_request holds such a write until reshape_safe has caught up: a
+                    // resume from the recorded position would move this range again from the old
+                    // data, over it
+                    checkpoint();
+                }
+            });
         }
     }
 

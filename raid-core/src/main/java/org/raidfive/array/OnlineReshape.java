@@ -19,7 +19,7 @@ import org.raidfive.disk.MemberDisk;
  * mapping: below it the new geometry, above it the old; see {@link OfflineReshape#read} and {@link
  * OfflineReshape#write}), while a thread of its own moves the data at the spec's speed limits,
  * yielding to the I/O served as md's reshape does, in batches of at most 512 KiB per member (a
- * write waits for one batch at most). Its size is md's: the old size while a grow runs,
+ * write into the batch being moved waits for it, at most one batch; one elsewhere does not wait). Its size is md's: the old size while a grow runs,
  * the new one from its end.
  *
  * <p>{@link #completion()} ends true when the reshape is done; {@link #finish()} then gives back a
@@ -33,8 +33,8 @@ import org.raidfive.disk.MemberDisk;
 public final class OnlineReshape implements MemberDisk {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(OnlineReshape.class);
     /**
-     * Per member per batch, as {@code raid serve} moves them mid-reshape: a write waits for at most
-     * one batch (the reshape's own default is 4 MiB, for a reshape that serves no I/O).
+     * Per member per batch, as {@code raid serve} moves them mid-reshape: a write into the batch
+     * waits for at most one batch (the reshape's own default is 4 MiB, for a reshape that serves no I/O).
      */
     static final int BATCH_MEMBER_BYTES = 512 << 10;
 

@@ -135,6 +135,90 @@ class ReshapeWritesWhileRunningTest {
     }
 
     /**
+     * md holds only the writes to the window being reshaped: while a batch moves its stripes (held
+     * by the test at its {@code BATCH_READ} point, its old data read, nothing written), a write far
+     * from it completes, and a write into it waits for the batch's end. Both land where the mapping
+     * says: the array reads the image, and the finished array holds it with its parity consistent.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"grow", "shrink"})
+    void aBatchHoldsOnlyTheWritesToItsWindow(String what) throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("ReshapeWritesWhileRunningTest seed " + seed + " window " + what);
+        Made m = make(what.equals("shrink") ? 4 : 3, seed);
+        List<MemberDisk> added = added(what);
+        SplittableRandom random = new SplittableRandom(seed);
+        byte[] image;
+        try (OfflineReshape r = start(what, m.members(), added)) {
+            r.setBatchMemberBytes(CHUNK); // one row a batch: the window is a small part of the array
+            int size = (int) r.reshapingArrayBytes();
+            image = Arrays.copyOf(m.image(), size);
+            java.util.concurrent.CountDownLatch inBatch = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            // the run's first write marks the members dirty, with the turn alone: before the reshape runs
+            byte[] first = new byte[4096];
+            random.nextBytes(first);
+            write(r, size / 2, first);
+            System.arraycopy(first, 0, image, size / 2, first.length);
+            AtomicBoolean held = new AtomicBoolean();
+            r.hook((point, at) -> {
+                if (point == OfflineReshape.Point.BATCH_READ && held.compareAndSet(false, true)) {
+                    inBatch.countDown();
+                    try {
+                        release.await(60, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        throw new java.io.InterruptedIOException();
+                    }
+                }
+            });
+            CompletableFuture<Boolean> mover = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return r.run(() -> false, p -> {});
+                } catch (IOException e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                }
+            });
+            try {
+                assertTrue(inBatch.await(30, TimeUnit.SECONDS), "the first batch began");
+                // forwards the first batch is at the array's start, backwards at its end
+                int intoWindow = r.backwards() ? (int) (r.position() * 512) - 4096 : 0;
+                int farAway = r.backwards() ? 0 : size - 4096;
+                byte[] far = new byte[4096];
+                byte[] near = new byte[4096];
+                random.nextBytes(far);
+                random.nextBytes(near);
+                CompletableFuture<Void> beside = CompletableFuture.runAsync(() -> write(r, farAway, far));
+                beside.get(20, TimeUnit.SECONDS); // before: every write waited for the whole batch
+                CompletableFuture<Void> inside = CompletableFuture.runAsync(() -> write(r, intoWindow, near));
+                Thread.sleep(300);
+                assertFalse(inside.isDone(), "a write into the batch's window waits for the batch");
+                release.countDown();
+                inside.get(20, TimeUnit.SECONDS);
+                System.arraycopy(far, 0, image, farAway, far.length);
+                System.arraycopy(near, 0, image, intoWindow, near.length);
+            } finally {
+                release.countDown();
+            }
+            assertTrue(mover.get(60, TimeUnit.SECONDS));
+            byte[] whole = new byte[size];
+            r.read(0, ByteBuffer.wrap(whole), 0, size);
+            assertEquals(-1, Arrays.mismatch(image, whole), what + ": the whole array after the reshape");
+            r.markClean();
+        }
+        List<MemberDisk> all = new ArrayList<>(m.members());
+        all.addAll(added);
+        assertFinished(all, image, true);
+    }
+
+    private static void write(OfflineReshape r, int offset, byte[] bytes) {
+        try {
+            r.write(offset, ByteBuffer.wrap(bytes), 0, bytes.length);
+        } catch (IOException e) {
+            throw new java.util.concurrent.CompletionException(e);
+        }
+    }
+
+    /**
      * The members' reshape is over and they are clean; the active ones assemble and hold {@code image}
      * (zeros after it), and, when {@code whole}, their parity XORs to zero over the data areas.
      */

@@ -158,8 +158,9 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     /**
      * Client writes ({@link #write}) hold it shared, each stripe under its lock in {@link
      * #stripeLocks}, and so does a batch while it moves its stripes, with the array bytes it moves
-     * in its window ({@link #windowLo}), which writes wait out; the reshape's steps (a batch's start
-     * and end, a checkpoint, the end), a write's dirty mark or checkpoint, a member's failure, a
+     * in its window ({@link #windowLo}), which writes wait out, and the reshape's checkpoint (md
+     * writes its superblocks while writes go on); the reshape's steps (a batch's start and end, the
+     * end, a checkpoint at a stop), a write's dirty mark or checkpoint, a member's failure, a
      * flush and a read of a degraded array hold it alone. So a write never meets a batch that is
      * moving its stripes (md: the window being moved waits, the rest of the array is written), {@link
      * #progress}, {@link #recorded} and {@link #missing} change only while no write runs, and a
@@ -1041,7 +1042,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         long left = backwards ? at : newLayout.stripes() - at;
         int n = (int) Math.min(pacedBatch(batch, chunk, row, limit), left);
         if (room(at) < (long) n * chunkSectors || System.nanoTime() - lastCheckpoint > CHECKPOINT_NANOS) {
-            checkpoint();
+            shared(this::checkpoint); // md writes its superblocks while writes elsewhere go on
             // whole rows: md records only positions on a row of the larger chunk (raid5_run)
             n = (int) Math.min(n, Math.max(0, room(at) / chunkSectors / row * row));
             if (n == 0) {
@@ -1051,23 +1052,33 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
             }
         }
         long first = backwards ? at - n : at;
-        openWindow(first, n);
+        int stripes = n;
+        openWindow(first, stripes);
         try {
             // md's rule: only the window being moved waits. The batch's I/O holds the turn shared, so
             // writes outside the window go on meanwhile; progress moves with the turn alone again.
-            turns.readLock().lock();
-            turns.writeLock().unlock();
-            try {
-                moveBatch(first, n, buf, lanes);
-            } finally {
-                turns.readLock().unlock();
-                turns.writeLock().lock();
-            }
-            progress += (backwards ? -n : n) * stripeSectors;
+            shared(() -> moveBatch(first, stripes, buf, lanes));
+            progress += (backwards ? -stripes : stripes) * stripeSectors;
         } finally {
             closeWindow();
         }
-        return n;
+        return stripes;
+    }
+
+    /**
+     * Runs {@code what} with the turn shared, from the turn held alone (and holds it alone again
+     * after): writes run beside it, and it leaves a failed member out with the turn alone ({@link
+     * #alone}).
+     */
+    private void shared(Exclusive what) throws IOException {
+        turns.readLock().lock();
+        turns.writeLock().unlock();
+        try {
+            what.run();
+        } finally {
+            turns.readLock().unlock();
+            turns.writeLock().lock();
+        }
     }
 
     /**
@@ -1972,7 +1983,11 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                 }
             }
         } catch (MemberFailed e) {
-            memberFailed(e);
+            if (turns.isWriteLockedByCurrentThread()) {
+                memberFailed(e);
+            } else {
+                alone(() -> memberFailed(e)); // the reshape's checkpoint, with the turn shared
+            }
         }
     }
 

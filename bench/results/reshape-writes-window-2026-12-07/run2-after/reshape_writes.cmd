@@ -1,0 +1,1 @@
+fio --ioengine=nbd --rw=randwrite --bs=4k --iodepth=16 --numjobs=2 --runtime=5 against raid serve of 5 members after a 4 -> 5 reshape (after) and raid serve --speed-limit-min 25M --speed-limit-max 25M mid-reshape (during), 1G members, 2 rounds

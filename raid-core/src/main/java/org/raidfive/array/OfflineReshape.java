@@ -1575,7 +1575,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         int chunk = layout.chunkSize();
         int data = layout.dataDisks();
         ClientScratch scratch = clientScratch.get();
-        ByteBuffer buf = scratch.stripe.duplicate(); // a disk may move a buffer's position: one view per call
+        ByteBuffer buf = scratch.stripe; // this thread's own: no other call uses it meanwhile
         ByteBuffer[] sources = scratch.sources;
         int[] from = scratch.from;
         long memberAt = layout.memberOffset(stripe);
@@ -1630,7 +1630,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
 
     private void readMapped(long offset, ByteBuffer dst, int at, int len) throws IOException {
         long boundary = progress * 512;
-        ByteBuffer buf = dst.duplicate();
+        ByteBuffer buf = dst; // the caller's, used by this call alone (MemberDisk's contract)
         for (int done = 0; done < len; ) {
             long p = offset + done;
             boolean below = p < boundary;

@@ -1,0 +1,86 @@
+package org.raidfive.array;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.raidfive.array.RoomyArrays.MEMBER;
+import static org.raidfive.array.RoomyArrays.make;
+
+import com.sun.management.ThreadMXBean;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.raidfive.array.ReshapeTestDisks.Kept;
+import org.raidfive.array.RoomyArrays.Made;
+import org.raidfive.disk.AlignedBuffers;
+
+/**
+ * The I/O an array serves mid-reshape allocates nothing in steady state: 4 KiB reads on both sides
+ * of the reshape's position and 4 KiB writes (md's read-modify-write in one chunk, in either
+ * geometry) through {@link OfflineReshape#read} and {@link OfflineReshape#write}, counted by the
+ * JVM's per-thread allocation counter. The reads are checked against a flat reference image that
+ * the writes update, so the path measured is the one that serves the right bytes.
+ */
+@Timeout(120)
+class ReshapeIoAllocationTest {
+    @Test
+    void readsAndWritesMidReshapeAllocateNothing() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("ReshapeIoAllocationTest seed " + seed);
+        Made m = make(3, seed);
+        Kept added = new Kept(MEMBER, "new0");
+        try (OfflineReshape r = OfflineReshape.grow(m.members(), List.of(added))) {
+            r.setBatchMemberBytes(64 << 10);
+            int[] batches = {0};
+            assertFalse(r.run(() -> batches[0]++ == 8, p -> {}));
+            assertTrue(r.position() > 0 && r.position() < r.endPosition(), "mid-way: " + r.position());
+            int size = (int) r.reshapingArrayBytes();
+            byte[] image = Arrays.copyOf(m.image(), size);
+            SplittableRandom random = new SplittableRandom(seed);
+            int ops = 20_000;
+            int[] offsets = new int[ops];
+            boolean[] writes = new boolean[ops];
+            for (int i = 0; i < ops; i++) {
+                offsets[i] = random.nextInt(size / 4096) * 4096;
+                writes[i] = random.nextBoolean();
+            }
+            byte[] block = new byte[4096];
+            random.nextBytes(block);
+            ByteBuffer src = AlignedBuffers.allocate(4096);
+            src.put(0, block);
+            ByteBuffer dst = AlignedBuffers.allocate(4096);
+            byte[] got = new byte[4096];
+            ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
+            long allocated = 0;
+            for (int round = 0; round < 3; round++) { // the first two warm up (class loading, the JIT)
+                long before = threads.getCurrentThreadAllocatedBytes();
+                for (int i = 0; i < ops; i++) {
+                    if (writes[i]) {
+                        r.write(offsets[i], src, 0, 4096);
+                    } else {
+                        r.read(offsets[i], dst, 0, 4096);
+                    }
+                }
+                allocated = threads.getCurrentThreadAllocatedBytes() - before;
+                for (int i = 0; i < ops; i++) {
+                    if (writes[i]) {
+                        System.arraycopy(block, 0, image, offsets[i], 4096);
+                    }
+                }
+            }
+            System.out.println("mid-reshape I/O: " + allocated + " bytes allocated over " + ops + " reads and writes");
+            for (int at = 0; at < size; at += 4096) {
+                r.read(at, dst, 0, 4096);
+                dst.get(0, got);
+                assertEquals(-1, Arrays.mismatch(image, at, at + 4096, got, 0, 4096), "bytes at " + at);
+            }
+            // Less than one byte per operation: an allocation per operation would be 16 bytes at least.
+            assertTrue(allocated < ops, allocated + " bytes allocated over " + ops + " reads and writes");
+            r.markClean();
+        }
+    }
+}

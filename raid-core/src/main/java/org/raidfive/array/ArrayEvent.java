@@ -40,7 +40,7 @@ public record ArrayEvent(
         DEGRADED,
         /** The array has failed: more than one member is out; every I/O is refused. Detail says why. */
         FAILED,
-        /** A background pass (resync, recovery, check, repair) started. */
+        /** A background pass (resync, recovery, check, repair, or an {@link OnlineReshape}'s reshape) started. */
         PASS_STARTED,
         /** A background pass passed 20, 40, 60 or 80 percent (md's RebuildNN events). */
         PASS_PROGRESS,

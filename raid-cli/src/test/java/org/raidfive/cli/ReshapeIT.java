@@ -476,7 +476,8 @@ class ReshapeIT {
 
     /**
      * A {@code raid serve} that continues a reshape is seen and stopped as any served array is: it
-     * publishes live counters, {@code raid stat} shows the reshape's progress, and {@code raid stop}
+     * publishes live counters, {@code raid monitor} prints the reshape's 20% steps, {@code raid stat}
+     * shows its progress, and {@code raid stop}
      * (found by the members it holds, verified by that file) stops it at the next batch with the
      * position checkpointed on every member, clean; {@code raid grow --continue} finishes it.
      */
@@ -487,13 +488,32 @@ class ReshapeIT {
         grow.addAll(OLD);
         RaidLauncher.Result started = RaidLauncher.run(dir, grow.toArray(new String[0]));
         assertEquals(0, started.exit(), started.stderr());
-        List<String> serve =
-                new ArrayList<>(List.of("--socket", dir.resolve("raid.sock").toString(), "--speed-limit-max", "1M"));
+        List<String> serve = new ArrayList<>(List.of(
+                "--socket",
+                dir.resolve("raid.sock").toString(),
+                "--speed-limit-min",
+                "256K",
+                "--speed-limit-max",
+                "512K"));
         serve.addAll(ALL);
+        Process monitor = null;
         try (Served s = Served.start(dir, serve.toArray(new String[0]))) {
             assertTrue(s.awaitLine("continues in the background", 30), s.stderr());
             assertTrue(s.stderr().contains("live counters and events in"), s.stderr());
-            Thread.sleep(1500); // some batches, and publications of the counters
+            List<String> follow = new ArrayList<>(List.of("monitor", "--test"));
+            follow.addAll(ALL);
+            monitor = RaidLauncher.builder(dir, List.of(), follow.toArray(new String[0]))
+                    .start();
+            Tools.track(monitor);
+            java.io.ByteArrayOutputStream events = new java.io.ByteArrayOutputStream();
+            RaidLauncher.drain(monitor.getInputStream(), events);
+            RaidLauncher.drain(monitor.getErrorStream());
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            // the reshape's 20% steps, in mdadm --monitor's words, from the server's events
+            while (!events.toString(java.nio.charset.StandardCharsets.UTF_8).matches("(?s).*Rebuild[2468]0.*")) {
+                assertTrue(System.nanoTime() < deadline, "raid monitor saw no step of the reshape: " + events);
+                Thread.sleep(20);
+            }
             RaidLauncher.Result stat = raid(List.of("stat"), ALL);
             assertEquals(0, stat.exit(), stat.all());
             assertTrue(stat.out().contains(", reshape ") && stat.out().contains("MiB/s"), stat.all());
@@ -504,6 +524,10 @@ class ReshapeIT {
             assertTrue(s.process().waitFor(30, TimeUnit.SECONDS), s.stderr());
             assertEquals(0, s.process().exitValue(), s.stderr());
             assertTrue(s.stderr().contains("the position checkpointed on every member"), s.stderr());
+        } finally {
+            if (monitor != null) {
+                monitor.destroy();
+            }
         }
         long position = sb("a.img").reshapePosition();
         for (String m : ALL) {

@@ -13,9 +13,10 @@ import org.raidfive.stats.Stat;
  * raid stop} see an array mid-reshape as they see any other; made by {@link
  * OnlineReshape#publishCounters}. The array scope counts the reads and writes served, the pass is
  * the reshape ({@link Stat#RESHAPING} 1), and each member slot counts its I/O, the reshape's own and
- * the served. The I/O adds to per-thread cells ({@link ThreadStats}); a daemon thread sums them every
- * {@value CountersPublisher#TICK_MILLIS} ms into the file. Closing stops it, turns the cells off and
- * deletes the file.
+ * the served; once the reshape has ended, no pass and {@link Stat#RESHAPING} 0. The I/O adds to
+ * per-thread cells ({@link ThreadStats}); a daemon thread sums them every {@value
+ * CountersPublisher#TICK_MILLIS} ms into the file. Closing stops it, turns the cells off and deletes
+ * the file.
  */
 public final class ReshapeCounters extends CountersPublisher {
     private final OnlineReshape online;
@@ -86,14 +87,16 @@ public final class ReshapeCounters extends CountersPublisher {
         set(array, Stat.WRITE_BYTES, arrayStats.sum(IoStats.WRITE_BYTES));
         set(array, Stat.ERRORS, arrayStats.sum(IoStats.ERRORS));
         SyncProgress p = online.progress();
-        set(array, Stat.SYNC_POSITION_BYTES, p.doneBytes());
-        set(array, Stat.SYNC_TOTAL_BYTES, p.totalBytes());
+        // once the reshape has ended the array is served in its new shape, with no pass (as md's)
+        boolean ended = online.completion().isDone();
+        set(array, Stat.SYNC_POSITION_BYTES, ended ? 0 : p.doneBytes());
+        set(array, Stat.SYNC_TOTAL_BYTES, ended ? 0 : p.totalBytes());
         set(array, Stat.SYNC_RATE, p.running() ? (long) p.bytesPerSecond() : 0);
         boolean failed = online.completion().isCompletedExceptionally();
         // raid stat's codes: 3 failed, 2 degraded, 1 active (written, or a resync due), 0 clean
         set(array, Stat.STATE, failed ? 3 : reshape.missingMember() != null ? 2 : reshape.dirtied() ? 1 : 0);
         set(array, Stat.EVENTS, eventCount.get());
-        set(array, Stat.RESHAPING, 1);
+        set(array, Stat.RESHAPING, ended ? 0 : 1);
         for (int s = 0; s < members.length; s++) {
             ThreadStats st = memberStats[s];
             AtomicCounter[] m = members[s];

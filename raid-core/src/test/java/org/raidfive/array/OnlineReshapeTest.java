@@ -274,6 +274,10 @@ class OnlineReshapeTest {
         assertEquals(0L, seen.get("new0 state"), "in sync");
         online.setSyncLimits(SyncLimits.UNLIMITED);
         assertTrue(online.completion().get(60, TimeUnit.SECONDS));
+        Thread.sleep(3 * ArrayCounters.TICK_MILLIS);
+        Map<String, Long> ended = ArrayCountersTest.dump(file);
+        assertEquals(0L, ended.get("array reshaping"), "ended, before finish: " + ended);
+        assertEquals(0L, ended.get("array sync_total_bytes"), "no pass once it ended: " + ended);
         byte[] grown = Arrays.copyOf(expected, (int) online.size());
         try (Raid5Array after = online.finish()) {
             assertTrue(Files.exists(file), "the new array publishes in the same file");

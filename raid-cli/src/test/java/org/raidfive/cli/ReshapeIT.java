@@ -492,9 +492,9 @@ class ReshapeIT {
                 "--socket",
                 dir.resolve("raid.sock").toString(),
                 "--speed-limit-min",
-                "256K",
+                "128K",
                 "--speed-limit-max",
-                "512K"));
+                "256K"));
         serve.addAll(ALL);
         Process monitor = null;
         try (Served s = Served.start(dir, serve.toArray(new String[0]))) {

@@ -1198,8 +1198,17 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                 lanes.each(n, task);
                 return;
             } catch (MemberFailed e) {
-                alone(() -> memberFailed(e)); // throws when a member is already missing
+                // a write beside the batch may have left the same member out first; another one
+                // already missing makes memberFailed throw: RAID-5 cannot lose two
+                alone(() -> leaveOut(e));
             }
+        }
+    }
+
+    /** {@link #memberFailed}, unless another thread left that member out first. With the turn alone. */
+    private void leaveOut(MemberFailed e) throws IOException {
+        if (slots[e.slot] != null) {
+            memberFailed(e);
         }
     }
 
@@ -1553,11 +1562,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                     }
                     break;
                 } catch (MemberFailed e) {
-                    alone(() -> {
-                        if (slots[e.slot] != null) { // another write may have left it out already
-                            memberFailed(e); // throws if another member is missing: RAID-5 cannot lose two
-                        }
-                    });
+                    alone(() -> leaveOut(e)); // throws if another member is missing: RAID-5 cannot lose two
                 }
             }
             done += n;
@@ -1986,7 +1991,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
             if (turns.isWriteLockedByCurrentThread()) {
                 memberFailed(e);
             } else {
-                alone(() -> memberFailed(e)); // the reshape's checkpoint, with the turn shared
+                alone(() -> leaveOut(e)); // the reshape's checkpoint, with the turn shared
             }
         }
     }

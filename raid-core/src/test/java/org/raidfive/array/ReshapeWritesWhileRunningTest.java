@@ -210,6 +210,82 @@ class ReshapeWritesWhileRunningTest {
         assertFinished(all, image, true);
     }
 
+    /**
+     * A member dies while a batch is moving its stripes and a write beside the batch needs it too:
+     * the write meets it first and leaves it out (md's md_error), the batch then meets it and finds
+     * it already out. The reshape goes on degraded, once, as md's does: it ends, the array reads the
+     * image, and the three members left assemble and hold it.
+     */
+    @Test
+    void aMemberDyingUnderABatchAndAWriteBesideItIsLeftOutOnce() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("ReshapeWritesWhileRunningTest seed " + seed + " member dies under a batch and a write");
+        Made m = make(3, seed);
+        List<MemberDisk> given = new ArrayList<>(m.members());
+        FaultyDisk faulty = new FaultyDisk(m.members().get(1));
+        given.set(1, faulty);
+        List<MemberDisk> added = added("grow");
+        SplittableRandom random = new SplittableRandom(seed);
+        byte[] image;
+        try (OfflineReshape r = OfflineReshape.grow(given, added)) {
+            r.setBatchMemberBytes(CHUNK);
+            int size = (int) r.reshapingArrayBytes();
+            image = Arrays.copyOf(m.image(), size);
+            byte[] first = new byte[4096];
+            random.nextBytes(first);
+            write(r, size / 2, first); // the dirty mark, before the reshape runs
+            System.arraycopy(first, 0, image, size / 2, first.length);
+            java.util.concurrent.CountDownLatch inBatch = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            AtomicBoolean held = new AtomicBoolean();
+            r.hook((point, at) -> {
+                if (point == OfflineReshape.Point.BATCH_READ && held.compareAndSet(false, true)) {
+                    inBatch.countDown();
+                    try {
+                        release.await(60, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        throw new java.io.InterruptedIOException();
+                    }
+                }
+            });
+            CompletableFuture<Boolean> mover = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return r.run(() -> false, p -> {});
+                } catch (IOException e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                }
+            });
+            try {
+                assertTrue(inBatch.await(30, TimeUnit.SECONDS), "the first batch began");
+                faulty.disappear();
+                // a whole old stripe at the array's end, far from the first batch: its write reads
+                // every member, the dead one too
+                int stripe = 2 * CHUNK;
+                byte[] whole = new byte[stripe];
+                random.nextBytes(whole);
+                int at = size - stripe;
+                CompletableFuture<Void> beside = CompletableFuture.runAsync(() -> write(r, at, whole));
+                Thread.sleep(300); // it has met the dead member, and waits to leave it out
+                assertFalse(beside.isDone(), "the write waits for the batch to leave the member out");
+                release.countDown();
+                beside.get(20, TimeUnit.SECONDS);
+                System.arraycopy(whole, 0, image, at, stripe);
+            } finally {
+                release.countDown();
+            }
+            assertTrue(mover.get(60, TimeUnit.SECONDS), "the reshape ended, degraded");
+            assertEquals(faulty.name(), r.missingMember());
+            byte[] all = new byte[size];
+            r.read(0, ByteBuffer.wrap(all), 0, size);
+            assertEquals(-1, Arrays.mismatch(image, all), "the whole array after the reshape");
+            r.markClean();
+        }
+        List<MemberDisk> left = new ArrayList<>(m.members());
+        left.remove(1);
+        left.addAll(added);
+        assertFinished(left, image, false);
+    }
+
     private static void write(OfflineReshape r, int offset, byte[] bytes) {
         try {
             r.write(offset, ByteBuffer.wrap(bytes), 0, bytes.length);

@@ -143,8 +143,12 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
      * writes are done before it moves past them.
      */
     private volatile long progress;
-    /** The position the members' superblocks record (reshape_safe). */
-    private long recorded;
+    /**
+     * The position the members' superblocks record (reshape_safe). Volatile: the reshape's
+     * checkpoint moves it while writes run (with the turn shared), and a write reads it to see
+     * whether it needs a checkpoint first; it moves only after the superblocks are written.
+     */
+    private volatile long recorded;
 
     /**
      * Readers hold it shared while they map and read; the reshape holds it alone only to move
@@ -163,7 +167,8 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
      * end, a checkpoint at a stop), a write's dirty mark or checkpoint, a member's failure, a
      * flush and a read of a degraded array hold it alone. So a write never meets a batch that is
      * moving its stripes (md: the window being moved waits, the rest of the array is written), {@link
-     * #progress}, {@link #recorded} and {@link #missing} change only while no write runs, and a
+     * #progress} and {@link #missing} change only while no write runs ({@link #recorded} also moves
+     * in a checkpoint beside writes, after the superblocks say so), and a
      * degraded read does not rebuild a chunk from a stripe a write is half-way through. Fair: waiting
      * writes go before the next batch.
      */

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -18,8 +19,10 @@ import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
 import org.raidfive.counter.ThreadStats;
 import org.raidfive.disk.AlignedBuffers;
+import org.raidfive.disk.AsyncDisk;
 import org.raidfive.disk.ClaimMode;
 import org.raidfive.disk.DiskClaim;
+import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.layout.Raid5Algorithm;
 import org.raidfive.layout.Raid5Layout;
@@ -1972,17 +1975,16 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
 
     /**
      * Flushes every member, then writes every member's superblock as it now is, with the next events
-     * count. A member failing on the way is recorded faulty on the others ({@link #memberFailed},
-     * which flushes them and writes these same superblocks), as md fails a member whose superblock
-     * write fails.
+     * count, then flushes every member again. Each round of flushes goes to all members at once and
+     * waits for them all (md_super_write on every member, then md_super_wait): a superblock is
+     * written only once every member's data is durable, so whichever superblocks a crash leaves
+     * written, the position they record is safe. A member failing on the way is recorded faulty on
+     * the others ({@link #memberFailed}, which flushes them and writes these same superblocks), as
+     * md fails a member whose superblock write fails.
      */
     private void writeSuperblocks(Point point, long at) throws IOException {
         try {
-            for (int s = 0; s < slots.length; s++) {
-                if (slots[s] != null) {
-                    flushMember(s);
-                }
-            }
+            flushAll();
             events++;
             long now = MdTime.of(MdTime.nowSeconds(), 0);
             for (int s = 0; s < slots.length; s++) {
@@ -1992,11 +1994,52 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                     hook.at(point, at);
                 }
             }
+            flushAll();
         } catch (MemberFailed e) {
             if (turns.isWriteLockedByCurrentThread()) {
                 memberFailed(e);
             } else {
                 alone(() -> leaveOut(e)); // the reshape's checkpoint, with the turn shared
+            }
+        }
+    }
+
+    /**
+     * Flushes every member at once and waits for them all; the first member whose flush failed is
+     * thrown. A flush under way is waited for even when this thread is interrupted (its interrupt
+     * is kept).
+     */
+    private void flushAll() throws MemberFailed {
+        IOException[] errors = new IOException[slots.length];
+        int present = 0;
+        for (MemberDisk d : slots) {
+            present += d != null ? 1 : 0;
+        }
+        CountDownLatch done = new CountDownLatch(present);
+        IoCallback flushed = (slot, error) -> {
+            errors[slot] = error; // seen by the waiter through the latch
+            done.countDown();
+        };
+        for (int s = 0; s < slots.length; s++) {
+            if (slots[s] != null) {
+                AsyncDisk.of(slots[s]).flushAsync(flushed, s);
+            }
+        }
+        boolean interrupted = false;
+        while (true) {
+            try {
+                done.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        for (int s = 0; s < slots.length; s++) {
+            if (errors[s] != null) {
+                throw new MemberFailed(s, errors[s]);
             }
         }
     }
@@ -2009,10 +2052,13 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         }
     }
 
-    /** A superblock write that fails is the member's failure; a refusal of the metadata is not. */
+    /**
+     * A superblock write (unflushed: {@link #writeSuperblocks} flushes every member after) that
+     * fails is the member's failure; a refusal of the metadata is not.
+     */
     private void writeSuperblock(int slot) throws IOException {
         try {
-            write(slots[slot], superblocks[slot]);
+            writeUnflushed(slots[slot], superblocks[slot]);
         } catch (ArrayConfigException e) {
             throw e;
         } catch (IOException e) {
@@ -2091,8 +2137,14 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         }
     }
 
-    /** A superblock write, with the bitmap's events brought along as md_update_sb does. */
+    /** A superblock write and its flush, with the bitmap's events brought along as md_update_sb does. */
     private static void write(MemberDisk disk, Superblock sb) throws IOException {
+        writeUnflushed(disk, sb);
+        disk.flush();
+    }
+
+    /** {@link #write} without the flush. */
+    private static void writeUnflushed(MemberDisk disk, Superblock sb) throws IOException {
         if (sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)) {
             try {
                 SuperblockIo.writeBitmapEvents(disk, sb, sb.events());
@@ -2100,7 +2152,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                 throw new ArrayConfigException(e.getMessage(), e);
             }
         }
-        SuperblockIo.writeSuperblock(disk, sb);
+        SuperblockIo.writeSuperblockUnflushed(disk, sb);
     }
 
     /**

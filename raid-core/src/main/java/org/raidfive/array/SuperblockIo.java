@@ -317,10 +317,18 @@ final class SuperblockIo {
      * member and writes whole superblocks itself ({@link OfflineReshape}).
      */
     static void writeSuperblock(MemberDisk disk, Superblock sb) throws IOException {
+        writeSuperblockUnflushed(disk, sb);
+        disk.flush();
+    }
+
+    /**
+     * {@link #writeSuperblock} without its flush: for a caller that writes the superblocks of every
+     * member first and then flushes them all at once, as md_super_write and md_super_wait do.
+     */
+    static void writeSuperblockUnflushed(MemberDisk disk, Superblock sb) throws IOException {
         ByteBuffer buf = AlignedBuffers.allocate(BLOCK);
         sb.encode(buf);
         disk.write(Superblock.SUPERBLOCK_OFFSET, buf, 0, BLOCK);
-        disk.flush();
     }
 
     /**

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.raidfive.disk.ForwardingDisk;
@@ -30,6 +31,58 @@ final class ReshapeTestDisks {
     static final class Kept extends ForwardingDisk {
         Kept(long size, String name) {
             super(new MemoryDisk(size, name));
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    /**
+     * A memory member with a volatile write cache: a write is seen at once, and is durable only once
+     * a flush follows it. {@link #afterPowerLoss} keeps what was flushed plus the unflushed writes
+     * to the superblock's block, the worst order a cache may write back in for a checkpoint (its
+     * superblock reached the medium, the data written before it did not).
+     */
+    static final class VolatileCache extends ForwardingDisk {
+        private record Pending(long position, byte[] bytes) {}
+
+        private final MemoryDisk durable;
+        private final List<Pending> pending = new ArrayList<>();
+
+        VolatileCache(long size, String name) {
+            super(new MemoryDisk(size, name));
+            durable = new MemoryDisk(size, name + "-durable");
+        }
+
+        @Override
+        public synchronized void write(long position, ByteBuffer src, int srcOffset, int length) throws IOException {
+            byte[] copy = new byte[length];
+            src.get(srcOffset, copy, 0, length);
+            super.write(position, src, srcOffset, length);
+            pending.add(new Pending(position, copy));
+        }
+
+        @Override
+        public synchronized void flush() throws IOException {
+            super.flush();
+            for (Pending p : pending) {
+                durable.write(p.position, ByteBuffer.wrap(p.bytes), 0, p.bytes.length);
+            }
+            pending.clear();
+        }
+
+        /** What the medium holds after a power loss now: flushed writes, and the unflushed superblock writes. */
+        synchronized MemberDisk afterPowerLoss() throws IOException {
+            Kept after = new Kept(size(), name());
+            ByteBuffer all = ByteBuffer.allocate((int) size());
+            durable.read(0, all, 0, (int) size());
+            after.write(0, all, 0, (int) size());
+            for (Pending p : pending) {
+                if (p.position == Superblock.SUPERBLOCK_OFFSET) {
+                    after.write(p.position, ByteBuffer.wrap(p.bytes), 0, p.bytes.length);
+                }
+            }
+            return after;
         }
 
         @Override

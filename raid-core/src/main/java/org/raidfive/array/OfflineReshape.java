@@ -13,7 +13,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
@@ -51,11 +53,14 @@ import org.raidfive.parity.Xor;
  * md's super_1_sync records the bit only then, a shrink being backwards by its negative delta),
  * from the end of the smaller of the two arrays down to 0. Either way it goes a batch of new stripes
  * at a time: the data of the batch is read from the old geometry (zeros past the old array's end, as
- * md fills them), its parity computed, and written in the new geometry. md's checkpoint rule
+ * md fills them), its parity computed, and written in the new geometry. On members whose I/O waits
+ * (files, NBD) every read of a batch goes to the members at once and then every write, a deep queue
+ * on each member as md keeps one over its window; memory members, and a degraded batch (which
+ * rebuilds the missing member's chunks), go stripe by stripe over a few threads. md's checkpoint rule
  * ({@code reshape_request} in {@code drivers/md/raid5.c}) decides when {@code reshape_position}
  * must be recorded first: before a batch would write over old data a resume from the recorded
  * position still reads, every member is flushed and the superblock with the position reached is
- * written and flushed on every member. A crash at any moment therefore leaves the recorded
+ * written and flushed on every member (each round of flushes sent to every member at once). A crash at any moment therefore leaves the recorded
  * position, the new geometry on one side of it and the old data on the other intact; {@link
  * #resume} continues from there, and {@link #readOnly} reads the array there, writing nothing, as
  * md maps a read during a reshape. {@link #read} and {@link #write} (and {@link #reader}, the array
@@ -116,6 +121,9 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
 
     private final String name;
     private final MemberDisk[] slots;
+    /** {@link #slots}' completion-based views, for a batch's I/O submitted at once; used while none is missing. */
+    private final AsyncDisk[] asyncSlots;
+
     private final Superblock[] superblocks;
     private final List<DiskClaim> claims;
     private final Raid5Layout oldLayout;
@@ -282,6 +290,10 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
 
     private OfflineReshape(MemberDisk[] slots, Superblock[] superblocks, List<DiskClaim> claims, boolean done) {
         this.slots = slots;
+        this.asyncSlots = new AsyncDisk[slots.length];
+        for (int s = 0; s < slots.length; s++) {
+            asyncSlots[s] = slots[s] == null ? null : AsyncDisk.of(slots[s]);
+        }
         this.superblocks = superblocks;
         this.claims = claims;
         Superblock top =
@@ -1192,11 +1204,210 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
      * it is in memory, every stripe written (in lanes): a batch may write over old data it reads.
      */
     private void moveBatch(long firstStripe, int n, ByteBuffer buf, Lanes lanes) throws IOException {
-        phase(lanes, n, k -> readStripe(firstStripe + k, k, buf));
+        if (!submitsAtOnce()) {
+            phase(lanes, n, k -> readStripe(firstStripe + k, k, buf));
+        } else {
+            try {
+                readBatchAtOnce(firstStripe, n, buf);
+                phase(lanes, n, k -> parity(k, buf));
+            } catch (MemberFailed e) {
+                alone(() -> leaveOut(e));
+                phase(lanes, n, k -> readStripe(firstStripe + k, k, buf)); // degraded now: as above
+            }
+        }
         hook.at(Point.BATCH_READ, progress);
         // A failed write leaves the batch whole in memory (its writes may already cover old data it
         // read): it is written again to the members left.
+        if (submitsAtOnce()) {
+            try {
+                writeBatchAtOnce(firstStripe, n, buf);
+                return;
+            } catch (MemberFailed e) {
+                alone(() -> leaveOut(e));
+            }
+        }
         phase(lanes, n, k -> writeStripe(firstStripe + k, k, buf));
+    }
+
+    /**
+     * Whether a batch's member I/O goes to the members all at once ({@link #readBatchAtOnce}): with
+     * every member present and some member whose I/O waits (files, NBD). Memory members complete
+     * inline, and a degraded batch rebuilds chunk by chunk: both take the lanes.
+     */
+    private boolean submitsAtOnce() {
+        if (missing >= 0) {
+            return false;
+        }
+        for (AsyncDisk d : asyncSlots) {
+            if (d != null && !d.completesInline()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Every old chunk a batch reads, submitted to the members at once (a deep queue on each, as md
+     * reads a whole window), and waited for together; the first member that failed is thrown once
+     * every read has ended.
+     */
+    private void readBatchAtOnce(long firstStripe, int n, ByteBuffer buf) throws MemberFailed {
+        int chunk = newLayout.chunkSize();
+        int newData = newLayout.dataDisks();
+        int oldChunk = oldLayout.chunkSize();
+        int oldData = oldLayout.dataDisks();
+        long oldChunks = oldLayout.stripes() * oldData;
+        AtOnce reads = new AtOnce(slots.length);
+        try {
+            for (int k = 0; k < n; k++) {
+                long from = (firstStripe + k) * newData * (long) chunk;
+                int at = k * (newData + 1) * chunk;
+                int len = newData * chunk;
+                for (int done = 0; done < len; ) {
+                    long p = from + done;
+                    long c = p / oldChunk;
+                    int within = (int) (p % oldChunk);
+                    int piece = Math.min(len - done, oldChunk - within);
+                    if (c >= oldChunks) {
+                        for (int b = 0; b < piece; b += 8) {
+                            buf.putLong(at + done + b, 0);
+                        }
+                    } else {
+                        long oldStripe = c / oldData;
+                        int slot = oldLayout.dataSlot(oldStripe, (int) (c % oldData));
+                        reads.submitted(slot, piece);
+                        asyncSlots[slot].readAsync(
+                                oldOffset[slot] + oldLayout.memberOffset(oldStripe) + within,
+                                buf.duplicate(),
+                                at + done,
+                                piece,
+                                reads,
+                                slot);
+                    }
+                    done += piece;
+                }
+            }
+        } finally {
+            reads.awaitAll();
+        }
+        reads.settle(memberStats, IoStats.READS, IoStats.READ_BYTES);
+    }
+
+    /**
+     * Every chunk of a batch's new stripes, data and parity, submitted to the members at once and
+     * waited for together. The test hook hears each write as it is submitted; a crash it injects
+     * waits for the writes already submitted, so the members hold exactly those.
+     */
+    private void writeBatchAtOnce(long firstStripe, int n, ByteBuffer buf) throws IOException {
+        int chunk = newLayout.chunkSize();
+        int newData = newLayout.dataDisks();
+        AtOnce writes = new AtOnce(slots.length);
+        try {
+            for (int k = 0; k < n; k++) {
+                long stripe = firstStripe + k;
+                int base = k * (newData + 1) * chunk;
+                long at = newLayout.memberOffset(stripe);
+                for (int i = 0; i <= newData; i++) {
+                    int slot = i < newData ? newLayout.dataSlot(stripe, i) : newLayout.paritySlot(stripe);
+                    writes.submitted(slot, chunk);
+                    asyncSlots[slot].writeAsync(
+                            newOffset[slot] + at, buf.duplicate(), base + i * chunk, chunk, writes, slot);
+                    hook.at(Point.MEMBER_WRITTEN, progress);
+                }
+            }
+        } finally {
+            writes.awaitAll();
+        }
+        writes.settle(memberStats, IoStats.WRITES, IoStats.WRITE_BYTES);
+    }
+
+    /** The parity of the batch's {@code k}-th new stripe, from its data read into {@code batch}. */
+    private void parity(int k, ByteBuffer batch) {
+        ByteBuffer buf = batch.duplicate();
+        int chunk = newLayout.chunkSize();
+        int newData = newLayout.dataDisks();
+        int base = k * (newData + 1) * chunk;
+        ByteBuffer[] sources = new ByteBuffer[newData];
+        int[] at = new int[newData];
+        for (int i = 0; i < newData; i++) {
+            sources[i] = buf;
+            at[i] = base + i * chunk;
+        }
+        Xor.parity(buf, base + newData * chunk, sources, at, newData, chunk);
+    }
+
+    /**
+     * The member I/Os of one phase submitted at once: counts them in, hears them end (on any
+     * thread), and lets the submitter wait for the last. Keeps each slot's first error, and its
+     * I/Os and bytes for the live counters.
+     */
+    private static final class AtOnce implements IoCallback {
+        private final AtomicInteger pending = new AtomicInteger(1); // 1: the submitter's own, until awaitAll
+        private final Thread waiter = Thread.currentThread();
+        private final IOException[] errors;
+        private final int[] ops;
+        private final long[] bytes;
+
+        AtOnce(int slots) {
+            errors = new IOException[slots];
+            ops = new int[slots];
+            bytes = new long[slots];
+        }
+
+        void submitted(int slot, int len) {
+            pending.incrementAndGet();
+            ops[slot]++;
+            bytes[slot] += len;
+        }
+
+        @Override
+        public void ioDone(int slot, IOException error) {
+            if (error != null) {
+                synchronized (errors) {
+                    if (errors[slot] == null) {
+                        errors[slot] = error;
+                    }
+                }
+            }
+            if (pending.decrementAndGet() == 0) {
+                LockSupport.unpark(waiter);
+            }
+        }
+
+        /** Waits for every I/O submitted, also when interrupted (their buffers are the batch's; the interrupt is kept). */
+        void awaitAll() {
+            boolean interrupted = false;
+            if (pending.decrementAndGet() != 0) {
+                while (pending.get() != 0) {
+                    LockSupport.park(this);
+                    interrupted |= Thread.interrupted();
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        /** Counts the slots' I/O, and throws the first slot that failed. */
+        void settle(ThreadStats[] counted, int opsStat, int bytesStat) throws MemberFailed {
+            synchronized (errors) {
+                for (int s = 0; s < errors.length; s++) {
+                    if (errors[s] != null) {
+                        countFailure(counted, s);
+                        throw new MemberFailed(s, errors[s]);
+                    }
+                }
+            }
+            if (counted != null) {
+                for (int s = 0; s < ops.length; s++) {
+                    if (ops[s] > 0) {
+                        long[] own = counted[s].mine();
+                        ThreadStats.add(own, opsStat, ops[s]);
+                        ThreadStats.add(own, bytesStat, bytes[s]);
+                    }
+                }
+            }
+        }
     }
 
     /** One phase of a batch; when a member fails, it is left out and the phase runs again without it. */

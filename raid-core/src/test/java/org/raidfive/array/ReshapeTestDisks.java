@@ -9,7 +9,9 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.raidfive.disk.AsyncDisk;
 import org.raidfive.disk.ForwardingDisk;
+import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.MemoryDisk;
 import org.raidfive.md.Superblock;
@@ -28,13 +30,62 @@ final class ReshapeTestDisks {
     }
 
     /** A memory member that outlives the arrays opened on it (closing an array closes its members). */
-    static final class Kept extends ForwardingDisk {
+    static class Kept extends ForwardingDisk {
         Kept(long size, String name) {
             super(new MemoryDisk(size, name));
         }
 
         @Override
         public void close() {}
+    }
+
+    /**
+     * A {@link Kept} member whose completion-based I/O runs inline, as a {@link MemoryDisk}'s does:
+     * a reshape on such members moves its batches stripe by stripe over its lanes, the path memory
+     * members take.
+     */
+    static final class InlineKept extends Kept implements AsyncDisk {
+        InlineKept(long size, String name) {
+            super(size, name);
+        }
+
+        @Override
+        public void readAsync(long position, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
+            IOException error = null;
+            try {
+                read(position, dst, dstOffset, length);
+            } catch (IOException e) {
+                error = e;
+            }
+            callback.ioDone(tag, error);
+        }
+
+        @Override
+        public void writeAsync(long position, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag) {
+            IOException error = null;
+            try {
+                write(position, src, srcOffset, length);
+            } catch (IOException e) {
+                error = e;
+            }
+            callback.ioDone(tag, error);
+        }
+
+        @Override
+        public void flushAsync(IoCallback callback, int tag) {
+            IOException error = null;
+            try {
+                flush();
+            } catch (IOException e) {
+                error = e;
+            }
+            callback.ioDone(tag, error);
+        }
+
+        @Override
+        public boolean completesInline() {
+            return true;
+        }
     }
 
     /**

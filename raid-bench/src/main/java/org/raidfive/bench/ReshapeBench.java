@@ -23,7 +23,7 @@ import org.raidfive.disk.MemoryDisk;
  * reshape issue's target: at least 0.8x).
  *
  * <pre>java -cp raid-cli/target/raid.jar org.raidfive.bench.ReshapeBench [--backend memory|file]
- *     [--dir DIR] [--disks 4] [--member-size 512m] [--chunk 512k] [--to-chunk SIZE | --shrink] [--repeat 3] [--json FILE]</pre>
+ *     [--dir DIR] [--direct] [--disks 4] [--member-size 512m] [--chunk 512k] [--to-chunk SIZE | --shrink] [--repeat 3] [--json FILE]</pre>
  *
  * Each round: a filled array of {@code disks} members grows by one ({@link OfflineReshape}, timed
  * from its start to its end), or with {@code --to-chunk SIZE} changes its chunk on the same members,
@@ -33,13 +33,15 @@ import org.raidfive.disk.MemoryDisk;
  * (timed as {@link RebuildBench} times it). Both rates are member bytes per second: the bytes of one
  * member's data area each pass goes through, per second (a reshape reads {@code disks} and writes
  * {@code disks + 1} member streams, a rebuild reads {@code disks} and writes one). Fresh memory is
- * allocated (zeroed) before each clock starts. Round 0 warms the JIT and is not reported.
+ * allocated (zeroed) before each clock starts; with {@code --direct} the member files are opened
+ * with O_DIRECT (no page cache). Round 0 warms the JIT and is not reported.
  */
 public final class ReshapeBench {
     private ReshapeBench() {}
 
     public static void main(String[] args) throws Exception {
         String backend = "memory";
+        boolean direct = false;
         Path dir = null;
         int disks = 4;
         long memberSize = 512L << 20;
@@ -51,6 +53,7 @@ public final class ReshapeBench {
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--backend" -> backend = args[++i];
+                case "--direct" -> direct = true;
                 case "--dir" -> dir = Path.of(args[++i]);
                 case "--disks" -> disks = Integer.parseInt(args[++i]);
                 case "--member-size" -> memberSize = Sizes.parse(args[++i]);
@@ -74,7 +77,7 @@ public final class ReshapeBench {
         List<Double> rebuilds = new ArrayList<>();
         List<Double> ratios = new ArrayList<>();
         for (int round = 0; round <= repeat; round++) {
-            double[] r = round(backend, dir, disks, memberSize, chunk, toChunk, shrink);
+            double[] r = round(backend, direct, dir, disks, memberSize, chunk, toChunk, shrink);
             if (round == 0) {
                 continue;
             }
@@ -142,7 +145,14 @@ public final class ReshapeBench {
      * array made with room after its data, as a shrink needs).
      */
     private static double[] round(
-            String backend, Path dir, int disks, long memberSize, int chunk, int toChunk, boolean shrink)
+            String backend,
+            boolean direct,
+            Path dir,
+            int disks,
+            long memberSize,
+            int chunk,
+            int toChunk,
+            boolean shrink)
             throws Exception {
         List<MemberDisk> members = new ArrayList<>();
         List<MemberDisk> real = new ArrayList<>();
@@ -150,7 +160,7 @@ public final class ReshapeBench {
             for (int i = 0; i <= disks + 1; i++) {
                 MemberDisk d = backend.equals("memory")
                         ? new MemoryDisk(memberSize)
-                        : FileDisk.createOrExtend(dir.resolve("reshape-bench-" + i + ".img"), memberSize, false);
+                        : FileDisk.createOrExtend(dir.resolve("reshape-bench-" + i + ".img"), memberSize, direct);
                 real.add(d);
                 members.add(KeepOpenDisk.of(d));
             }

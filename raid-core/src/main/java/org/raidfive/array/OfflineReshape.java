@@ -54,9 +54,10 @@ import org.raidfive.parity.Xor;
  * from the end of the smaller of the two arrays down to 0. Either way it goes a batch of new stripes
  * at a time: the data of the batch is read from the old geometry (zeros past the old array's end, as
  * md fills them), its parity computed, and written in the new geometry. On members whose I/O waits
- * (files, NBD) every read of a batch goes to the members at once and then every write, a deep queue
- * on each member as md keeps one over its window; memory members, and a degraded batch (which
- * rebuilds the missing member's chunks), go stripe by stripe over a few threads. md's checkpoint rule
+ * (NBD, files with O_DIRECT) every read of a batch goes to the members at once and then every write,
+ * a deep queue on each member as md keeps one over its window; memory members, files through the
+ * page cache, and a degraded batch (which rebuilds the missing member's chunks), go stripe by stripe
+ * over a few threads. md's checkpoint rule
  * ({@code reshape_request} in {@code drivers/md/raid5.c}) decides when {@code reshape_position}
  * must be recorded first: before a batch would write over old data a resume from the recorded
  * position still reads, every member is flushed and the superblock with the position reached is
@@ -1231,15 +1232,18 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
 
     /**
      * Whether a batch's member I/O goes to the members all at once ({@link #readBatchAtOnce}): with
-     * every member present and some member whose I/O waits (files, NBD). Memory members complete
-     * inline, and a degraded batch rebuilds chunk by chunk: both take the lanes.
+     * every member present and some member whose each I/O waits for a device or a link (NBD, files
+     * opened with O_DIRECT). Memory members complete inline, and a file through the page cache is a
+     * copy that the calling thread makes for less than a hand-off to the ring's workers costs
+     * (measured: a grow on page-cache files ran about 0.8x as fast with its I/O submitted at once);
+     * those, and a degraded batch (which rebuilds the missing member's chunks), take the lanes.
      */
     private boolean submitsAtOnce() {
         if (missing >= 0) {
             return false;
         }
-        for (AsyncDisk d : asyncSlots) {
-            if (d != null && !d.completesInline()) {
+        for (int s = 0; s < slots.length; s++) {
+            if (slots[s] != null && !asyncSlots[s].completesInline() && !asyncSlots[s].bufferedByPageCache()) {
                 return true;
             }
         }

@@ -48,6 +48,15 @@ public interface AsyncDisk extends MemberDisk {
         return false;
     }
 
+    /**
+     * True if this disk's reads and writes go through the kernel's page cache (a file or block
+     * device opened without O_DIRECT): a blocking call is mostly a copy that the calling thread
+     * makes for less than a hand-off to another thread costs.
+     */
+    default boolean bufferedByPageCache() {
+        return false;
+    }
+
     /** True if this disk's completion-based I/O runs inline on the submitting thread (memory). */
     default boolean completesInline() {
         return false;

@@ -511,6 +511,11 @@ public final class FileDisk implements AsyncDisk {
     }
 
     @Override
+    public boolean bufferedByPageCache() {
+        return !direct;
+    }
+
+    @Override
     public boolean batchesOnRing() {
         return ring != null;
     }

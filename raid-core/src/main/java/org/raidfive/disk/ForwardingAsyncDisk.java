@@ -45,4 +45,9 @@ public abstract class ForwardingAsyncDisk extends ForwardingDisk implements Asyn
     public boolean batchesOnRing() {
         return async.batchesOnRing();
     }
+
+    @Override
+    public boolean bufferedByPageCache() {
+        return async.bufferedByPageCache();
+    }
 }

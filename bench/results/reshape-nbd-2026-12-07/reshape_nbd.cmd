@@ -1,0 +1,1 @@
+raid grow --raid-devices 5 --add M4 M0..M3 (64K chunk), then raid rebuild --speed-limit-max 100G onto a spare on the same members; each minus raid detail; members: nbdkit --filter=delay memory 256M rdelay=2ms wdelay=2ms

@@ -2190,8 +2190,8 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
 
     /**
      * Flushes every member, then writes every member's superblock as it now is, with the next events
-     * count, then flushes every member again. Each round of flushes goes to all members at once and
-     * waits for them all (md_super_write on every member, then md_super_wait): a superblock is
+     * count, then flushes every member again. Each round goes to all members at once and waits for
+     * them all (md_super_write on every member, then md_super_wait): a superblock is
      * written only once every member's data is durable, so whichever superblocks a crash leaves
      * written, the position they record is safe. A member failing on the way is recorded faulty on
      * the others ({@link #memberFailed}, which flushes them and writes these same superblocks), as
@@ -2202,13 +2202,27 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
             flushAll();
             events++;
             long now = MdTime.of(MdTime.nowSeconds(), 0);
-            for (int s = 0; s < slots.length; s++) {
-                if (slots[s] != null) {
-                    superblocks[s].events(events).utime(now);
-                    writeSuperblock(s);
-                    hook.at(point, at);
+            AtOnce written = new AtOnce(slots.length);
+            try {
+                for (int s = 0; s < slots.length; s++) {
+                    if (slots[s] != null) {
+                        superblocks[s].events(events).utime(now);
+                        if (hasBitmap) {
+                            writeSuperblock(s); // with the bitmap's events, a read-modify-write of its block
+                        } else {
+                            ByteBuffer block = AlignedBuffers.allocate(SuperblockIo.BLOCK);
+                            superblocks[s].encode(block);
+                            written.submitted(s, SuperblockIo.BLOCK);
+                            asyncSlots[s].writeAsync(
+                                    Superblock.SUPERBLOCK_OFFSET, block, 0, SuperblockIo.BLOCK, written, s);
+                        }
+                        hook.at(point, at);
+                    }
                 }
+            } finally {
+                written.awaitAll(); // a crash the hook injects leaves exactly the superblocks sent before it
             }
+            written.settle(null, 0, 0);
             flushAll();
         } catch (MemberFailed e) {
             if (turns.isWriteLockedByCurrentThread()) {

@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -61,7 +60,8 @@ import org.raidfive.parity.Xor;
  * ({@code reshape_request} in {@code drivers/md/raid5.c}) decides when {@code reshape_position}
  * must be recorded first: before a batch would write over old data a resume from the recorded
  * position still reads, every member is flushed and the superblock with the position reached is
- * written and flushed on every member (each round of flushes sent to every member at once). A crash at any moment therefore leaves the recorded
+ * written and flushed on every member (the flushes and the superblock writes sent to every member
+ * at once, round by round). A crash at any moment therefore leaves the recorded
  * position, the new geometry on one side of it and the old data on the other intact; {@link
  * #resume} continues from there, and {@link #readOnly} reads the array there, writing nothing, as
  * md maps a read during a reshape. {@link #read} and {@link #write} (and {@link #reader}, the array
@@ -97,9 +97,12 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     enum Point {
         /** A batch's old data is read; nothing of it written yet. */
         BATCH_READ,
-        /** One member write of a batch is done. */
+        /**
+         * One member write of a batch is done (on the lanes) or sent (a batch sent at once: a crash
+         * injected there waits for the writes sent before it ends).
+         */
         MEMBER_WRITTEN,
-        /** The superblock of one member was written during a checkpoint. */
+        /** The superblock of one member was sent during a checkpoint (written once its round ends). */
         CHECKPOINT_MEMBER,
         /** The superblock of one member was written with the final geometry. */
         FINISH_MEMBER,
@@ -1255,41 +1258,19 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
      * reads a whole window), and waited for together; the first member that failed is thrown once
      * every read has ended.
      */
-    private void readBatchAtOnce(long firstStripe, int n, ByteBuffer buf) throws MemberFailed {
+    private void readBatchAtOnce(long firstStripe, int n, ByteBuffer buf) throws IOException {
         int chunk = newLayout.chunkSize();
         int newData = newLayout.dataDisks();
-        int oldChunk = oldLayout.chunkSize();
-        int oldData = oldLayout.dataDisks();
-        long oldChunks = oldLayout.stripes() * oldData;
         AtOnce reads = new AtOnce(slots.length);
         try {
             for (int k = 0; k < n; k++) {
-                long from = (firstStripe + k) * newData * (long) chunk;
-                int at = k * (newData + 1) * chunk;
-                int len = newData * chunk;
-                for (int done = 0; done < len; ) {
-                    long p = from + done;
-                    long c = p / oldChunk;
-                    int within = (int) (p % oldChunk);
-                    int piece = Math.min(len - done, oldChunk - within);
-                    if (c >= oldChunks) {
-                        for (int b = 0; b < piece; b += 8) {
-                            buf.putLong(at + done + b, 0);
-                        }
-                    } else {
-                        long oldStripe = c / oldData;
-                        int slot = oldLayout.dataSlot(oldStripe, (int) (c % oldData));
-                        reads.submitted(slot, piece);
-                        asyncSlots[slot].readAsync(
-                                oldOffset[slot] + oldLayout.memberOffset(oldStripe) + within,
-                                buf.duplicate(),
-                                at + done,
-                                piece,
-                                reads,
-                                slot);
-                    }
-                    done += piece;
-                }
+                readOld(
+                        (firstStripe + k) * newData * (long) chunk,
+                        buf,
+                        k * (newData + 1) * chunk,
+                        newData * chunk,
+                        k,
+                        reads);
             }
         } finally {
             reads.awaitAll();
@@ -1506,21 +1487,17 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         int chunk = newLayout.chunkSize();
         int newData = newLayout.dataDisks();
         int base = k * (newData + 1) * chunk;
-        readOld(stripe * newData * (long) chunk, buf, base, newData * chunk, k);
-        ByteBuffer[] sources = new ByteBuffer[newData];
-        int[] at = new int[newData];
-        for (int i = 0; i < newData; i++) {
-            sources[i] = buf;
-            at[i] = base + i * chunk;
-        }
-        Xor.parity(buf, base + newData * chunk, sources, at, newData, chunk);
+        readOld(stripe * newData * (long) chunk, buf, base, newData * chunk, k, null);
+        parity(k, buf);
     }
 
     /**
      * {@code len} bytes of the array from byte {@code from}, as the old geometry holds them (zeros
-     * past the old array's end, as md reads them), into {@code buf} at {@code at}.
+     * past the old array's end, as md reads them), into {@code buf} at {@code at}: read here, or
+     * with {@code sent} (every member present) sent to the members and counted in it, to be waited
+     * for there.
      */
-    private void readOld(long from, ByteBuffer buf, int at, int len, int k) throws IOException {
+    private void readOld(long from, ByteBuffer buf, int at, int len, int k, AtOnce sent) throws IOException {
         int oldChunk = oldLayout.chunkSize();
         int oldData = oldLayout.dataDisks();
         long oldChunks = oldLayout.stripes() * oldData;
@@ -1536,10 +1513,14 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
             } else {
                 long oldStripe = c / oldData;
                 int slot = oldLayout.dataSlot(oldStripe, (int) (c % oldData));
+                long position = oldOffset[slot] + oldLayout.memberOffset(oldStripe) + within;
                 if (slot == missing) {
                     rebuildOld(oldStripe, within, buf, at + done, n, k);
+                } else if (sent != null) {
+                    sent.submitted(slot, n);
+                    asyncSlots[slot].readAsync(position, buf.duplicate(), at + done, n, sent, slot);
                 } else {
-                    read(slot, oldOffset[slot] + oldLayout.memberOffset(oldStripe) + within, buf, at + done, n);
+                    read(slot, position, buf, at + done, n);
                 }
             }
             done += n;
@@ -1831,7 +1812,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         if (inNew) {
             readNew(start, buf, 0, data * chunk);
         } else {
-            readOld(start, buf, 0, data * chunk, READER);
+            readOld(start, buf, 0, data * chunk, READER, null);
         }
         buf.put(within, src, at, len);
         for (int i = 0; i < data; i++) {
@@ -1868,7 +1849,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                 if (inNew) {
                     readNew(p, buf, at + done, n);
                 } else {
-                    readOld(p, buf, at + done, n, READER);
+                    readOld(p, buf, at + done, n, READER, null);
                 }
             } catch (MemberFailed e) {
                 throw (IOException) e.getCause();
@@ -2208,14 +2189,16 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                     if (slots[s] != null) {
                         superblocks[s].events(events).utime(now);
                         if (hasBitmap) {
-                            writeSuperblock(s); // with the bitmap's events, a read-modify-write of its block
-                        } else {
-                            ByteBuffer block = AlignedBuffers.allocate(SuperblockIo.BLOCK);
-                            superblocks[s].encode(block);
-                            written.submitted(s, SuperblockIo.BLOCK);
-                            asyncSlots[s].writeAsync(
-                                    Superblock.SUPERBLOCK_OFFSET, block, 0, SuperblockIo.BLOCK, written, s);
+                            writeBitmapEvents(s); // a read-modify-write of the bitmap superblock's block
                         }
+                        written.submitted(s, SuperblockIo.BLOCK);
+                        asyncSlots[s].writeAsync(
+                                Superblock.SUPERBLOCK_OFFSET,
+                                SuperblockIo.encoded(superblocks[s]),
+                                0,
+                                SuperblockIo.BLOCK,
+                                written,
+                                s);
                         hook.at(point, at);
                     }
                 }
@@ -2235,42 +2218,21 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
 
     /**
      * Flushes every member at once and waits for them all; the first member whose flush failed is
-     * thrown. A flush under way is waited for even when this thread is interrupted (its interrupt
-     * is kept).
+     * thrown once every flush has ended.
      */
     private void flushAll() throws MemberFailed {
-        IOException[] errors = new IOException[slots.length];
-        int present = 0;
-        for (MemberDisk d : slots) {
-            present += d != null ? 1 : 0;
-        }
-        CountDownLatch done = new CountDownLatch(present);
-        IoCallback flushed = (slot, error) -> {
-            errors[slot] = error; // seen by the waiter through the latch
-            done.countDown();
-        };
-        for (int s = 0; s < slots.length; s++) {
-            if (slots[s] != null) {
-                AsyncDisk.of(slots[s]).flushAsync(flushed, s);
+        AtOnce flushed = new AtOnce(slots.length);
+        try {
+            for (int s = 0; s < slots.length; s++) {
+                if (slots[s] != null) {
+                    flushed.submitted(s, 0);
+                    asyncSlots[s].flushAsync(flushed, s);
+                }
             }
+        } finally {
+            flushed.awaitAll();
         }
-        boolean interrupted = false;
-        while (true) {
-            try {
-                done.await();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        for (int s = 0; s < slots.length; s++) {
-            if (errors[s] != null) {
-                throw new MemberFailed(s, errors[s]);
-            }
-        }
+        flushed.settle(null, 0, 0);
     }
 
     private void flushMember(int slot) throws MemberFailed {
@@ -2282,14 +2244,15 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     }
 
     /**
-     * A superblock write (unflushed: {@link #writeSuperblocks} flushes every member after) that
-     * fails is the member's failure; a refusal of the metadata is not.
+     * The bitmap superblock's events brought to the superblock's, as md_update_sb has
+     * md_bitmap_update_sb do: a write that fails is the member's failure, a refusal of the metadata
+     * is not.
      */
-    private void writeSuperblock(int slot) throws IOException {
+    private void writeBitmapEvents(int slot) throws IOException {
         try {
-            writeUnflushed(slots[slot], superblocks[slot]);
-        } catch (ArrayConfigException e) {
-            throw e;
+            SuperblockIo.writeBitmapEvents(slots[slot], superblocks[slot], superblocks[slot].events());
+        } catch (SuperblockException e) {
+            throw new ArrayConfigException(e.getMessage(), e);
         } catch (IOException e) {
             throw new MemberFailed(slot, e);
         }
@@ -2368,12 +2331,6 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
 
     /** A superblock write and its flush, with the bitmap's events brought along as md_update_sb does. */
     private static void write(MemberDisk disk, Superblock sb) throws IOException {
-        writeUnflushed(disk, sb);
-        disk.flush();
-    }
-
-    /** {@link #write} without the flush. */
-    private static void writeUnflushed(MemberDisk disk, Superblock sb) throws IOException {
         if (sb.hasFeature(Superblock.MD_FEATURE_BITMAP_OFFSET)) {
             try {
                 SuperblockIo.writeBitmapEvents(disk, sb, sb.events());
@@ -2381,7 +2338,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                 throw new ArrayConfigException(e.getMessage(), e);
             }
         }
-        SuperblockIo.writeSuperblockUnflushed(disk, sb);
+        SuperblockIo.writeSuperblock(disk, sb);
     }
 
     /**

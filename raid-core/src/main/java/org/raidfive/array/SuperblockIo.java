@@ -317,18 +317,15 @@ final class SuperblockIo {
      * member and writes whole superblocks itself ({@link OfflineReshape}).
      */
     static void writeSuperblock(MemberDisk disk, Superblock sb) throws IOException {
-        writeSuperblockUnflushed(disk, sb);
+        disk.write(Superblock.SUPERBLOCK_OFFSET, encoded(sb), 0, BLOCK);
         disk.flush();
     }
 
-    /**
-     * {@link #writeSuperblock} without its flush: for a caller that writes the superblocks of every
-     * member first and then flushes them all at once, as md_super_write and md_super_wait do.
-     */
-    static void writeSuperblockUnflushed(MemberDisk disk, Superblock sb) throws IOException {
+    /** {@code sb} as the {@link #BLOCK} bytes written at {@link Superblock#SUPERBLOCK_OFFSET}. */
+    static ByteBuffer encoded(Superblock sb) {
         ByteBuffer buf = AlignedBuffers.allocate(BLOCK);
         sb.encode(buf);
-        disk.write(Superblock.SUPERBLOCK_OFFSET, buf, 0, BLOCK);
+        return buf;
     }
 
     /**

@@ -9,9 +9,8 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import org.raidfive.disk.AsyncDisk;
+import org.raidfive.disk.ForwardingAsyncDisk;
 import org.raidfive.disk.ForwardingDisk;
-import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.MemoryDisk;
 import org.raidfive.md.Superblock;
@@ -30,7 +29,7 @@ final class ReshapeTestDisks {
     }
 
     /** A memory member that outlives the arrays opened on it (closing an array closes its members). */
-    static class Kept extends ForwardingDisk {
+    static final class Kept extends ForwardingDisk {
         Kept(long size, String name) {
             super(new MemoryDisk(size, name));
         }
@@ -40,52 +39,17 @@ final class ReshapeTestDisks {
     }
 
     /**
-     * A {@link Kept} member whose completion-based I/O runs inline, as a {@link MemoryDisk}'s does:
-     * a reshape on such members moves its batches stripe by stripe over its lanes, the path memory
-     * members take.
+     * A memory member, like {@link Kept}, whose completion-based I/O runs inline as a {@link
+     * MemoryDisk}'s does: a reshape on such members moves its batches stripe by stripe over its
+     * lanes, the path memory members take.
      */
-    static final class InlineKept extends Kept implements AsyncDisk {
+    static final class InlineKept extends ForwardingAsyncDisk {
         InlineKept(long size, String name) {
-            super(size, name);
+            super(new MemoryDisk(size, name));
         }
 
         @Override
-        public void readAsync(long position, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
-            IOException error = null;
-            try {
-                read(position, dst, dstOffset, length);
-            } catch (IOException e) {
-                error = e;
-            }
-            callback.ioDone(tag, error);
-        }
-
-        @Override
-        public void writeAsync(long position, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag) {
-            IOException error = null;
-            try {
-                write(position, src, srcOffset, length);
-            } catch (IOException e) {
-                error = e;
-            }
-            callback.ioDone(tag, error);
-        }
-
-        @Override
-        public void flushAsync(IoCallback callback, int tag) {
-            IOException error = null;
-            try {
-                flush();
-            } catch (IOException e) {
-                error = e;
-            }
-            callback.ioDone(tag, error);
-        }
-
-        @Override
-        public boolean completesInline() {
-            return true;
-        }
+        public void close() {}
     }
 
     /**

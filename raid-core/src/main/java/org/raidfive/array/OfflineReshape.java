@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
@@ -95,7 +96,7 @@ import org.raidfive.parity.Xor;
 public final class OfflineReshape implements ReshapeState, AutoCloseable {
     /** Where {@link Hook} is called: the crash points of the reshape. */
     enum Point {
-        /** A batch's old data is read; nothing of it written yet. */
+        /** A batch's old data is read (streamed on the lanes: its first stripe's); nothing of it written yet. */
         BATCH_READ,
         /**
          * One member write of a batch is done (on the lanes) or sent (a batch sent at once: a crash
@@ -1003,16 +1004,19 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         }
         int row = rowStripes();
         int batch = Math.max(row, batchMemberBytes / chunk / row * row);
-        ByteBuffer buf = AlignedBuffers.allocate((int) (batch * stripeBytes));
+        // a batch streamed on the lanes needs a stripe of room per lane; one sent at once, all of it
+        // (a run that starts streaming never sends at once: a member left out stays out)
+        int held = submitsAtOnce() ? batch : Math.min(batch, LANES);
+        ByteBuffer buf = AlignedBuffers.allocate((int) (held * stripeBytes));
         try (Lanes lanes = new Lanes(LANES)) {
-            return runBatches(stop, progressListener, buf, lanes);
+            return runBatches(stop, progressListener, buf, lanes, batch);
         }
     }
 
-    private boolean runBatches(BooleanSupplier stop, LongConsumer progressListener, ByteBuffer buf, Lanes lanes)
+    private boolean runBatches(
+            BooleanSupplier stop, LongConsumer progressListener, ByteBuffer buf, Lanes lanes, int batch)
             throws IOException {
         int chunk = newLayout.chunkSize();
-        int batch = buf.capacity() / ((newLayout.dataDisks() + 1) * chunk);
         int row = rowStripes();
         long paceStart = clock.nanoTime();
         long moved = 0; // bytes per member since paceStart, at the rate paceLimit
@@ -1204,24 +1208,28 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     }
 
     /**
-     * One batch: every stripe's old data read and its parity computed (in lanes), then, once all of
-     * it is in memory, every stripe written (in lanes): a batch may write over old data it reads.
+     * One batch. Sent at once ({@link #submitsAtOnce}): every old chunk read, every parity computed,
+     * then every new chunk written. On the lanes, stripe by stripe: its old data read into its
+     * lane's one stripe of room, its parity computed there and the stripe written from it while it
+     * is still in the CPU's cache, which spares memory members and page-cache files a pass of the
+     * batch through main memory. Either order is safe because md's rule keeps a batch's writes a row
+     * of the larger chunk below the recorded position ({@link #room}): none lands on old data the
+     * batch still reads, and a batch whose write fails is read again, degraded, and written again.
      */
     private void moveBatch(long firstStripe, int n, ByteBuffer buf, Lanes lanes) throws IOException {
         if (!submitsAtOnce()) {
-            phase(lanes, n, k -> readStripe(firstStripe + k, k, buf));
-        } else {
-            try {
-                readBatchAtOnce(firstStripe, n, buf);
-                phase(lanes, n, k -> parity(k, buf));
-            } catch (MemberFailed e) {
-                alone(() -> leaveOut(e));
-                phase(lanes, n, k -> readStripe(firstStripe + k, k, buf)); // degraded now: as above
-            }
+            streamBatch(firstStripe, n, buf, lanes);
+            return;
+        }
+        try {
+            readBatchAtOnce(firstStripe, n, buf);
+            phase(lanes, n, k -> parity(k, buf));
+        } catch (MemberFailed e) {
+            alone(() -> leaveOut(e));
+            phase(lanes, n, k -> readStripe(firstStripe + k, k, buf)); // degraded now: stripe by stripe
         }
         hook.at(Point.BATCH_READ, progress);
-        // A failed write leaves the batch whole in memory (its writes may already cover old data it
-        // read): it is written again to the members left.
+        // after a failed write the batch, whole in memory, is written again to the members left
         if (submitsAtOnce()) {
             try {
                 writeBatchAtOnce(firstStripe, n, buf);
@@ -1231,6 +1239,25 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
             }
         }
         phase(lanes, n, k -> writeStripe(firstStripe + k, k, buf));
+    }
+
+    /**
+     * {@link #moveBatch} on the lanes: stripe {@code k} in room {@code k % width} of {@code buf}, one
+     * per lane. The first stripe is read before the others start, so that the test hook's
+     * {@link Point#BATCH_READ} comes before any of the batch is written.
+     */
+    private void streamBatch(long firstStripe, int n, ByteBuffer buf, Lanes lanes) throws IOException {
+        int width = lanes.width(n);
+        phase(lanes, 1, k -> readStripe(firstStripe, 0, buf));
+        hook.at(Point.BATCH_READ, progress);
+        // lane 0 takes stripe 0 first and finds it read; a phase run again (a member left out) reads it again
+        AtomicBoolean firstRead = new AtomicBoolean(true);
+        phase(lanes, n, k -> {
+            if (k != 0 || !firstRead.getAndSet(false)) {
+                readStripe(firstStripe + k, k % width, buf);
+            }
+            writeStripe(firstStripe + k, k % width, buf);
+        });
     }
 
     /**
@@ -2067,8 +2094,13 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                     });
         }
 
+        /** The lanes {@link #each} spreads {@code n} stripes over. */
+        int width(int n) {
+            return Math.min(count, n);
+        }
+
         void each(int n, StripeTask task) throws IOException {
-            int lanes = Math.min(count, n);
+            int lanes = width(n);
             List<Future<?>> others = new ArrayList<>();
             for (int lane = 1; lane < lanes; lane++) {
                 int first = lane;

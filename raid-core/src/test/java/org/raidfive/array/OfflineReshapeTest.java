@@ -437,11 +437,20 @@ class OfflineReshapeTest {
      * geometry, or a write to an added member) is recorded faulty on the others and the reshape goes on
      * without it, rebuilding its old chunks from their stripes. The array then assembles degraded and
      * reads the reference image; a spare rebuilt into the slot makes it whole, checked as every reshape
-     * is (md's placement, parity from scratch, read-back).
+     * is (md's placement, parity from scratch, read-back). On members that complete inline the batch
+     * streams stripe by stripe, and a write failing mid-batch has the batch read again, degraded.
      */
-    @ParameterizedTest(name = "{0}")
-    @CsvSource({"old member read", "old member write", "added member write", "old member superblock write"})
-    void aMemberFailingMidReshapeIsLeftOutAndTheReshapeGoesOnDegraded(String what) throws Exception {
+    @ParameterizedTest(name = "{0}, inline members {1}")
+    @CsvSource({
+        "old member read, false",
+        "old member write, false",
+        "added member write, false",
+        "old member superblock write, false",
+        "old member read, true",
+        "old member write, true",
+        "added member write, true"
+    })
+    void aMemberFailingMidReshapeIsLeftOutAndTheReshapeGoesOnDegraded(String what, boolean inline) throws Exception {
         long seed = System.nanoTime();
         System.out.println("OfflineReshapeTest seed " + seed);
         Made m = make(3, Raid5Algorithm.LEFT_SYMMETRIC, seed);
@@ -462,6 +471,10 @@ class OfflineReshapeTest {
                 faulty.failWrites(middle - (512L << 10), middle);
             }
             given.set(1, faulty);
+        }
+        if (inline) { // members that complete inline stream a batch stripe by stripe on the lanes
+            given.replaceAll(ReshapeTestDisks.Inline::new);
+            giveAdded.replaceAll(ReshapeTestDisks.Inline::new);
         }
         try (OfflineReshape r = OfflineReshape.grow(given, giveAdded)) {
             if (what.contains("superblock")) {

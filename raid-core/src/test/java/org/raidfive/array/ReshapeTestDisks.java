@@ -39,6 +39,21 @@ final class ReshapeTestDisks {
     }
 
     /**
+     * Any member (a {@link org.raidfive.disk.FaultyDisk} say) that a reshape takes for one whose I/O
+     * completes inline, as a memory member's does: its batches stream stripe by stripe on the lanes.
+     */
+    static final class Inline extends ForwardingAsyncDisk {
+        Inline(MemberDisk inner) {
+            super(inner);
+        }
+
+        @Override
+        public boolean completesInline() {
+            return true;
+        }
+    }
+
+    /**
      * A memory member, like {@link Kept}, whose completion-based I/O runs inline as a {@link
      * MemoryDisk}'s does: a reshape on such members moves its batches stripe by stripe over its
      * lanes, the path memory members take.

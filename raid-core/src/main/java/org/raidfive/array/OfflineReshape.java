@@ -258,6 +258,10 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     private ByteBuffer[] degradedScratch;
 
     private long lastCheckpoint = System.nanoTime();
+    /** The flushes {@link #startWriteBack} started, or null; and the first member one of them failed. */
+    private AtOnce writeBack;
+
+    private MemberFailed writeBackFailure;
     private Hook hook = (p, at) -> {};
 
     /** Bytes each member moves per batch, at most ({@link #setBatchMemberBytes}). */
@@ -1219,6 +1223,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     private void moveBatch(long firstStripe, int n, ByteBuffer buf, Lanes lanes) throws IOException {
         if (!submitsAtOnce()) {
             streamBatch(firstStripe, n, buf, lanes);
+            startWriteBack();
             return;
         }
         try {
@@ -1258,6 +1263,65 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
             }
             writeStripe(firstStripe + k, k % width, buf);
         });
+    }
+
+    /**
+     * After a batch on members through the page cache, a flush of each is started and not waited
+     * for: the kernel writes the batch back while the next batches move, and the checkpoint's own
+     * flush ({@link #flushAll}, which waits for this one first) finds little left to write. At most
+     * one is in flight. Its errors are kept for the checkpoint: Linux reports a write-back error to
+     * one fsync of a descriptor only, so an error this flush took must fail the member there.
+     */
+    private void startWriteBack() {
+        AtOnce previous = writeBack;
+        if (previous != null) {
+            if (!previous.ended()) {
+                return;
+            }
+            writeBack = null;
+            keepWriteBackFailure(previous);
+        }
+        boolean any = false;
+        for (int s = 0; s < slots.length; s++) {
+            any |= slots[s] != null && asyncSlots[s].bufferedByPageCache();
+        }
+        if (!any) {
+            return;
+        }
+        AtOnce flushes = new AtOnce(slots.length);
+        for (int s = 0; s < slots.length; s++) {
+            if (slots[s] != null && asyncSlots[s].bufferedByPageCache()) {
+                flushes.submitted(s, 0);
+                asyncSlots[s].flushAsync(flushes, s);
+            }
+        }
+        flushes.release();
+        writeBack = flushes;
+    }
+
+    /** Waits for the flushes {@link #startWriteBack} started; throws the first member they failed, if still present. */
+    private void awaitWriteBack() throws MemberFailed {
+        AtOnce early = writeBack;
+        if (early != null) {
+            writeBack = null;
+            early.awaitAll();
+            keepWriteBackFailure(early);
+        }
+        MemberFailed failed = writeBackFailure;
+        writeBackFailure = null;
+        if (failed != null && slots[failed.slot] != null) {
+            throw failed;
+        }
+    }
+
+    private void keepWriteBackFailure(AtOnce ended) {
+        try {
+            ended.settle(null, 0, 0);
+        } catch (MemberFailed e) {
+            if (writeBackFailure == null) {
+                writeBackFailure = e;
+            }
+        }
     }
 
     /**
@@ -1355,7 +1419,9 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
      */
     private static final class AtOnce implements IoCallback {
         private final AtomicInteger pending = new AtomicInteger(1); // 1: the submitter's own, until awaitAll
-        private final Thread waiter = Thread.currentThread();
+        // set before the waiter's own count is given up: the I/O that ends last sees it
+        private volatile Thread waiter;
+        private boolean released;
         private final IOException[] errors;
         private final int[] ops;
         private final long[] bytes;
@@ -1382,14 +1448,33 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                 }
             }
             if (pending.decrementAndGet() == 0) {
-                LockSupport.unpark(waiter);
+                Thread w = waiter;
+                if (w != null) {
+                    LockSupport.unpark(w);
+                }
             }
+        }
+
+        /** Gives up the submitter's own count without waiting: {@link #ended} may now become true. */
+        void release() {
+            if (!released) {
+                released = true;
+                pending.decrementAndGet();
+            }
+        }
+
+        /** Whether every I/O submitted has ended, once {@link #release}d. */
+        boolean ended() {
+            return pending.get() == 0;
         }
 
         /** Waits for every I/O submitted, also when interrupted (their buffers are the batch's; the interrupt is kept). */
         void awaitAll() {
             boolean interrupted = false;
-            if (pending.decrementAndGet() != 0) {
+            waiter = Thread.currentThread();
+            boolean last = released ? pending.get() == 0 : pending.decrementAndGet() == 0;
+            released = true;
+            if (!last) {
                 while (pending.get() != 0) {
                     LockSupport.park(this);
                     interrupted |= Thread.interrupted();
@@ -1740,6 +1825,11 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     public void flush() throws IOException {
         turns.writeLock().lock();
         try {
+            try {
+                awaitWriteBack(); // an error it took is this flush's too
+            } catch (MemberFailed e) {
+                memberFailed(e);
+            }
             for (int s = 0; s < slots.length; s++) {
                 if (slots[s] != null) {
                     try {
@@ -2253,6 +2343,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
      * thrown once every flush has ended.
      */
     private void flushAll() throws MemberFailed {
+        awaitWriteBack();
         AtOnce flushed = new AtOnce(slots.length);
         try {
             for (int s = 0; s < slots.length; s++) {

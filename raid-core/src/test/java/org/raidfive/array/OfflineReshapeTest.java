@@ -492,6 +492,41 @@ class OfflineReshapeTest {
         assertDegradedThenRebuilt(survivors, lost, m.image, oldOffset);
     }
 
+    /**
+     * On members through the page cache a flush is started after each batch and not waited for.
+     * Linux reports a write-back error to one fsync only: when that flush takes it, the member must
+     * still fail (at the next checkpoint), or the position would be recorded over data never written.
+     */
+    @Test
+    void aWriteBackErrorAnEarlyFlushTookFailsTheMember() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OfflineReshapeTest seed " + seed);
+        Made m = make(3, Raid5Algorithm.LEFT_SYMMETRIC, seed);
+        long oldOffset = dataOffsetOf(m.members.get(0));
+        List<MemberDisk> added = blanks(1);
+        List<MemberDisk> given = new ArrayList<>();
+        for (MemberDisk d : m.members) {
+            given.add(new ReshapeTestDisks.PageCacheOnceFailing(d, Integer.MAX_VALUE));
+        }
+        // the 1st flush is the start's superblock's, the 2nd the one started after the first batch
+        ReshapeTestDisks.PageCacheOnceFailing failing = new ReshapeTestDisks.PageCacheOnceFailing(m.members.get(1), 2);
+        given.set(1, failing);
+        List<MemberDisk> giveAdded = new ArrayList<>();
+        giveAdded.add(new ReshapeTestDisks.PageCacheOnceFailing(added.get(0), Integer.MAX_VALUE));
+        try (OfflineReshape r = OfflineReshape.grow(given, giveAdded)) {
+            r.setBatchMemberBytes(CHUNK * 2);
+            assertTrue(r.run(() -> false, p -> {}));
+            assertTrue(failing.flushes() >= 2, "the failing flush was made: " + failing.flushes());
+            assertEquals(failing.name(), r.missingMember(), "the member whose write-back failed is left out");
+        }
+        List<MemberDisk> all = new ArrayList<>(m.members);
+        all.addAll(added);
+        MemberDisk lost = m.members.get(1);
+        List<MemberDisk> survivors = new ArrayList<>(all);
+        survivors.remove(lost);
+        assertDegradedThenRebuilt(survivors, lost, m.image, oldOffset);
+    }
+
     /** The survivors record {@code lost} faulty and hold the image degraded; a spare in its place makes the array whole. */
     private static void assertDegradedThenRebuilt(
             List<MemberDisk> survivors, MemberDisk lost, byte[] image, long oldOffset) throws Exception {

@@ -39,6 +39,51 @@ final class ReshapeTestDisks {
     }
 
     /**
+     * A member through the page cache as Linux reports its write-back errors: one flush, the
+     * {@code failing}-th, fails, and every flush after it succeeds (an error is reported to one fsync
+     * of a descriptor only). A reshape on such members streams its batches on the lanes and starts
+     * a flush after each.
+     */
+    static final class PageCacheOnceFailing extends ForwardingAsyncDisk {
+        private final java.util.concurrent.atomic.AtomicInteger flushes =
+                new java.util.concurrent.atomic.AtomicInteger();
+        private final int failing;
+
+        PageCacheOnceFailing(MemberDisk inner, int failing) {
+            super(inner);
+            this.failing = failing;
+        }
+
+        int flushes() {
+            return flushes.get();
+        }
+
+        @Override
+        public void flush() throws IOException {
+            super.flush();
+            if (flushes.incrementAndGet() == failing) {
+                throw new IOException(name() + ": write-back failed (injected, reported once)");
+            }
+        }
+
+        @Override
+        public void flushAsync(org.raidfive.disk.IoCallback callback, int tag) {
+            IOException error = null;
+            try {
+                flush();
+            } catch (IOException e) {
+                error = e;
+            }
+            callback.ioDone(tag, error);
+        }
+
+        @Override
+        public boolean bufferedByPageCache() {
+            return true;
+        }
+    }
+
+    /**
      * Any member (a {@link org.raidfive.disk.FaultyDisk} say) that a reshape takes for one whose I/O
      * completes inline, as a memory member's does: its batches stream stripe by stripe on the lanes.
      */

@@ -262,6 +262,9 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     private AtOnce writeBack;
 
     private MemberFailed writeBackFailure;
+    /** Room for the missing member's old chunks in a degraded batch sent at once; made at the first. */
+    private SentRebuilds sentRebuilds;
+
     private Hook hook = (p, at) -> {};
 
     /** Bytes each member moves per batch, at most ({@link #setBatchMemberBytes}). */
@@ -1226,16 +1229,19 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
             startWriteBack();
             return;
         }
-        try {
-            readBatchAtOnce(firstStripe, n, buf);
-            phase(lanes, n, k -> parity(k, buf));
-        } catch (MemberFailed e) {
-            alone(() -> leaveOut(e));
-            phase(lanes, n, k -> readStripe(firstStripe + k, k, buf)); // degraded now: stripe by stripe
+        // a member failing is left out and the phase sent again without it (a second one stops the reshape)
+        while (true) {
+            try {
+                readBatchAtOnce(firstStripe, n, buf);
+                break;
+            } catch (MemberFailed e) {
+                alone(() -> leaveOut(e));
+            }
         }
+        phase(lanes, n, k -> parity(k, buf));
         hook.at(Point.BATCH_READ, progress);
         // after a failed write the batch, whole in memory, is written again to the members left
-        if (submitsAtOnce()) {
+        while (true) {
             try {
                 writeBatchAtOnce(firstStripe, n, buf);
                 return;
@@ -1243,7 +1249,6 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                 alone(() -> leaveOut(e));
             }
         }
-        phase(lanes, n, k -> writeStripe(firstStripe + k, k, buf));
     }
 
     /**
@@ -1326,16 +1331,14 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
 
     /**
      * Whether a batch's member I/O goes to the members all at once ({@link #readBatchAtOnce}): with
-     * every member present and some member whose each I/O waits for a device or a link (NBD, files
-     * opened with O_DIRECT). Memory members complete inline, and a file through the page cache is a
-     * copy that the calling thread makes for less than a hand-off to the ring's workers costs
-     * (measured: a grow on page-cache files ran about 0.8x as fast with its I/O submitted at once);
-     * those, and a degraded batch (which rebuilds the missing member's chunks), take the lanes.
+     * some member whose each I/O waits for a device or a link (NBD, files opened with O_DIRECT),
+     * degraded or not (a missing member's old chunks are read from their rows' other members in the
+     * same round). Memory members complete inline, and a file through the page cache is a copy that
+     * the calling thread makes for less than a hand-off to the ring's workers costs (measured: a
+     * grow on page-cache files ran about 0.8x as fast with its I/O submitted at once); those take the
+     * lanes.
      */
     private boolean submitsAtOnce() {
-        if (missing >= 0) {
-            return false;
-        }
         for (int s = 0; s < slots.length; s++) {
             if (slots[s] != null && !asyncSlots[s].completesInline() && !asyncSlots[s].bufferedByPageCache()) {
                 return true;
@@ -1352,6 +1355,9 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     private void readBatchAtOnce(long firstStripe, int n, ByteBuffer buf) throws IOException {
         int chunk = newLayout.chunkSize();
         int newData = newLayout.dataDisks();
+        if (missing >= 0) {
+            sentRebuilds(n * newData * (long) chunk).clear();
+        }
         AtOnce reads = new AtOnce(slots.length);
         try {
             for (int k = 0; k < n; k++) {
@@ -1367,6 +1373,85 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
             reads.awaitAll();
         }
         reads.settle(memberStats, IoStats.READS, IoStats.READ_BYTES);
+        if (missing >= 0) {
+            sentRebuilds.finish(buf);
+        }
+    }
+
+    /**
+     * The room for the missing member's old chunks in a batch of {@code arrayBytes} sent at once:
+     * every old row the batch meets holds at most one chunk of it, rebuilt from the row's others.
+     */
+    private SentRebuilds sentRebuilds(long arrayBytes) {
+        long oldStripeBytes = (long) oldLayout.chunkSize() * oldLayout.dataDisks();
+        long rows = arrayBytes / oldStripeBytes + 2;
+        long room = rows * oldLayout.chunkSize() * (oldLayout.disks() - 1);
+        if (sentRebuilds == null || sentRebuilds.room.capacity() < room) {
+            if (room > Integer.MAX_VALUE) {
+                throw new IllegalStateException(name + ": a degraded batch needs " + room + " bytes of room");
+            }
+            sentRebuilds = new SentRebuilds(AlignedBuffers.allocate((int) room));
+        }
+        return sentRebuilds;
+    }
+
+    /**
+     * Bytes {@code [within, within+len)} of the missing member's old chunk of {@code oldStripe}, for
+     * {@code at} in the batch: the same bytes of the row's other chunks sent to their members with
+     * {@code sent}, XORed into place by {@link SentRebuilds#finish} once every read is in.
+     */
+    private void sendRebuild(long oldStripe, int within, int at, int len, AtOnce sent) {
+        SentRebuilds r = sentRebuilds;
+        long offset = oldLayout.memberOffset(oldStripe) + within;
+        int roomAt = r.reserve(at, len, oldLayout.disks() - 1);
+        for (int s = 0, i = 0; s < oldLayout.disks(); s++) {
+            if (s != missing) {
+                sent.submitted(s, len);
+                asyncSlots[s].readAsync(oldOffset[s] + offset, r.room.duplicate(), roomAt + i * len, len, sent, s);
+                i++;
+            }
+        }
+    }
+
+    /** The missing member's pieces of a batch sent at once: where each goes, and its sources in {@link #room}. */
+    private static final class SentRebuilds {
+        final ByteBuffer room;
+        private int used;
+        private final List<int[]> pieces = new ArrayList<>(); // {at, len, roomAt, sources}
+
+        SentRebuilds(ByteBuffer room) {
+            this.room = room;
+        }
+
+        SentRebuilds clear() {
+            used = 0;
+            pieces.clear();
+            return this;
+        }
+
+        int reserve(int at, int len, int sources) {
+            int roomAt = used;
+            used += len * sources;
+            pieces.add(new int[] {at, len, roomAt, sources});
+            return roomAt;
+        }
+
+        /** Each piece, the XOR of its sources, into {@code batch}. */
+        void finish(ByteBuffer batch) {
+            ByteBuffer[] from = null;
+            int[] offsets = null;
+            for (int[] p : pieces) {
+                if (from == null || from.length < p[3]) {
+                    from = new ByteBuffer[p[3]];
+                    offsets = new int[p[3]];
+                }
+                for (int i = 0; i < p[3]; i++) {
+                    from[i] = room;
+                    offsets[i] = p[2] + i * p[1];
+                }
+                Xor.parity(batch, p[0], from, offsets, p[3], p[1]);
+            }
+        }
     }
 
     /**
@@ -1385,6 +1470,9 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                 long at = newLayout.memberOffset(stripe);
                 for (int i = 0; i <= newData; i++) {
                     int slot = i < newData ? newLayout.dataSlot(stripe, i) : newLayout.paritySlot(stripe);
+                    if (slot == missing) {
+                        continue;
+                    }
                     writes.submitted(slot, chunk);
                     asyncSlots[slot].writeAsync(
                             newOffset[slot] + at, buf.duplicate(), base + i * chunk, chunk, writes, slot);
@@ -1626,7 +1714,9 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                 long oldStripe = c / oldData;
                 int slot = oldLayout.dataSlot(oldStripe, (int) (c % oldData));
                 long position = oldOffset[slot] + oldLayout.memberOffset(oldStripe) + within;
-                if (slot == missing) {
+                if (slot == missing && sent != null) {
+                    sendRebuild(oldStripe, within, at + done, n, sent);
+                } else if (slot == missing) {
                     rebuildOld(oldStripe, within, buf, at + done, n, k);
                 } else if (sent != null) {
                     sent.submitted(slot, n);

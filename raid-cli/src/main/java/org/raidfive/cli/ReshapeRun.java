@@ -206,7 +206,8 @@ final class ReshapeRun {
                 verb.say(name + "'s resync is due (written to before a crash mid-reshape): raid rebuild "
                         + source.again(left) + " runs it in the foreground, raid serve in the background");
             }
-            for (String spare : sparesOf(all)) {
+            // the failed member is not asked: a dead link may take its connect timeout to say so
+            for (String spare : reshape.newDisks() < reshape.oldDisks() ? sparesOf(left) : List.<String>of()) {
                 verb.say(spare + " is now a spare of " + name + " (raid remove --member " + spare + " "
                         + source.again(all) + " takes it out)");
             }

@@ -1,0 +1,1 @@
+fio --ioengine=nbd --rw=randread --bs=4k --iodepth=16 --numjobs=2 --runtime=5 against raid serve --read-only (without) and raid serve --speed-limit-min 100M --speed-limit-max 100M (during), 4 -> 5 file members of 2G, 3 rounds

@@ -96,7 +96,7 @@ final class GrowCommand extends Verb {
             names = "--chunk",
             paramLabel = "SIZE",
             description = "New chunk size (a power of two from 4K to 1G), restriping the same members as mdadm "
-                    + "--grow --chunk does.")
+                    + "--grow --chunk does, or, with --raid-devices N --add, in the same reshape as the grow.")
     String chunk;
 
     @Option(
@@ -104,7 +104,8 @@ final class GrowCommand extends Verb {
             paramLabel = "NAME",
             description =
                     "New parity layout, as mdadm names it (left-symmetric, right-asymmetric, ...), restriping the "
-                            + "same members as mdadm --grow --layout does.")
+                            + "same members as mdadm --grow --layout does, or, with --raid-devices N --add, in the "
+                            + "same reshape as the grow.")
     String layout;
 
     @Option(
@@ -281,12 +282,12 @@ final class GrowCommand extends Verb {
         int asked = (policy == null ? 0 : 1)
                 + (bitmap == null ? 0 : 1)
                 + (size == null ? 0 : 1)
-                + (raidDevices == null ? 0 : 1)
-                + (chunk == null && layout == null ? 0 : 1)
+                // mdadm changes the member count, chunk and layout in one reshape
+                + (raidDevices == null && chunk == null && layout == null ? 0 : 1)
                 + (continueReshape ? 1 : 0);
         if (asked != 1) {
-            throw CliException.usage("give one of --consistency-policy, --bitmap, --size, --raid-devices, "
-                    + "--chunk/--layout and --continue");
+            throw CliException.usage("give one of --consistency-policy, --bitmap, --size, --raid-devices and/or "
+                    + "--chunk/--layout, and --continue");
         }
         if (startOnly && (!reshapes() || continueReshape)) {
             throw CliException.usage("--start-only starts a reshape: give --raid-devices, --chunk or --layout");

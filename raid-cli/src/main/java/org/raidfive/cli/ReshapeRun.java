@@ -41,8 +41,9 @@ final class ReshapeRun {
 
     /**
      * Starts a reshape to {@code raidDevices} members (fewer: a shrink to {@code arraySize} bytes, null
-     * when not given), or to {@code newChunk} bytes (0: kept) and {@code newLayout} (null: kept) on the
-     * same members, or (neither) continues the one recorded; runs it within {@code limits}.
+     * when not given; more: a grow, which may change the chunk and layout too), or to {@code newChunk}
+     * bytes (0: kept) and {@code newLayout} (null: kept) on the same members, or (none of these)
+     * continues the one recorded; runs it within {@code limits}.
      */
     int run(
             Integer raidDevices,
@@ -53,9 +54,9 @@ final class ReshapeRun {
             Raid5Algorithm newLayout)
             throws Exception {
         boolean change = newChunk != 0 || newLayout != null;
-        if (change && !add.isEmpty()) {
+        if (change && raidDevices == null && !add.isEmpty()) {
             throw CliException.usage("--chunk and --layout restripe the same members; add members with "
-                    + "--raid-devices N --add FILE in a grow of its own");
+                    + "--raid-devices N --add FILE (with --chunk/--layout or not)");
         }
         if (raidDevices == null && !change && !add.isEmpty()) {
             throw CliException.usage("--continue takes every member, the added ones included; no --add");
@@ -98,15 +99,17 @@ final class ReshapeRun {
                     }
                     added.add(absent ? Members.createOrExtend(a, size) : Members.open(a));
                 }
-                reshape = change
-                        ? OfflineReshape.change(set.disks(), newChunk, newLayout)
-                        : shrink
-                                // without --array-size the refusal names the size to give, as mdadm's does
-                                ? OfflineReshape.shrink(
-                                        set.disks(), raidDevices, arraySize == null ? Long.MAX_VALUE : arraySize)
-                                : raidDevices == null
-                                        ? OfflineReshape.resume(set.disks())
-                                        : OfflineReshape.grow(set.disks(), added);
+                reshape = raidDevices != null && !shrink
+                        ? OfflineReshape.grow(set.disks(), added, newChunk, newLayout)
+                        : change
+                                ? OfflineReshape.change(set.disks(), newChunk, newLayout)
+                                : shrink
+                                        // without --array-size the refusal names the size to give, as mdadm's does
+                                        ? OfflineReshape.shrink(
+                                                set.disks(),
+                                                raidDevices,
+                                                arraySize == null ? Long.MAX_VALUE : arraySize)
+                                        : OfflineReshape.resume(set.disks());
             } catch (IOException | RuntimeException e) {
                 MemberSet.closeQuietly(added);
                 for (Path p : created) {

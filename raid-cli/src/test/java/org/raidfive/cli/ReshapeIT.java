@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.raidfive.layout.Raid5Algorithm;
 import org.raidfive.md.Superblock;
 
 /**
@@ -108,6 +109,36 @@ class ReshapeIT {
             assertTrue(out.contains("Raid Devices : 4"), out);
             assertTrue(out.contains("Array Size : " + after / 1024 + " KiB"), out);
             assertTrue(out.contains("Device Role : Active device 3"), out);
+            assertFalse(out.contains("Reshape pos'n"), out);
+        }
+    }
+
+    /**
+     * raid grow --raid-devices 4 --add with --chunk and --layout changes all three in one reshape, as
+     * mdadm --grow does: the data reads back from the four, check finds 0 mismatched sectors, and the
+     * superblocks (and mdadm --examine, where installed) say 4 members, the new chunk and layout.
+     */
+    @Test
+    void anArrayGainsAMemberAndANewChunkAndLayoutAtOnce() throws Exception {
+        byte[] data = createAndFill("32M", 40 << 20, 47);
+        List<String> grow = new ArrayList<>(
+                List.of("grow", "--raid-devices", "4", "--add", "d.img", "--chunk", "128K", "--layout", "parity-last"));
+        grow.addAll(OLD);
+        RaidLauncher.Result r = RaidLauncher.run(dir, grow.toArray(new String[0]));
+        assertEquals(0, r.exit(), r.stderr());
+        assertTrue(
+                r.stderr().contains("3 -> 4 members, chunk 64K -> 128K, layout left-symmetric -> parity-last"),
+                r.stderr());
+        assertHolds(data);
+        Superblock s = sb("d.img");
+        assertEquals(256, s.chunkSectors());
+        assertEquals(Raid5Algorithm.PARITY_LAST.mdNumber(), s.layout());
+        String mdadm = Tools.mdadm();
+        if (mdadm != null) {
+            String out = Tools.run(dir, Duration.ofSeconds(30), List.of(mdadm, "--examine", "d.img"))
+                    .output();
+            assertTrue(out.contains("Raid Devices : 4"), out);
+            assertTrue(out.contains("Chunk Size : 128K"), out);
             assertFalse(out.contains("Reshape pos'n"), out);
         }
     }

@@ -365,6 +365,19 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
      */
     public static OfflineReshape grow(List<? extends MemberDisk> members, List<? extends MemberDisk> added)
             throws IOException {
+        return grow(members, added, 0, null);
+    }
+
+    /**
+     * {@link #grow(List, List)} that also changes the chunk to {@code chunkBytes} (0 keeps it) and
+     * the layout to {@code layout} (null keeps it) in the same reshape, as {@code mdadm --grow
+     * --raid-devices N --chunk C --layout L} does: the data offset moves down by mdadm's {@code
+     * min_offset_change} over both chunks, and the component size must be a whole number of new
+     * chunks, as mdadm demands.
+     */
+    public static OfflineReshape grow(
+            List<? extends MemberDisk> members, List<? extends MemberDisk> added, int chunkBytes, Raid5Algorithm layout)
+            throws IOException {
         if (added.isEmpty()) {
             throw new ArrayConfigException("a reshape that adds members needs at least one disk to add");
         }
@@ -378,8 +391,22 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                 throw new ArrayConfigException(
                         array + ": " + newDisks + " members is more than " + Raid5Layout.MAX_DISKS);
             }
-            long chunkSectors = top.chunkSectors();
-            long drop = minOffsetChange(chunkSectors, chunkSectors, oldDisks - 1, newDisks - 1);
+            int chunkSectors = top.chunkSectors();
+            int newChunk = chunkBytes == 0 ? chunkSectors : chunkBytes / 512;
+            Raid5Algorithm newLayout = layout == null ? Raid5Algorithm.fromMdNumber(top.layout()) : layout;
+            if (chunkBytes != 0) {
+                try {
+                    Raid5Layout.checkChunk(chunkBytes);
+                } catch (IllegalArgumentException e) {
+                    throw new ArrayConfigException(e.getMessage());
+                }
+            }
+            if (top.size() % newChunk != 0) {
+                throw new ArrayConfigException("New chunk size (" + newChunk / 2 + "K) does not evenly divide device "
+                        + "size (" + top.size() / 2 + "k) of " + array + " (mdadm's rule: shrink the array with "
+                        + "--size " + (top.size() & -newChunk) / 2 + "K first)");
+            }
+            long drop = minOffsetChange(chunkSectors, newChunk, oldDisks - 1, newDisks - 1);
             long bitmapBytes = bitmapBytes(members.get(0), sbs[0]);
             for (int s = 0; s < oldDisks; s++) {
                 long room = sbs[s].dataOffset() - earliestDataSector(sbs[s], bitmapBytes / 512);
@@ -445,12 +472,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                 for (int t = 0; t < newDisks; t++) {
                     sb.devRole(next[t].devNumber(), t);
                 }
-                markReshaping(
-                                sb.raidDisks(newDisks).deltaDisks(added.size()),
-                                top.layout(),
-                                top.chunkSectors(),
-                                -drop,
-                                0)
+                markReshaping(sb.raidDisks(newDisks).deltaDisks(added.size()), newLayout.mdNumber(), newChunk, -drop, 0)
                         .events(events);
             }
             // The new members first: a crash before the old ones say "reshape" leaves them as blank

@@ -8,8 +8,9 @@ import org.raidfive.layout.Raid5Algorithm;
 
 /**
  * What {@link Raid5Array#reshape} changes, as {@code mdadm --grow} names it: members added
- * ({@code --raid-devices N --add}), members removed ({@code --array-size} then {@code --raid-devices
- * N}), or the chunk size and/or layout ({@code --chunk}, {@code --layout}); and the speed limits the
+ * ({@code --raid-devices N --add}, with a new chunk size and/or layout or not), members removed
+ * ({@code --array-size} then {@code --raid-devices N}), or the chunk size and/or layout ({@code
+ * --chunk}, {@code --layout}); and the speed limits the
  * reshape runs at (md's {@code speed_limit_min}/{@code max}, per member). Immutable.
  */
 public final class ReshapeSpec {
@@ -44,6 +45,19 @@ public final class ReshapeSpec {
             throw new IllegalArgumentException("a reshape that adds members needs at least one disk to add");
         }
         return new ReshapeSpec(Kind.ADD, copy, new Target(0, 0, 0, null), SyncLimits.MD_DEFAULT);
+    }
+
+    /**
+     * {@link #addMembers(List)} that also makes the chunk {@code chunkBytes} (0 keeps it) and the
+     * layout {@code layout} (null keeps it) in the same reshape, as {@code mdadm --grow --raid-devices
+     * N --chunk C --layout L} does.
+     */
+    public static ReshapeSpec addMembers(List<? extends MemberDisk> disks, int chunkBytes, Raid5Algorithm layout) {
+        if (chunkBytes < 0) {
+            throw new IllegalArgumentException("chunk size " + chunkBytes + " is negative");
+        }
+        ReshapeSpec adding = addMembers(disks);
+        return new ReshapeSpec(Kind.ADD, adding.added, new Target(0, 0, chunkBytes, layout), SyncLimits.MD_DEFAULT);
     }
 
     /**
@@ -85,7 +99,7 @@ public final class ReshapeSpec {
     /** Starts this reshape on {@code members}, every member of the array (see {@link OfflineReshape}). */
     OfflineReshape start(List<? extends MemberDisk> members) throws IOException {
         return switch (kind) {
-            case ADD -> OfflineReshape.grow(members, added);
+            case ADD -> OfflineReshape.grow(members, added, target.chunkBytes(), target.layout());
             case REMOVE -> OfflineReshape.shrink(members, target.newDisks(), target.arrayBytes());
             case CHANGE -> OfflineReshape.change(members, target.chunkBytes(), target.layout());
         };
@@ -94,7 +108,10 @@ public final class ReshapeSpec {
     @Override
     public String toString() {
         return switch (kind) {
-            case ADD -> "add " + added.size() + " member(s)";
+            case ADD ->
+                "add " + added.size() + " member(s)"
+                        + (target.chunkBytes() == 0 ? "" : ", chunk " + target.chunkBytes() + " bytes")
+                        + (target.layout() == null ? "" : ", layout " + target.layout());
             case REMOVE -> "remove members down to " + target.newDisks() + ", " + target.arrayBytes() + " bytes";
             case CHANGE ->
                 "chunk " + (target.chunkBytes() == 0 ? "kept" : target.chunkBytes() + " bytes") + ", layout "

@@ -148,6 +148,59 @@ class OfflineReshapeTest {
         assertReshaped(all, m.image, algorithm, oldOffset);
     }
 
+    /**
+     * mdadm's {@code --grow --raid-devices N --chunk C --layout L}: members added and the chunk and/or
+     * layout changed in one reshape, forwards with the data offset moved down by min_offset_change over
+     * both chunks; crashed at a batch write and at a checkpoint, resumed, and checked against md's
+     * placement in the new geometry, parity from scratch and the image.
+     */
+    @ParameterizedTest(name = "{0} + {1}, {2}K -> {3}K, {4} -> {5}, crash at {6}")
+    @CsvSource({
+        "3, 1, 64, 128, LEFT_SYMMETRIC, LEFT_SYMMETRIC, NONE",
+        "3, 1, 64, 32, LEFT_SYMMETRIC, RIGHT_ASYMMETRIC, NONE",
+        "4, 2, 128, 64, LEFT_ASYMMETRIC, LEFT_ASYMMETRIC, NONE",
+        "3, 1, 64, 64, LEFT_SYMMETRIC, PARITY_LAST, NONE",
+        "3, 1, 64, 128, LEFT_SYMMETRIC, RIGHT_SYMMETRIC, MEMBER_WRITTEN",
+        "3, 2, 128, 64, LEFT_SYMMETRIC, LEFT_SYMMETRIC, CHECKPOINT_MEMBER"
+    })
+    void growingAndChangingTheChunkOrLayoutAtOnce(
+            int disks, int add, int fromK, int toK, Raid5Algorithm from, Raid5Algorithm to, String crashAt)
+            throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("OfflineReshapeTest seed " + seed);
+        Made m = make(disks, from, ConsistencyPolicy.RESYNC, fromK << 10, seed);
+        long oldOffset = dataOffsetOf(m.members.get(0));
+        List<MemberDisk> added = blanks(add);
+        List<MemberDisk> all = new ArrayList<>(m.members);
+        all.addAll(added);
+        try (OfflineReshape r = OfflineReshape.grow(m.members, added, toK << 10, to)) {
+            assertEquals(disks + add, r.newDisks());
+            assertEquals(toK << 10, r.newChunkBytes());
+            assertEquals(to, r.newAlgorithm());
+            r.setBatchMemberBytes(4 * (Math.max(fromK, toK) << 10));
+            if (!crashAt.equals("NONE")) {
+                OfflineReshape.Point point = OfflineReshape.Point.valueOf(crashAt);
+                AtomicInteger seen = new AtomicInteger();
+                r.hook((p, at) -> {
+                    if (p == point && seen.incrementAndGet() == 5) {
+                        throw new InjectedCrash(p + " #5 at " + at);
+                    }
+                });
+                assertThrows(InjectedCrash.class, () -> r.run(() -> false, p -> {}));
+            } else {
+                assertTrue(r.run(() -> false, p -> {}));
+            }
+        }
+        if (!crashAt.equals("NONE")) {
+            try (OfflineReshape r = OfflineReshape.resume(all)) {
+                assertTrue(r.run(() -> false, p -> {}));
+            }
+        }
+        long drop = OfflineReshape.minOffsetChange(fromK * 2L, toK * 2L, disks - 1, disks + add - 1) * 512;
+        assertEquals(oldOffset - drop, dataOffsetOf(all.get(0)), "mdadm's min_offset_change over both chunks");
+        assertReshaped(all, m.image, to, toK << 10, oldOffset);
+    }
+
     @TempDir
     Path dir;
 

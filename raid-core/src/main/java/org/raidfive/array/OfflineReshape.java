@@ -395,17 +395,9 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
             int newChunk = chunkBytes == 0 ? chunkSectors : chunkBytes / 512;
             Raid5Algorithm newLayout = layout == null ? Raid5Algorithm.fromMdNumber(top.layout()) : layout;
             if (chunkBytes != 0) {
-                try {
-                    Raid5Layout.checkChunk(chunkBytes);
-                } catch (IllegalArgumentException e) {
-                    throw new ArrayConfigException(e.getMessage());
-                }
+                checkChunk(chunkBytes);
             }
-            if (top.size() % newChunk != 0) {
-                throw new ArrayConfigException("New chunk size (" + newChunk / 2 + "K) does not evenly divide device "
-                        + "size (" + top.size() / 2 + "k) of " + array + " (mdadm's rule: shrink the array with "
-                        + "--size " + (top.size() & -newChunk) / 2 + "K first)");
-            }
+            checkDivides(array, top, newChunk);
             long drop = minOffsetChange(chunkSectors, newChunk, oldDisks - 1, newDisks - 1);
             long bitmapBytes = bitmapBytes(members.get(0), sbs[0]);
             for (int s = 0; s < oldDisks; s++) {
@@ -505,21 +497,13 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
             int oldChunk = top.chunkSectors();
             int newChunkBytes = askedChunkBytes == 0 ? oldChunk * 512 : askedChunkBytes;
             Raid5Algorithm newLayout = askedLayout == null ? Raid5Algorithm.fromMdNumber(top.layout()) : askedLayout;
-            try {
-                Raid5Layout.checkChunk(newChunkBytes);
-            } catch (IllegalArgumentException e) {
-                throw new ArrayConfigException(e.getMessage());
-            }
+            checkChunk(newChunkBytes);
             int newChunk = newChunkBytes / 512;
             if (newChunk == oldChunk && newLayout.mdNumber() == top.layout()) {
                 throw new ArrayConfigException(array + " already has a " + oldChunk / 2 + "K chunk and the "
                         + Raid5Algorithm.fromMdNumber(top.layout()) + " layout: nothing to change");
             }
-            if (top.size() % newChunk != 0) {
-                throw new ArrayConfigException("New chunk size (" + newChunk / 2 + "K) does not evenly divide device "
-                        + "size (" + top.size() / 2 + "k) of " + array + " (mdadm's rule: shrink the array with "
-                        + "--size " + (top.size() & -newChunk) / 2 + "K first)");
-            }
+            checkDivides(array, top, newChunk);
             long min = minOffsetChange(oldChunk, newChunk, disks - 1, disks - 1);
             long bitmapBytes = bitmapBytes(members.get(0), sbs[0]);
             long before = Long.MAX_VALUE;
@@ -2518,6 +2502,24 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     }
 
     // ---- checks
+
+    /** {@link Raid5Layout#checkChunk}, refused as an array's configuration. */
+    private static void checkChunk(int chunkBytes) throws ArrayConfigException {
+        try {
+            Raid5Layout.checkChunk(chunkBytes);
+        } catch (IllegalArgumentException e) {
+            throw new ArrayConfigException(e.getMessage());
+        }
+    }
+
+    /** mdadm's rule for a new chunk: the component size is a whole number of them, refused in its words. */
+    private static void checkDivides(String array, Superblock top, int newChunkSectors) throws ArrayConfigException {
+        if (top.size() % newChunkSectors != 0) {
+            throw new ArrayConfigException("New chunk size (" + newChunkSectors / 2 + "K) does not evenly divide "
+                    + "device size (" + top.size() / 2 + "k) of " + array + " (mdadm's rule: shrink the array with "
+                    + "--size " + (top.size() & -newChunkSectors) / 2 + "K first)");
+        }
+    }
 
     /** mdadm's {@code min_offset_change}: a whole number of old and of new stripes, per old data member. */
     static long minOffsetChange(long oldChunkSectors, long newChunkSectors, int oldData, int newData) {

@@ -28,6 +28,7 @@ import org.raidfive.array.OfflineReshape;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.disk.FaultyDisk;
 import org.raidfive.disk.MemberDisk;
+import org.raidfive.layout.Raid5Algorithm;
 import org.raidfive.md.Superblock;
 
 /**
@@ -65,6 +66,14 @@ import org.raidfive.md.Superblock;
  * (4 -> 3 members, md's backwards reshape) stopped after two batches, then written to and left
  * dirty (as a crash leaves it), is finished by md the same way, the freed member left as md's spare,
  * and md reads the data with those writes.
+ *
+ * <p>A member added and the chunk changed in one reshape, both ways: md's {@code mdadm --grow
+ * --raid-devices=4 --chunk=128} (3 -> 4 members, 64K -> 128K), stopped mid-way, is read by
+ * raidfive mid-way and finished by raidfive (md's check 0, md reads what raidfive read), and a copy
+ * finished by md leaves the same data areas; raidfive's grow 3 -> 4 with 128K chunks and the
+ * parity-last layout ({@link OfflineReshape#grow(List, List, int, Raid5Algorithm)}), stopped after
+ * two batches and written across its position, is finished by md: 4 members, 128K, parity-last,
+ * check 0, raidfive's data.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
@@ -97,6 +106,23 @@ class ReshapeInteropIT {
     private byte[] ourChunkData;
 
     private byte[] mdChunkReadByRaidfive;
+
+    /** md's grow 3 -> 4 with a chunk change (finished by raidfive), and a copy md finishes. */
+    private final List<Path> mdGrowChunk = new ArrayList<>();
+
+    private final List<Path> mdGrowChunkCopy = new ArrayList<>();
+    private Path mdGrowChunkDump;
+    private Superblock mdGrowChunkStopped;
+    private byte[] mdGrowChunkReadMidWay;
+    private byte[] mdGrowChunkReadByRaidfive;
+
+    /** raidfive's grow 3 -> 4 with a new chunk and layout, stopped mid-way for md to finish. */
+    private final List<Path> ourGrowChunk = new ArrayList<>();
+
+    private Path ourGrowChunkDump;
+    private long ourGrowChunkStoppedAt;
+    /** Its data with raidfive's writes mid-reshape (then marked clean). */
+    private byte[] ourGrowChunkData;
 
     /** raidfive's shrink 4 -> 3 (members with room after their data), stopped mid-way for md to finish. */
     private final List<Path> ourShrink = new ArrayList<>();
@@ -151,10 +177,18 @@ class ReshapeInteropIT {
         a.call("md_fill", "mdchunk", "md4", d, 0, FILLED_MIB);
         // md records a chunk change's position only every 10 seconds: stop it after one
         a.call("md_reshape_stalled", "mdchunk", "md4", 300, 12, "--chunk=" + 2 * CHUNK_KIB);
-        first = BootRunner.run(vm, List.of(a), false, Duration.ofMinutes(6), bench.dir(), List.of("mdgrow", "mdchunk"));
+        mdGrowChunk.addAll(bench.images("mdgrowchunk", 4, MEMBER_BYTES));
+        List<String> mg = a.disks(mdGrowChunk);
+        a.call("md_create_opts", "mdgrowchunk", "md8", 2, "--chunk=" + CHUNK_KIB, "--raid-devices=3", mg.subList(0, 3));
+        a.call("md_fill", "mdgrowchunk", "md8", d, 0, FILLED_MIB);
+        a.call("md_add", "mdgrowchunk", "md8", mg.get(3));
+        a.call("md_reshape_stalled", "mdgrowchunk", "md8", 300, 12, "--raid-devices=4", "--chunk=" + 2 * CHUNK_KIB);
+        first = BootRunner.run(
+                vm, List.of(a), false, Duration.ofMinutes(6), bench.dir(), List.of("mdgrow", "mdchunk", "mdgrowchunk"));
 
         // md -> raidfive: continue md's reshape here (and keep a copy for md to finish).
         mdCopy.addAll(bench.images("mdcopy", 4, MEMBER_BYTES));
+        mdGrowChunkDump = bench.image("mdgrowchunkdump", 48L * MIB);
         for (int i = 0; i < 4; i++) {
             java.nio.file.Files.copy(md.get(i), mdCopy.get(i), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         }
@@ -192,6 +226,54 @@ class ReshapeInteropIT {
         try (Raid5Array array = Raid5Array.assemble(mdChunkDisks, AssembleOptions.DEFAULT.withReadOnly(true))) {
             mdChunkReadByRaidfive = new byte[(int) array.size()];
             array.read(0, ByteBuffer.wrap(mdChunkReadByRaidfive), 0, mdChunkReadByRaidfive.length);
+        }
+
+        // md -> raidfive, a grow with a chunk change: finished here, and a copy kept for md to finish.
+        mdGrowChunkCopy.addAll(bench.images("mdgrowchunkcopy", 4, MEMBER_BYTES));
+        for (int i = 0; i < 4; i++) {
+            java.nio.file.Files.copy(
+                    mdGrowChunk.get(i), mdGrowChunkCopy.get(i), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
+        mdGrowChunkStopped = ExamineCheck.decode(mdGrowChunk.get(0));
+        List<MemberDisk> mdGrowChunkDisks = Workbench.open(mdGrowChunk);
+        try (OfflineReshape r = OfflineReshape.readOnly(mdGrowChunkDisks)) {
+            mdGrowChunkReadMidWay = new byte[(int) r.reshapingArrayBytes()];
+            r.read(0, ByteBuffer.wrap(mdGrowChunkReadMidWay), 0, mdGrowChunkReadMidWay.length);
+        }
+        try (OfflineReshape r = OfflineReshape.resume(mdGrowChunkDisks)) {
+            assertTrue(r.run(() -> false, p -> {}));
+        }
+        try (Raid5Array array = Raid5Array.assemble(mdGrowChunkDisks, AssembleOptions.DEFAULT.withReadOnly(true))) {
+            mdGrowChunkReadByRaidfive = new byte[(int) array.size()];
+            array.read(0, ByteBuffer.wrap(mdGrowChunkReadByRaidfive), 0, mdGrowChunkReadByRaidfive.length);
+        }
+
+        // raidfive -> md, a grow with a new chunk and layout, stopped after two batches.
+        ourGrowChunk.addAll(bench.images("ourgrowchunk", 4, MEMBER_BYTES));
+        ourGrowChunkDump = bench.image("ourgrowchunkdump", 48L * MIB);
+        List<MemberDisk> ourGrowChunkDisks = Workbench.openNew(ourGrowChunk, MEMBER_BYTES);
+        try (Raid5Array array = Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK_KIB * 1024)
+                        .assumeClean(true)
+                        .build(),
+                ourGrowChunkDisks.subList(0, 3))) {
+            array.write(0, ByteBuffer.wrap(data), 0, data.length);
+        }
+        ourGrowChunkDisks = Workbench.open(ourGrowChunk);
+        AtomicInteger growChunkBatches = new AtomicInteger();
+        try (OfflineReshape r = OfflineReshape.grow(
+                ourGrowChunkDisks.subList(0, 3),
+                ourGrowChunkDisks.subList(3, 4),
+                2 * CHUNK_KIB * 1024,
+                Raid5Algorithm.PARITY_LAST)) {
+            assertFalse(r.run(() -> growChunkBatches.get() == 2, p -> growChunkBatches.incrementAndGet()));
+            ourGrowChunkStoppedAt = r.position();
+            ourGrowChunkData = writeAcross(r, data, 0x9c4aL);
+            r.markClean();
+        }
+        for (MemberDisk disk : ourGrowChunkDisks) {
+            disk.close();
         }
 
         // raidfive -> md, a chunk change of raidfive's, stopped after two batches.
@@ -314,6 +396,11 @@ class ReshapeInteropIT {
         b.call("md_report", "degraded", "md3");
         b.call("md_dump", "degraded", "md3", b.disk(degradedDump));
         b.call("md_stop", "degraded", "md3");
+        b.call("md_assemble", "mdgrowchunk", "md8", b.disks(mdGrowChunk));
+        b.call("md_check", "mdgrowchunk", "md8");
+        b.call("md_report", "mdgrowchunk", "md8");
+        b.call("md_dump", "mdgrowchunk", "md8", b.disk(mdGrowChunkDump));
+        b.call("md_stop", "mdgrowchunk", "md8");
         GuestScript c = new GuestScript("reshape-chunk"); // a boot of its own: md-vm takes 26 images at most
         c.call("md_assemble", "mdchunk", "md4", c.disks(mdChunk));
         c.call("md_check", "mdchunk", "md4");
@@ -332,13 +419,31 @@ class ReshapeInteropIT {
         c.call("md_report", "ourshrink", "md7");
         c.call("md_dump", "ourshrink", "md7", c.disk(ourShrinkDump));
         c.call("md_stop", "ourshrink", "md7");
+        c.call("md_assemble", "mdgrowchunkcopy", "md9", c.disks(mdGrowChunkCopy));
+        c.call("md_stop", "mdgrowchunkcopy", "md9");
+        c.call("md_assemble", "ourgrowchunk", "md10", c.disks(ourGrowChunk));
+        c.call("md_check", "ourgrowchunk", "md10");
+        c.call("md_report", "ourgrowchunk", "md10");
+        c.call("md_dump", "ourgrowchunk", "md10", c.disk(ourGrowChunkDump));
+        c.call("md_stop", "ourgrowchunk", "md10");
         second = BootRunner.run(
                 vm,
                 List.of(b, c),
                 false,
                 Duration.ofMinutes(6),
                 bench.dir(),
-                List.of("mdgrow", "ours", "mdcopy", "degraded", "mdchunk", "mdchunkcopy", "ourchunk", "ourshrink"));
+                List.of(
+                        "mdgrow",
+                        "ours",
+                        "mdcopy",
+                        "degraded",
+                        "mdchunk",
+                        "mdchunkcopy",
+                        "ourchunk",
+                        "ourshrink",
+                        "mdgrowchunk",
+                        "mdgrowchunkcopy",
+                        "ourgrowchunk"));
         System.out.println("md stopped its reshape at " + mdStoppedAt + ", raidfive at " + oursStoppedAt + "\n"
                 + first.get("mdgrow").describe("mdgrow") + "\n"
                 + second.get("mdgrow").describe("mdgrow") + "\n"
@@ -347,7 +452,10 @@ class ReshapeInteropIT {
                 + first.get("mdchunk").describe("mdchunk") + "\n"
                 + second.get("mdchunk").describe("mdchunk") + "\n"
                 + second.get("ourchunk").describe("ourchunk") + "\n"
-                + second.get("ourshrink").describe("ourshrink"));
+                + second.get("ourshrink").describe("ourshrink") + "\n"
+                + first.get("mdgrowchunk").describe("mdgrowchunk") + "\n"
+                + second.get("mdgrowchunk").describe("mdgrowchunk") + "\n"
+                + second.get("ourgrowchunk").describe("ourgrowchunk"));
     }
 
     @AfterAll
@@ -573,6 +681,85 @@ class ReshapeInteropIT {
             Superblock sb = ExamineCheck.decode(ourShrink.get(i));
             assertFalse(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "md finished: " + sb);
             assertEquals(3, sb.raidDisks());
+        }
+    }
+
+    /**
+     * md's grow 3 -> 4 with 64K -> 128K chunks, stopped mid-way: raidfive reads it mid-way (the new
+     * geometry below md's position, the old above) and finishes it; md then checks 0 mismatches and
+     * reads what raidfive read, and a copy finished by md itself leaves the same data areas.
+     */
+    @Test
+    void raidfiveFinishesMdsGrowWithAChunkChangeAsMdDoes() throws Exception {
+        String said = first.get("mdgrowchunk").describe("mdgrowchunk");
+        Map<String, String> g = first.get("mdgrowchunk").result("mdgrowchunk");
+        assertEquals("0", g.get("grow_rc"), said);
+        assertTrue(mdGrowChunkStopped.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "md stopped mid-way: " + said);
+        assertEquals(1, mdGrowChunkStopped.deltaDisks());
+        assertEquals(2 * CHUNK_KIB * 2, mdGrowChunkStopped.newChunk());
+        long oldSize = mdGrowChunkReadMidWay.length;
+        assertTrue(
+                mdGrowChunkStopped.reshapePosition() * 512 < Math.min(oldSize, data.length),
+                "the data crosses md's position " + mdGrowChunkStopped.reshapePosition());
+        assertArrayEquals(
+                Arrays.copyOf(data, (int) oldSize),
+                mdGrowChunkReadMidWay,
+                "raidfive reads md's grow with a chunk change mid-way at " + mdGrowChunkStopped.reshapePosition());
+        long size = mdGrowChunkReadByRaidfive.length;
+        assertTrue(size > oldSize, "grown: " + size);
+        assertArrayEquals(expected(size), mdGrowChunkReadByRaidfive, "raidfive reads md's data after finishing");
+        Map<String, String> after = second.get("mdgrowchunk").result("mdgrowchunk");
+        String saidAfter = second.get("mdgrowchunk").describe("mdgrowchunk");
+        assertEquals("0", after.get("assemble_rc"), saidAfter);
+        assertEquals("4", after.get("raid_disks"), saidAfter);
+        assertEquals("128K", after.get("chunk"), saidAfter);
+        assertEquals(Long.toString(size), after.get("size"), saidAfter);
+        assertEquals("0", after.get("mismatch"), "md's check after raidfive finished md's grow: " + saidAfter);
+        assertArrayEquals(expected(size), head(mdGrowChunkDump, size), "md reads what raidfive read");
+        assertEquals(
+                "0", second.get("mdgrowchunkcopy").result("mdgrowchunkcopy").get("assemble_rc"));
+        for (int i = 0; i < 4; i++) {
+            Superblock byUs = ExamineCheck.decode(mdGrowChunk.get(i));
+            Superblock byMd = ExamineCheck.decode(mdGrowChunkCopy.get(i));
+            assertFalse(byMd.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "md finished: " + byMd);
+            assertEquals(byMd.dataOffset(), byUs.dataOffset(), "member " + i + "'s data offset");
+            assertEquals(byMd.dataSize(), byUs.dataSize(), "member " + i + "'s data size");
+            assertEquals(byMd.chunkSectors(), byUs.chunkSectors());
+            assertEquals(byMd.raidDisks(), byUs.raidDisks());
+            long from = byMd.dataOffset() * 512;
+            long to = from + byMd.size() * 512;
+            assertArrayEquals(
+                    range(mdGrowChunkCopy.get(i), from, to),
+                    range(mdGrowChunk.get(i), from, to),
+                    "member " + i + "'s data area, md's finish and raidfive's");
+        }
+    }
+
+    /**
+     * raidfive's grow 3 -> 4 that also changes the chunk (64K -> 128K) and the layout (to
+     * parity-last), stopped after two batches and written across its position, is finished by md.
+     */
+    @Test
+    void mdFinishesRaidfivesGrowWithANewChunkAndLayout() throws Exception {
+        assertTrue(ourGrowChunkStoppedAt > 0, "raidfive stopped mid-way: " + ourGrowChunkStoppedAt);
+        Map<String, String> g = second.get("ourgrowchunk").result("ourgrowchunk");
+        String said = second.get("ourgrowchunk").describe("ourgrowchunk");
+        assertEquals("0", g.get("assemble_rc"), said);
+        assertEquals("4", g.get("raid_disks"), said);
+        assertEquals("128K", g.get("chunk"), said);
+        assertEquals("parity-last", g.get("layout"), said);
+        assertEquals("0", g.get("mismatch"), "md's check after md finished raidfive's grow: " + said);
+        long size = Long.parseLong(g.get("size"));
+        assertTrue(size > ourGrowChunkData.length, "grown: " + size);
+        assertArrayEquals(
+                Arrays.copyOf(ourGrowChunkData, (int) size),
+                head(ourGrowChunkDump, size),
+                "md reads raidfive's data, with what raidfive wrote mid-reshape");
+        for (int i = 0; i < 4; i++) {
+            Superblock sb = ExamineCheck.decode(ourGrowChunk.get(i));
+            assertFalse(sb.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "md finished: " + sb);
+            assertEquals(4, sb.raidDisks());
+            assertEquals(2 * CHUNK_KIB * 2, sb.chunkSectors());
         }
     }
 }

@@ -114,29 +114,64 @@ final class PartialParityLog implements ConsistencyPort {
     /**
      * Logs {@code entry} on {@code parity}'s log (slot {@code paritySlot}) and returns once it is
      * durable: the caller then writes the stripe's data and parity, and calls {@link #endWrite}
-     * whatever happens. The entry's partial parity is copied into the io_unit.
+     * whatever happens. When the log has no io_unit in flight the stripe's unit goes at once and the
+     * partial parity is computed straight into it; else it is computed into the entry's own buffer
+     * and copied into the unit gathering (group commit). Its checksum is taken outside the log's lock.
      */
     @Override
     public Unit log(Member parity, int paritySlot, PartialParityEntry entry) throws IOException {
         int ppSize = entry.size;
         MemberLog log = logs[paritySlot];
         Unit unit;
-        boolean submit = false;
         synchronized (log) {
             // The member of a slot changes only while the array is quiesced, when no unit gathers.
+            // With no unit in flight none gathers either (the last stripe of one submits the next).
+            if (log.inFlight == null) {
+                unit = log.take(parity);
+                unit.pending = 1;
+                log.inFlight = unit;
+            } else {
+                unit = null;
+            }
+        }
+        if (unit != null) {
+            int checksum = 0; // md's for an entry without partial parity: ~(~0)
+            try {
+                if (ppSize > 0) {
+                    entry.fill(unit.buffer, PplHeader.SIZE);
+                    checksum = PplHeader.checksum(entry.crc, unit.buffer, PplHeader.SIZE, ppSize);
+                }
+            } catch (RuntimeException e) {
+                finished(unit, 0); // the unit is this stripe's alone: give the log back before failing
+                throw e;
+            }
+            unit.addFilled(entry, paritySlot, checksum);
+            submit(log, unit);
+            return unit;
+        }
+        int checksum = 0;
+        if (ppSize > 0) {
+            entry.fill(entry.partialParity, 0);
+            checksum = PplHeader.checksum(entry.crc, entry.partialParity, 0, ppSize);
+        }
+        boolean submit = false;
+        synchronized (log) {
             while (log.current != null && !log.current.fits(ppSize)) {
                 try {
+                    log.waiters++;
                     log.wait(); // full: it goes when the unit in flight is done
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new InterruptedIOException("interrupted while logging partial parity on " + parity.name());
+                } finally {
+                    log.waiters--;
                 }
             }
             if (log.current == null) {
                 log.current = log.take(parity);
             }
             unit = log.current;
-            unit.add(entry.dataSector, ppSize, entry.dataSize, paritySlot, entry.partialParity, 0);
+            unit.addCopy(entry, paritySlot, checksum);
             unit.pending++;
             if (log.inFlight == null) {
                 log.inFlight = unit;
@@ -160,9 +195,12 @@ final class PartialParityLog implements ConsistencyPort {
         synchronized (log) {
             while (!unit.durable) {
                 try {
+                    log.waiters++;
                     log.wait();
                 } catch (InterruptedException e) {
                     interrupted = true;
+                } finally {
+                    log.waiters--;
                 }
             }
         }
@@ -209,7 +247,7 @@ final class PartialParityLog implements ConsistencyPort {
                 log.inFlight = next;
                 log.current = null;
             }
-            log.notifyAll();
+            log.wakeWaiters();
         }
         if (next != null) {
             submit(log, next);
@@ -249,7 +287,7 @@ final class PartialParityLog implements ConsistencyPort {
         } finally {
             synchronized (log) {
                 unit.durable = true;
-                log.notifyAll();
+                log.wakeWaiters();
             }
         }
     }
@@ -307,6 +345,9 @@ final class PartialParityLog implements ConsistencyPort {
     private final class MemberLog {
         Unit current;
         Unit inFlight;
+        /** Threads in {@code wait()} on this log: a notify costs a call into the VM, made only for them. */
+        int waiters;
+
         private final Unit[] free = new Unit[2];
         private int freeCount;
         /** Where the next io_unit goes in {@link #nextIn}'s area (MULTIPLE_PPLS). */
@@ -321,6 +362,12 @@ final class PartialParityLog implements ConsistencyPort {
             return u;
         }
 
+        void wakeWaiters() {
+            if (waiters > 0) {
+                notifyAll();
+            }
+        }
+
         void recycle(Unit u) {
             u.member = null;
             if (freeCount < free.length) {
@@ -333,11 +380,13 @@ final class PartialParityLog implements ConsistencyPort {
     final class Unit implements Logged {
         final MemberLog log;
         final ByteBuffer buffer = AlignedBuffers.allocate(PplHeader.SIZE + entrySpace);
-        /** Used by whoever holds the unit: the logger adding under the log's lock, then its submitter. */
+        /** Used by the unit's submitter, for the header's checksum. */
         private final CRC32C crc = new CRC32C();
 
         Member member;
+        /** The entries in the header; at {@link #reset}, those of the unit's last use, which it clears. */
         int entries;
+
         int ppBytes;
         int pending;
         long wrote;
@@ -349,11 +398,13 @@ final class PartialParityLog implements ConsistencyPort {
 
         Unit(MemberLog log) {
             this.log = log;
+            PplHeader.begin(buffer, signature, 0); // once: a reused header keeps its reserved bytes and signature
         }
 
         void reset(Member m) {
             member = m;
             spins = m.async.completesInline() ? SPINS : 0;
+            PplHeader.clearEntries(buffer, entries);
             entries = 0;
             ppBytes = 0;
             pending = 0;
@@ -365,24 +416,24 @@ final class PartialParityLog implements ConsistencyPort {
             return entries < PplHeader.MAX_ENTRIES && ppBytes + ppSize <= entrySpace;
         }
 
-        void add(long dataSector, int ppSize, int dataSize, int paritySlot, ByteBuffer pp, int ppOffset) {
-            if (entries == 0) {
-                PplHeader.begin(buffer, signature, 0);
+        /** Adds {@code entry}, whose partial parity its stripe copies in (under the log's lock). */
+        void addCopy(PartialParityEntry entry, int paritySlot, int checksum) {
+            if (entry.size > 0) {
+                buffer.put(PplHeader.SIZE + ppBytes, entry.partialParity, 0, entry.size);
             }
-            int checksum = 0; // md's for an entry without partial parity: ~(~0)
-            if (ppSize > 0) {
-                int at = PplHeader.SIZE + ppBytes;
-                buffer.put(at, pp, ppOffset, ppSize);
-                checksum = PplHeader.checksum(crc, buffer, at, ppSize);
-            }
-            PplHeader.entry(buffer, entries, dataSector, ppSize, dataSize, paritySlot, checksum);
+            addFilled(entry, paritySlot, checksum);
+        }
+
+        /** Adds {@code entry}, whose partial parity is already in place after the others'. */
+        void addFilled(PartialParityEntry entry, int paritySlot, int checksum) {
+            PplHeader.entry(buffer, entries, entry.dataSector, entry.size, entry.dataSize, paritySlot, checksum);
             entries++;
-            ppBytes += ppSize;
+            ppBytes += entry.size;
         }
 
         void seal() {
             buffer.putLong(PplHeader.RESERVED + 8, generation);
-            PplHeader.seal(buffer, entries, crc);
+            PplHeader.sealZeroTail(buffer, entries, crc);
         }
     }
 }

@@ -519,25 +519,23 @@ final class StripeOp implements AutoCloseable {
     }
 
     /** What {@link #computeLoggedParity} leaves for the log: md's entry for this piece and its partial parity. */
-    private final PartialParityEntry entry = new PartialParityEntry();
+    private final PartialParityEntry entry = new PartialParityEntry(this::fillPartialParity);
 
     /**
-     * {@link #computeParity} for an array with a partial parity log: also computes the piece's
+     * {@link #computeParity} for an array with a partial parity log: also prepares the piece's
      * partial parity, over whole 4 KiB pages as md logs it. A write to every data member is a full
      * stripe (no partial parity: its parity is recomputed from the data alone after a crash). Else the
      * partial parity is the XOR of the data the write leaves alone over those pages: read directly
-     * (reconstruct-write), or as old parity XOR the old data being replaced (read-modify-write);
-     * the new parity of the piece is then partial parity XOR the new data, whose sources this leaves
-     * in place for {@link #finishLoggedParity}: nothing of the stripe may change before the log is durable.
+     * (reconstruct-write), or as old parity XOR the old data being replaced (read-modify-write). Its
+     * reads are done here and left as sources; the log computes it where it keeps it
+     * ({@link #fillPartialParity}, straight into its io_unit when it can). Nothing of the stripe may
+     * change before the log is durable.
      */
     private boolean computeLoggedParity(Plan plan) throws IOException {
         int lo = piece.lo;
         int hi = piece.hi;
         int x = piece.x;
         int len = piece.len;
-        ByteBuffer src = piece.src;
-        int srcAt = piece.srcAt;
-        int chunkSize = layout.chunkSize();
         int written = hi - lo + 1;
         int x4 = x & ~(PAGE - 1);
         int len4 = ((x + len + PAGE - 1) & ~(PAGE - 1)) - x4;
@@ -547,43 +545,58 @@ final class StripeOp implements AutoCloseable {
             entry.partialParity =
                     AlignedBuffers.allocate(pieceSize); // once per operation object, for arrays with a log
         }
+        entry.dataSize = written * len4;
         if (written == layout.dataDisks()) {
             entry.size = 0;
             entry.dataSector = arraySector(0, x4);
-            entry.dataSize = written * len4;
             beginSources();
+            addNewData();
+            return true;
+        }
+        beginSources();
+        boolean ok = true;
+        if (plan == Plan.READ_MODIFY_WRITE) {
+            ok = addMemberSource(s[paritySlot], paritySlot, pageOffset, len4);
+            for (int i = lo; i <= hi && ok; i++) {
+                int slot = layout.dataSlot(stripe, i);
+                ok = addMemberSource(s[slot], slot, pageOffset, len4);
+            }
         } else {
-            beginSources();
-            boolean ok = true;
-            if (plan == Plan.READ_MODIFY_WRITE) {
-                ok = addMemberSource(s[paritySlot], paritySlot, pageOffset, len4);
-                for (int i = lo; i <= hi && ok; i++) {
+            for (int i = 0; i < layout.dataDisks() && ok; i++) {
+                if (i < lo || i > hi) {
                     int slot = layout.dataSlot(stripe, i);
                     ok = addMemberSource(s[slot], slot, pageOffset, len4);
                 }
-            } else {
-                for (int i = 0; i < layout.dataDisks() && ok; i++) {
-                    if (i < lo || i > hi) {
-                        int slot = layout.dataSlot(stripe, i);
-                        ok = addMemberSource(s[slot], slot, pageOffset, len4);
-                    }
-                }
             }
-            ok = awaitSources() && ok; // waits for every read issued, also after a failure
-            if (!ok) {
-                return false;
-            }
-            xorSourcesInto(entry.partialParity, 0, len4);
-            entry.size = len4;
-            entry.dataSector = arraySector(lo, x4);
-            entry.dataSize = written * len4;
-            beginSources();
-            addCallerSource(entry.partialParity, x - x4);
         }
-        for (int i = lo; i <= hi; i++) {
-            addCallerSource(src, srcAt + (i - lo) * chunkSize);
+        ok = awaitSources() && ok; // waits for every read issued, also after a failure
+        if (!ok) {
+            return false;
         }
+        entry.size = len4;
+        entry.dataSector = arraySector(lo, x4);
         return true;
+    }
+
+    /**
+     * The log's half of {@link #computeLoggedParity}, called once per logged partial write: the
+     * partial parity XORed from the sources read into {@code dst} at {@code at} ({@code entry.size}
+     * bytes), which then become the partial parity there and the new data, for {@link #finishLoggedParity}
+     * (so {@code dst} must not change until the stripe is written).
+     */
+    private void fillPartialParity(ByteBuffer dst, int at) {
+        xorSourcesInto(dst, at, entry.size);
+        beginSources();
+        addCallerSource(dst, at + (piece.x & (PAGE - 1)));
+        addNewData();
+    }
+
+    /** Adds the piece's new bytes of each data index it writes as sources. */
+    private void addNewData() {
+        int chunkSize = layout.chunkSize();
+        for (int i = piece.lo; i <= piece.hi; i++) {
+            addCallerSource(piece.src, piece.srcAt + (i - piece.lo) * chunkSize);
+        }
     }
 
     /** After the log is durable: the new parity, into the parity member in place when it offers direct access. */

@@ -114,6 +114,85 @@ public final class PplHeader {
         b.putInt(RESERVED + 20, checksum(crc, b, 0, SIZE));
     }
 
+    /**
+     * Clears entries {@code [0, count)} of the header in {@code h} and its entry count and checksum,
+     * leaving the reserved bytes and the signature: a header {@link #begin}-ed once and sealed with
+     * {@code count} entries is ready for its next use without clearing all 4 KiB again.
+     */
+    public static void clearEntries(final ByteBuffer h, final int count) {
+        final ByteBuffer b = littleEndian(h);
+        final int end = ENTRIES_AT + count * ENTRY_SIZE;
+        for (int i = RESERVED + 16; i < end; i += 8) {
+            b.putLong(i, 0);
+        }
+    }
+
+    /**
+     * {@link #seal} for a header whose bytes after its {@code entries} entries are all zero (as
+     * {@link #begin} and {@link #clearEntries} leave them): the same checksum, computed over the
+     * bytes up to the last entry and carried over the zeros after them without reading them.
+     */
+    public static void sealZeroTail(final ByteBuffer h, final int entries, final CRC32C crc) {
+        final ByteBuffer b = littleEndian(h);
+        b.putInt(RESERVED + 16, entries);
+        b.putInt(RESERVED + 20, 0);
+        final int written = ENTRIES_AT + entries * ENTRY_SIZE;
+        b.putInt(RESERVED + 20, ZeroTail.extend(checksum(crc, b, 0, written), entries));
+    }
+
+    /**
+     * CRC-32C over zeros without reading them: appending a zero byte to a message maps the CRC's
+     * register linearly (over GF(2)), so appending the header's {@code SIZE - ENTRIES_AT - 24 n} zeros
+     * after {@code n} entries is one 32 x 32 bit matrix per entry count, made once.
+     */
+    private static final class ZeroTail {
+        /** {@code MATRICES[n][i]}: the register after the zeros that follow n entries, from register bit i alone. */
+        private static final int[][] MATRICES = new int[MAX_ENTRIES + 1][];
+
+        static {
+            int tail = SIZE - ENTRIES_AT - MAX_ENTRIES * ENTRY_SIZE;
+            int[] last = zeros(tail);
+            int[] entry = zeros(ENTRY_SIZE);
+            MATRICES[MAX_ENTRIES] = last;
+            for (int n = MAX_ENTRIES - 1; n >= 0; n--) {
+                int[] after = MATRICES[n + 1];
+                int[] m = new int[32];
+                for (int i = 0; i < 32; i++) {
+                    m[i] = apply(after, entry[i]); // first one entry's zeros, then the rest
+                }
+                MATRICES[n] = m;
+            }
+        }
+
+        /** The CRC-32C of a message whose CRC-32C is {@code crc}, followed by the zeros after {@code entries} entries. */
+        static int extend(final int crc, final int entries) {
+            return ~apply(MATRICES[entries], ~crc);
+        }
+
+        private static int apply(final int[] matrix, int register) {
+            int out = 0;
+            for (int i = 0; register != 0; i++, register >>>= 1) {
+                if ((register & 1) != 0) {
+                    out ^= matrix[i];
+                }
+            }
+            return out;
+        }
+
+        /** The matrix of {@code bytes} zero bytes, stepped bit by bit (CRC-32C, reflected polynomial 0x82F63B78). */
+        private static int[] zeros(final int bytes) {
+            int[] m = new int[32];
+            for (int i = 0; i < 32; i++) {
+                int r = 1 << i;
+                for (int k = 0; k < 8 * bytes; k++) {
+                    r = (r & 1) != 0 ? (r >>> 1) ^ 0x82F63B78 : r >>> 1;
+                }
+                m[i] = r;
+            }
+            return m;
+        }
+    }
+
     private static ByteBuffer littleEndian(final ByteBuffer h) {
         if (h.order() != ByteOrder.LITTLE_ENDIAN) {
             throw new IllegalArgumentException("a PPL header buffer must be little-endian");

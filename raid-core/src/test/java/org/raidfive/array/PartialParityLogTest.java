@@ -329,6 +329,52 @@ class PartialParityLogTest {
         }
     }
 
+    /**
+     * io_units are reused: after writers on every log at once (units of several entries), one more
+     * write on each parity member must find its own unit, of one entry, as the newest valid header
+     * there: a reused header that kept an earlier use's entries fails its checksum, and the chain
+     * of valid headers ends before it.
+     */
+    @Test
+    void aReusedUnitAfterManyEntriesIsAValidHeaderOfItsOwnEntries() throws Exception {
+        List<MemoryDisk> d = disks();
+        long seed = System.nanoTime();
+        System.out.println("aReusedUnitAfterManyEntries seed " + seed);
+        try (Raid5Array array = Raid5Array.create(spec(ConsistencyPolicy.PPL), d)) {
+            long blocks = array.size() / PAGE;
+            int threads = 4;
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int me = t;
+                done.add(pool.submit(() -> {
+                    Random r = new Random(seed + me);
+                    byte[] data = new byte[PAGE];
+                    for (int i = 0; i < 3000; i++) {
+                        r.nextBytes(data);
+                        array.write((r.nextLong() & Long.MAX_VALUE) % blocks * PAGE, ByteBuffer.wrap(data), 0, PAGE);
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get();
+            }
+            pool.shutdown();
+            byte[] data = new byte[PAGE];
+            for (long stripe = 0; stripe < DISKS; stripe++) {
+                int parity = paritySlot(stripe);
+                long at = arrayOffset(stripe, parity == 0 ? 1 : 0, 0);
+                array.write(at, ByteBuffer.wrap(data), 0, PAGE);
+                ByteBuffer h = newestHeader(d.get(parity));
+                assertTrue(h != null, "a valid header on member " + parity + " (seed " + seed + ")");
+                assertEquals(
+                        1, h.getInt(528), "the last unit on member " + parity + " has one entry (seed " + seed + ")");
+                assertEquals(at / 512, h.getLong(536), "and it is the last write (seed " + seed + ")");
+            }
+        }
+    }
+
     /** An entry whose partial parity fails its checksum is skipped and counted, never applied; the array stays dirty. */
     @Test
     void aCorruptEntryIsSkippedAndTheArrayResyncs() throws Exception {

@@ -251,13 +251,18 @@ public final class BenchReport {
     }
 
     static String count(double v) {
-        if (v >= 1e6) {
-            return String.format(Locale.ROOT, "%.3gM", v / 1e6);
+        // by the rounded figure: 999.6k is 1.00M, where %.3g of 999.6 would print 1.00e+03
+        if (v >= 999.5e3) {
+            return threeDigits(v / 1e6) + "M";
         }
         if (v >= 1e4) {
-            return String.format(Locale.ROOT, "%.3gk", v / 1e3);
+            return threeDigits(v / 1e3) + "k";
         }
         return String.format(Locale.ROOT, "%.0f", v);
+    }
+
+    private static String threeDigits(double v) {
+        return v >= 999.5 ? String.format(Locale.ROOT, "%.0f", v) : String.format(Locale.ROOT, "%.3g", v);
     }
 
     static String bytes(double perSecond) {

@@ -1423,7 +1423,12 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     private static final class SentRebuilds {
         final ByteBuffer room;
         private int used;
-        private final List<int[]> pieces = new ArrayList<>(); // {at, len, roomAt, sources}
+        /** Four ints per piece: where it goes in the batch, its length, where its sources start in room, how many. */
+        private int[] pieces = new int[4 * 64];
+
+        private int count;
+        private ByteBuffer[] from = new ByteBuffer[0];
+        private int[] offsets = new int[0];
 
         SentRebuilds(ByteBuffer room) {
             this.room = room;
@@ -1431,31 +1436,38 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
 
         SentRebuilds clear() {
             used = 0;
-            pieces.clear();
+            count = 0;
             return this;
         }
 
         int reserve(int at, int len, int sources) {
             int roomAt = used;
             used += len * sources;
-            pieces.add(new int[] {at, len, roomAt, sources});
+            if (4 * count == pieces.length) {
+                pieces = Arrays.copyOf(pieces, 2 * pieces.length);
+            }
+            int p = 4 * count++;
+            pieces[p] = at;
+            pieces[p + 1] = len;
+            pieces[p + 2] = roomAt;
+            pieces[p + 3] = sources;
             return roomAt;
         }
 
         /** Each piece, the XOR of its sources, into {@code batch}. */
         void finish(ByteBuffer batch) {
-            ByteBuffer[] from = null;
-            int[] offsets = null;
-            for (int[] p : pieces) {
-                if (from == null || from.length < p[3]) {
-                    from = new ByteBuffer[p[3]];
-                    offsets = new int[p[3]];
+            for (int p = 0; p < 4 * count; p += 4) {
+                int len = pieces[p + 1];
+                int sources = pieces[p + 3];
+                if (from.length < sources) {
+                    from = new ByteBuffer[sources];
+                    offsets = new int[sources];
                 }
-                for (int i = 0; i < p[3]; i++) {
+                for (int i = 0; i < sources; i++) {
                     from[i] = room;
-                    offsets[i] = p[2] + i * p[1];
+                    offsets[i] = pieces[p + 2] + i * len;
                 }
-                Xor.parity(batch, p[0], from, offsets, p[3], p[1]);
+                Xor.parity(batch, pieces[p], from, offsets, sources, len);
             }
         }
     }

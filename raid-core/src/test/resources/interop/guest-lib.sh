@@ -311,6 +311,29 @@ md_grow_offset_stalled() {
     throttle_sync off
 }
 
+# md_grow_fail_stalled CASE MD NEWDEV FAILDEV KIBPS SECONDS: md_grow_offset_stalled, with FAILDEV
+# failed (mdadm --fail) SECONDS into the reshape, which md carries on degraded; stopped SECONDS later
+md_grow_fail_stalled() {
+    c=$1 md=$2 dev=$3 bad=$4
+    echo 1 >/proc/sys/dev/raid/speed_limit_min
+    echo "$5" >/proc/sys/dev/raid/speed_limit_max
+    mdadm "/dev/$md" --add "$dev" >/dev/null 2>&1
+    raid_disks=$(sysmd "$md" raid_disks)
+    out=$(mdadm --grow "/dev/$md" --raid-devices=$((raid_disks + 1)) 2>&1)
+    rc=$?
+    log "$c" "$out"
+    sleep "$6"
+    failed=$(mdadm "/dev/$md" --fail "$bad" 2>&1)
+    fail_rc=$?
+    log "$c" "$failed"
+    sleep "$6"
+    kmsg "$c"
+    result "$c" grow_rc=$rc fail_rc=$fail_rc sync_action=$(sysmd "$md" sync_action) \
+        reshape_position=$(sysmd "$md" reshape_position) degraded=$(sysmd "$md" degraded)
+    mdadm --stop "/dev/$md" >/dev/null 2>&1
+    throttle_sync off
+}
+
 # md_reshape_stalled CASE MD SPEED SLEEP ARG...: mdadm --grow MD ARG... (e.g. --chunk=128) with the
 # reshape throttled to SPEED KiB/s, stopped after SLEEP seconds: the members record it mid-way
 md_reshape_stalled() {

@@ -3,6 +3,7 @@ package org.raidfive.interop;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.RandomAccessFile;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.raidfive.array.ArrayConfigException;
 import org.raidfive.array.ArraySpec;
 import org.raidfive.array.AssembleOptions;
 import org.raidfive.array.ConsistencyPolicy;
@@ -74,6 +76,12 @@ import org.raidfive.md.Superblock;
  * parity-last layout ({@link OfflineReshape#grow(List, List, int, Raid5Algorithm)}), stopped after
  * two batches and written across its position, is finished by md: 4 members, 128K, parity-last,
  * check 0, raidfive's data.
+ *
+ * <p>Degraded, md to raidfive: a member fails ({@code mdadm --fail}) in the middle of md's grow,
+ * md carries the reshape on degraded and is stopped; given every member, raidfive refuses the one
+ * md failed (its events are behind), and given the members md kept (as mdadm --assemble takes them)
+ * it resumes the reshape without it (recorded faulty by md), finishes it and reads md's data; md then assembles the members left,
+ * rebuilds a spare into the failed slot, checks 0 mismatches and reads the same data.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
@@ -123,6 +131,18 @@ class ReshapeInteropIT {
     private long ourGrowChunkStoppedAt;
     /** Its data with raidfive's writes mid-reshape (then marked clean). */
     private byte[] ourGrowChunkData;
+
+    /** md's grow that lost member 1 mid-way (finished by raidfive), and the spare md rebuilds then. */
+    private final List<Path> mdDegraded = new ArrayList<>();
+
+    private Path mdDegradedSpare;
+    private Path mdDegradedDump;
+    private Superblock mdDegradedStopped;
+    private String mdDegradedMissing;
+    /** What resuming with the failed member given too says: it is behind the others. */
+    private String mdDegradedStaleRefusal;
+
+    private byte[] mdDegradedReadByRaidfive;
 
     /** raidfive's shrink 4 -> 3 (members with room after their data), stopped mid-way for md to finish. */
     private final List<Path> ourShrink = new ArrayList<>();
@@ -183,8 +203,50 @@ class ReshapeInteropIT {
         a.call("md_fill", "mdgrowchunk", "md8", d, 0, FILLED_MIB);
         a.call("md_add", "mdgrowchunk", "md8", mg.get(3));
         a.call("md_reshape_stalled", "mdgrowchunk", "md8", 300, 12, "--raid-devices=4", "--chunk=" + 2 * CHUNK_KIB);
+        mdDegraded.addAll(bench.images("mddegraded", 4, MEMBER_BYTES));
+        List<String> md2 = a.disks(mdDegraded);
+        a.call(
+                "md_create_opts",
+                "mddegraded",
+                "md11",
+                2,
+                "--chunk=" + CHUNK_KIB,
+                "--raid-devices=3",
+                md2.subList(0, 3));
+        a.call("md_fill", "mddegraded", "md11", d, 0, FILLED_MIB);
+        a.call("md_grow_fail_stalled", "mddegraded", "md11", md2.get(3), md2.get(1), 400, 3);
         first = BootRunner.run(
-                vm, List.of(a), false, Duration.ofMinutes(6), bench.dir(), List.of("mdgrow", "mdchunk", "mdgrowchunk"));
+                vm,
+                List.of(a),
+                false,
+                Duration.ofMinutes(6),
+                bench.dir(),
+                List.of("mdgrow", "mdchunk", "mdgrowchunk", "mddegraded"));
+
+        // md -> raidfive, degraded: md's grow lost member 1; raidfive finishes it without that member.
+        mdDegradedStopped = ExamineCheck.decode(mdDegraded.get(0));
+        List<MemberDisk> all = Workbench.open(mdDegraded);
+        mdDegradedStaleRefusal = assertThrows(ArrayConfigException.class, () -> OfflineReshape.resume(all))
+                .getMessage();
+        for (MemberDisk disk : all) {
+            disk.close();
+        }
+        // as mdadm --assemble leaves it out: the members md kept, the failed one not given
+        List<MemberDisk> mdDegradedDisks =
+                Workbench.open(List.of(mdDegraded.get(0), mdDegraded.get(2), mdDegraded.get(3)));
+        try (OfflineReshape r = OfflineReshape.resume(mdDegradedDisks)) {
+            mdDegradedMissing = r.missingMember();
+            assertTrue(r.run(() -> false, p -> {}));
+        }
+        try (Raid5Array array = Raid5Array.assemble(mdDegradedDisks, AssembleOptions.DEFAULT.withReadOnly(true))) {
+            mdDegradedReadByRaidfive = new byte[(int) array.size()];
+            array.read(0, ByteBuffer.wrap(mdDegradedReadByRaidfive), 0, mdDegradedReadByRaidfive.length);
+        }
+        for (MemberDisk disk : mdDegradedDisks) {
+            disk.close();
+        }
+        mdDegradedSpare = bench.image("mddegradedspare", MEMBER_BYTES);
+        mdDegradedDump = bench.image("mddegradeddump", 48L * MIB);
 
         // md -> raidfive: continue md's reshape here (and keep a copy for md to finish).
         mdCopy.addAll(bench.images("mdcopy", 4, MEMBER_BYTES));
@@ -426,9 +488,17 @@ class ReshapeInteropIT {
         c.call("md_report", "ourgrowchunk", "md10");
         c.call("md_dump", "ourgrowchunk", "md10", c.disk(ourGrowChunkDump));
         c.call("md_stop", "ourgrowchunk", "md10");
+        GuestScript e = new GuestScript("reshape-degraded");
+        List<String> dd = e.disks(mdDegraded);
+        e.call("md_assemble", "mddegraded", "md11", List.of(dd.get(0), dd.get(2), dd.get(3)));
+        e.call("md_add", "mddegraded", "md11", e.disk(mdDegradedSpare));
+        e.call("md_check", "mddegraded", "md11");
+        e.call("md_report", "mddegraded", "md11");
+        e.call("md_dump", "mddegraded", "md11", e.disk(mdDegradedDump));
+        e.call("md_stop", "mddegraded", "md11");
         second = BootRunner.run(
                 vm,
-                List.of(b, c),
+                List.of(b, c, e),
                 false,
                 Duration.ofMinutes(6),
                 bench.dir(),
@@ -443,7 +513,8 @@ class ReshapeInteropIT {
                         "ourshrink",
                         "mdgrowchunk",
                         "mdgrowchunkcopy",
-                        "ourgrowchunk"));
+                        "ourgrowchunk",
+                        "mddegraded"));
         System.out.println("md stopped its reshape at " + mdStoppedAt + ", raidfive at " + oursStoppedAt + "\n"
                 + first.get("mdgrow").describe("mdgrow") + "\n"
                 + second.get("mdgrow").describe("mdgrow") + "\n"
@@ -455,7 +526,9 @@ class ReshapeInteropIT {
                 + second.get("ourshrink").describe("ourshrink") + "\n"
                 + first.get("mdgrowchunk").describe("mdgrowchunk") + "\n"
                 + second.get("mdgrowchunk").describe("mdgrowchunk") + "\n"
-                + second.get("ourgrowchunk").describe("ourgrowchunk"));
+                + second.get("ourgrowchunk").describe("ourgrowchunk") + "\n"
+                + first.get("mddegraded").describe("mddegraded") + "\n"
+                + second.get("mddegraded").describe("mddegraded"));
     }
 
     @AfterAll
@@ -761,5 +834,36 @@ class ReshapeInteropIT {
             assertEquals(4, sb.raidDisks());
             assertEquals(2 * CHUNK_KIB * 2, sb.chunkSectors());
         }
+    }
+
+    /**
+     * md's grow 3 -> 4 that lost member 1 mid-way ({@code mdadm --fail}, md going on degraded), stopped:
+     * raidfive resumes it without that member, finishes it and reads md's data; md then assembles
+     * the three left, rebuilds a spare into the failed slot, checks 0 mismatches and reads the same.
+     */
+    @Test
+    void raidfiveFinishesMdsDegradedGrowAndMdRebuildsTheFailedSlot() throws Exception {
+        String said = first.get("mddegraded").describe("mddegraded");
+        Map<String, String> g = first.get("mddegraded").result("mddegraded");
+        assertEquals("0", g.get("grow_rc"), said);
+        assertEquals("0", g.get("fail_rc"), said);
+        assertTrue(mdDegradedStopped.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "md stopped mid-way: " + said);
+        String slot1 = mdDegraded.get(1).getFileName().toString();
+        assertTrue(
+                mdDegradedStaleRefusal.contains(slot1) && mdDegradedStaleRefusal.contains("events behind"),
+                "given too, the member md failed is refused, named: " + mdDegradedStaleRefusal);
+        assertEquals("slot 1", mdDegradedMissing, "raidfive resumes without the member md failed");
+        long size = mdDegradedReadByRaidfive.length;
+        assertTrue(size > data.length, "grown: " + size);
+        assertArrayEquals(expected(size), mdDegradedReadByRaidfive, "raidfive reads md's data after finishing");
+        Map<String, String> after = second.get("mddegraded").result("mddegraded");
+        String saidAfter = second.get("mddegraded").describe("mddegraded");
+        assertEquals("0", after.get("assemble_rc"), saidAfter);
+        assertEquals("0", after.get("add_rc"), saidAfter);
+        assertEquals("4", after.get("raid_disks"), saidAfter);
+        assertEquals("0", after.get("degraded"), "the spare took the failed slot: " + saidAfter);
+        assertEquals(Long.toString(size), after.get("size"), saidAfter);
+        assertEquals("0", after.get("mismatch"), "md's check after raidfive finished md's degraded grow: " + saidAfter);
+        assertArrayEquals(expected(size), head(mdDegradedDump, size), "md reads what raidfive read");
     }
 }

@@ -293,10 +293,12 @@ md_grow_stalled() {
     throttle_sync off
 }
 
-# md_grow_offset_stalled CASE MD NEWDEV KIBPS SECONDS: grow by one member as mdadm does without a
-# backup file (the data offset moves down), the reshape held to KIBPS KiB/s, stopped after SECONDS
+# md_grow_offset_stalled CASE MD NEWDEV KIBPS SECONDS [FAILDEV]: grow by one member as mdadm does
+# without a backup file (the data offset moves down), the reshape held to KIBPS KiB/s, stopped after
+# SECONDS; with FAILDEV, that member is failed (mdadm --fail) after SECONDS, md carries the reshape on
+# degraded, and it is stopped SECONDS later
 md_grow_offset_stalled() {
-    c=$1 md=$2 dev=$3
+    c=$1 md=$2 dev=$3 bad=${6:-} fail_rc=
     echo 1 >/proc/sys/dev/raid/speed_limit_min
     echo "$4" >/proc/sys/dev/raid/speed_limit_max
     mdadm "/dev/$md" --add "$dev" >/dev/null 2>&1
@@ -305,28 +307,12 @@ md_grow_offset_stalled() {
     rc=$?
     log "$c" "$out"
     sleep "$5"
-    kmsg "$c"
-    result "$c" grow_rc=$rc sync_action=$(sysmd "$md" sync_action) reshape_position=$(sysmd "$md" reshape_position)
-    mdadm --stop "/dev/$md" >/dev/null 2>&1
-    throttle_sync off
-}
-
-# md_grow_fail_stalled CASE MD NEWDEV FAILDEV KIBPS SECONDS: md_grow_offset_stalled, with FAILDEV
-# failed (mdadm --fail) SECONDS into the reshape, which md carries on degraded; stopped SECONDS later
-md_grow_fail_stalled() {
-    c=$1 md=$2 dev=$3 bad=$4
-    echo 1 >/proc/sys/dev/raid/speed_limit_min
-    echo "$5" >/proc/sys/dev/raid/speed_limit_max
-    mdadm "/dev/$md" --add "$dev" >/dev/null 2>&1
-    raid_disks=$(sysmd "$md" raid_disks)
-    out=$(mdadm --grow "/dev/$md" --raid-devices=$((raid_disks + 1)) 2>&1)
-    rc=$?
-    log "$c" "$out"
-    sleep "$6"
-    failed=$(mdadm "/dev/$md" --fail "$bad" 2>&1)
-    fail_rc=$?
-    log "$c" "$failed"
-    sleep "$6"
+    if [ -n "$bad" ]; then
+        failed=$(mdadm "/dev/$md" --fail "$bad" 2>&1)
+        fail_rc=$?
+        log "$c" "$failed"
+        sleep "$5"
+    fi
     kmsg "$c"
     result "$c" grow_rc=$rc fail_rc=$fail_rc sync_action=$(sysmd "$md" sync_action) \
         reshape_position=$(sysmd "$md" reshape_position) degraded=$(sysmd "$md" degraded)

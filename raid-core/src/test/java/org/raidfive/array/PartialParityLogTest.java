@@ -220,6 +220,31 @@ class PartialParityLogTest {
         }
     }
 
+    /** What one of {@link #onThreads}' threads runs, given its number. */
+    private interface ThreadBody {
+        void run(int me) throws Exception;
+    }
+
+    /** Runs {@code body} on {@code threads} threads at once and waits for all, rethrowing a failure. */
+    private static void onThreads(int threads, ThreadBody body) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int me = t;
+                done.add(pool.submit(() -> {
+                    body.run(me);
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get();
+            }
+        } finally {
+            pool.shutdown();
+        }
+    }
+
     private static boolean crcHolds(ByteBuffer h) {
         ByteBuffer copy = ByteBuffer.allocate(PAGE).order(ByteOrder.LITTLE_ENDIAN);
         copy.put(h.duplicate().clear());
@@ -288,34 +313,24 @@ class PartialParityLogTest {
             image = LoadGenerator.fillRandom(array, 41);
             int threads = 4;
             int blocks = image.length / PAGE;
-            ExecutorService pool = Executors.newFixedThreadPool(threads);
-            List<Future<?>> done = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                int me = t;
-                done.add(pool.submit(() -> {
-                    Random r = new Random(seed + me);
-                    byte[] data = new byte[3 * PAGE];
-                    for (int i = 0; i < 400; i++) {
-                        // Each thread writes only in its own quarter: interleaved blocks let a 2-3 page
-                        // write overlap a neighbour's, and then the image's order need not be the array's.
-                        int block = me * (blocks / threads) + r.nextInt(blocks / threads - 3);
-                        int len = PAGE * (1 + r.nextInt(3));
-                        if ((block + len / PAGE) * (long) PAGE > image.length) {
-                            continue;
-                        }
-                        r.nextBytes(data);
-                        array.write((long) block * PAGE, ByteBuffer.wrap(data), 0, len);
-                        synchronized (image) {
-                            System.arraycopy(data, 0, image, block * PAGE, len);
-                        }
+            onThreads(threads, me -> {
+                Random r = new Random(seed + me);
+                byte[] data = new byte[3 * PAGE];
+                for (int i = 0; i < 400; i++) {
+                    // Each thread writes only in its own quarter: interleaved blocks let a 2-3 page
+                    // write overlap a neighbour's, and then the image's order need not be the array's.
+                    int block = me * (blocks / threads) + r.nextInt(blocks / threads - 3);
+                    int len = PAGE * (1 + r.nextInt(3));
+                    if ((block + len / PAGE) * (long) PAGE > image.length) {
+                        continue;
                     }
-                    return null;
-                }));
-            }
-            for (Future<?> f : done) {
-                f.get();
-            }
-            pool.shutdown();
+                    r.nextBytes(data);
+                    array.write((long) block * PAGE, ByteBuffer.wrap(data), 0, len);
+                    synchronized (image) {
+                        System.arraycopy(data, 0, image, block * PAGE, len);
+                    }
+                }
+            });
             ArrayOracle.assertArrayHolds(array, image);
             Crash.of(array);
         } catch (Throwable t) {
@@ -342,25 +357,14 @@ class PartialParityLogTest {
         System.out.println("aReusedUnitAfterManyEntries seed " + seed);
         try (Raid5Array array = Raid5Array.create(spec(ConsistencyPolicy.PPL), d)) {
             long blocks = array.size() / PAGE;
-            int threads = 4;
-            ExecutorService pool = Executors.newFixedThreadPool(threads);
-            List<Future<?>> done = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                int me = t;
-                done.add(pool.submit(() -> {
-                    Random r = new Random(seed + me);
-                    byte[] data = new byte[PAGE];
-                    for (int i = 0; i < 3000; i++) {
-                        r.nextBytes(data);
-                        array.write((r.nextLong() & Long.MAX_VALUE) % blocks * PAGE, ByteBuffer.wrap(data), 0, PAGE);
-                    }
-                    return null;
-                }));
-            }
-            for (Future<?> f : done) {
-                f.get();
-            }
-            pool.shutdown();
+            onThreads(4, me -> {
+                Random r = new Random(seed + me);
+                byte[] data = new byte[PAGE];
+                for (int i = 0; i < 3000; i++) {
+                    r.nextBytes(data);
+                    array.write((r.nextLong() & Long.MAX_VALUE) % blocks * PAGE, ByteBuffer.wrap(data), 0, PAGE);
+                }
+            });
             byte[] data = new byte[PAGE];
             for (long stripe = 0; stripe < DISKS; stripe++) {
                 int parity = paritySlot(stripe);

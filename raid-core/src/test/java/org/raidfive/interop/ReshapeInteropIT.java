@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -214,7 +216,7 @@ class ReshapeInteropIT {
                 "--raid-devices=3",
                 md2.subList(0, 3));
         a.call("md_fill", "mddegraded", "md11", d, 0, FILLED_MIB);
-        a.call("md_grow_fail_stalled", "mddegraded", "md11", md2.get(3), md2.get(1), 400, 3);
+        a.call("md_grow_offset_stalled", "mddegraded", "md11", md2.get(3), 400, 3, md2.get(1));
         first = BootRunner.run(
                 vm,
                 List.of(a),
@@ -234,14 +236,8 @@ class ReshapeInteropIT {
         // as mdadm --assemble leaves it out: the members md kept, the failed one not given
         List<MemberDisk> mdDegradedDisks =
                 Workbench.open(List.of(mdDegraded.get(0), mdDegraded.get(2), mdDegraded.get(3)));
-        try (OfflineReshape r = OfflineReshape.resume(mdDegradedDisks)) {
-            mdDegradedMissing = r.missingMember();
-            assertTrue(r.run(() -> false, p -> {}));
-        }
-        try (Raid5Array array = Raid5Array.assemble(mdDegradedDisks, AssembleOptions.DEFAULT.withReadOnly(true))) {
-            mdDegradedReadByRaidfive = new byte[(int) array.size()];
-            array.read(0, ByteBuffer.wrap(mdDegradedReadByRaidfive), 0, mdDegradedReadByRaidfive.length);
-        }
+        mdDegradedMissing = resume(mdDegradedDisks);
+        mdDegradedReadByRaidfive = readAll(mdDegradedDisks);
         for (MemberDisk disk : mdDegradedDisks) {
             disk.close();
         }
@@ -251,64 +247,32 @@ class ReshapeInteropIT {
         // md -> raidfive: continue md's reshape here (and keep a copy for md to finish).
         mdCopy.addAll(bench.images("mdcopy", 4, MEMBER_BYTES));
         mdGrowChunkDump = bench.image("mdgrowchunkdump", 48L * MIB);
-        for (int i = 0; i < 4; i++) {
-            java.nio.file.Files.copy(md.get(i), mdCopy.get(i), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        }
+        copy(md, mdCopy);
         Superblock sb = ExamineCheck.decode(md.get(0));
         mdStoppedAt = sb.reshapePosition();
         mdOldOffset = sb.dataOffset();
         List<MemberDisk> mdDisks = Workbench.open(md);
-        try (OfflineReshape r = OfflineReshape.readOnly(mdDisks)) {
-            mdReadMidWay = new byte[(int) r.reshapingArrayBytes()];
-            r.read(0, ByteBuffer.wrap(mdReadMidWay), 0, mdReadMidWay.length);
-        }
-        try (OfflineReshape r = OfflineReshape.resume(mdDisks)) {
-            assertTrue(r.run(() -> false, p -> {}));
-        }
-        try (Raid5Array array = Raid5Array.assemble(mdDisks, AssembleOptions.DEFAULT.withReadOnly(true))) {
-            mdReadByRaidfive = new byte[(int) array.size()];
-            array.read(0, ByteBuffer.wrap(mdReadByRaidfive), 0, mdReadByRaidfive.length);
-        }
+        mdReadMidWay = readMidWay(mdDisks);
+        resume(mdDisks);
+        mdReadByRaidfive = readAll(mdDisks);
 
         // md -> raidfive, a chunk change: finished here, and a copy kept for md to finish.
         mdChunkCopy.addAll(bench.images("mdchunkcopy", 3, MEMBER_BYTES));
-        for (int i = 0; i < 3; i++) {
-            java.nio.file.Files.copy(
-                    mdChunk.get(i), mdChunkCopy.get(i), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        }
+        copy(mdChunk, mdChunkCopy);
         mdChunkStopped = ExamineCheck.decode(mdChunk.get(0));
         List<MemberDisk> mdChunkDisks = Workbench.open(mdChunk);
-        try (OfflineReshape r = OfflineReshape.readOnly(mdChunkDisks)) {
-            mdChunkReadMidWay = new byte[(int) r.reshapingArrayBytes()];
-            r.read(0, ByteBuffer.wrap(mdChunkReadMidWay), 0, mdChunkReadMidWay.length);
-        }
-        try (OfflineReshape r = OfflineReshape.resume(mdChunkDisks)) {
-            assertTrue(r.run(() -> false, p -> {}));
-        }
-        try (Raid5Array array = Raid5Array.assemble(mdChunkDisks, AssembleOptions.DEFAULT.withReadOnly(true))) {
-            mdChunkReadByRaidfive = new byte[(int) array.size()];
-            array.read(0, ByteBuffer.wrap(mdChunkReadByRaidfive), 0, mdChunkReadByRaidfive.length);
-        }
+        mdChunkReadMidWay = readMidWay(mdChunkDisks);
+        resume(mdChunkDisks);
+        mdChunkReadByRaidfive = readAll(mdChunkDisks);
 
         // md -> raidfive, a grow with a chunk change: finished here, and a copy kept for md to finish.
         mdGrowChunkCopy.addAll(bench.images("mdgrowchunkcopy", 4, MEMBER_BYTES));
-        for (int i = 0; i < 4; i++) {
-            java.nio.file.Files.copy(
-                    mdGrowChunk.get(i), mdGrowChunkCopy.get(i), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        }
+        copy(mdGrowChunk, mdGrowChunkCopy);
         mdGrowChunkStopped = ExamineCheck.decode(mdGrowChunk.get(0));
         List<MemberDisk> mdGrowChunkDisks = Workbench.open(mdGrowChunk);
-        try (OfflineReshape r = OfflineReshape.readOnly(mdGrowChunkDisks)) {
-            mdGrowChunkReadMidWay = new byte[(int) r.reshapingArrayBytes()];
-            r.read(0, ByteBuffer.wrap(mdGrowChunkReadMidWay), 0, mdGrowChunkReadMidWay.length);
-        }
-        try (OfflineReshape r = OfflineReshape.resume(mdGrowChunkDisks)) {
-            assertTrue(r.run(() -> false, p -> {}));
-        }
-        try (Raid5Array array = Raid5Array.assemble(mdGrowChunkDisks, AssembleOptions.DEFAULT.withReadOnly(true))) {
-            mdGrowChunkReadByRaidfive = new byte[(int) array.size()];
-            array.read(0, ByteBuffer.wrap(mdGrowChunkReadByRaidfive), 0, mdGrowChunkReadByRaidfive.length);
-        }
+        mdGrowChunkReadMidWay = readMidWay(mdGrowChunkDisks);
+        resume(mdGrowChunkDisks);
+        mdGrowChunkReadByRaidfive = readAll(mdGrowChunkDisks);
 
         // raidfive -> md, a grow with a new chunk and layout, stopped after two batches.
         ourGrowChunk.addAll(bench.images("ourgrowchunk", 4, MEMBER_BYTES));
@@ -535,6 +499,40 @@ class ReshapeInteropIT {
     void cleanUp() {
         if (bench != null) {
             bench.deleteImages();
+        }
+    }
+
+    /** Each image of {@code from} copied over the same place in {@code to}. */
+    private static void copy(List<Path> from, List<Path> to) throws Exception {
+        for (int i = 0; i < from.size(); i++) {
+            Files.copy(from.get(i), to.get(i), StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    /** The array of a reshape stopped mid-way, as raidfive reads it there ({@link OfflineReshape#readOnly}). */
+    private static byte[] readMidWay(List<MemberDisk> disks) throws Exception {
+        try (OfflineReshape r = OfflineReshape.readOnly(disks)) {
+            byte[] b = new byte[(int) r.reshapingArrayBytes()];
+            r.read(0, ByteBuffer.wrap(b), 0, b.length);
+            return b;
+        }
+    }
+
+    /** raidfive resumes the reshape recorded on {@code disks} and runs it to its end; returns the member it ran without, if any. */
+    private static String resume(List<MemberDisk> disks) throws Exception {
+        try (OfflineReshape r = OfflineReshape.resume(disks)) {
+            String missing = r.missingMember();
+            assertTrue(r.run(() -> false, p -> {}));
+            return missing;
+        }
+    }
+
+    /** The whole array, assembled read-only. */
+    private static byte[] readAll(List<MemberDisk> disks) throws Exception {
+        try (Raid5Array array = Raid5Array.assemble(disks, AssembleOptions.DEFAULT.withReadOnly(true))) {
+            byte[] b = new byte[(int) array.size()];
+            array.read(0, ByteBuffer.wrap(b), 0, b.length);
+            return b;
         }
     }
 

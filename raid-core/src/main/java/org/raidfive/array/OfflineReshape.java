@@ -2490,6 +2490,17 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     }
 
     /**
+     * What to do with a member the others moved on without: before a reshape, bring it back in sync;
+     * mid-reshape (as md, which goes on degraded and whose {@code mdadm --assemble} leaves such a
+     * member out) give the members without it, and rebuild onto a spare once the reshape is done.
+     */
+    private static String staleAdvice(boolean reshaping) {
+        return reshaping
+                ? "(leave it out: the reshape goes on degraded without it; add a spare once it is done)"
+                : "(assemble the array and rebuild it first)";
+    }
+
+    /**
      * What md_finish_reshape leaves in a member's superblock: the new layout and chunk, the data
      * offset moved by new_offset and the data size grown by as much, no reshape fields.
      */
@@ -2645,12 +2656,14 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                 finishing.add(i);
             } else if (behind > (reshaping ? 1 : 0)) {
                 throw new ArrayConfigException(who + " is " + behind + " events behind the other members of " + holder
-                        + ": it is not in sync with them (assemble the array and rebuild it first)");
+                        + ": it is not in sync with them " + staleAdvice(reshaping));
             }
             if (top.devRole(sb.devNumber()) != sb.role()) {
+                boolean failed = top.devRole(sb.devNumber()) == Superblock.ROLE_FAULTY;
                 throw new ArrayConfigException(who + " says it is " + Superblock.describeRole(sb.role()) + " of "
                         + holder + ", but the newest superblock says "
-                        + Superblock.describeRole(top.devRole(sb.devNumber())));
+                        + Superblock.describeRole(top.devRole(sb.devNumber()))
+                        + (reshaping && failed ? " " + staleAdvice(true) : ""));
             }
         }
         for (MemberDisk d : members) {

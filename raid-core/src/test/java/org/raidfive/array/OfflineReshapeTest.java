@@ -627,8 +627,16 @@ class OfflineReshapeTest {
         }
         List<MemberDisk> all = new ArrayList<>(m.members);
         all.addAll(added);
+        byte[][] beforeRefusal = snapshot(all);
         ArrayConfigException refused = assertThrows(ArrayConfigException.class, () -> OfflineReshape.resume(all));
         assertTrue(refused.getMessage().contains(m.members.get(2).name()), refused.getMessage());
+        assertTrue(
+                refused.getMessage().contains("leave it out"),
+                "mid-reshape the advice is md's: " + refused.getMessage());
+        for (int i = 0; i < all.size(); i++) {
+            assertArrayEquals(
+                    beforeRefusal[i], snapshot(List.of(all.get(i)))[0], "refused, yet member " + i + " changed");
+        }
         List<MemberDisk> survivors = new ArrayList<>(all);
         survivors.remove(m.members.get(2));
         assertTrue(assertReadsMidReshape(survivors, m.image) > 0, "read degraded mid-reshape");

@@ -848,8 +848,11 @@ class ReshapeInteropIT {
         assertTrue(mdDegradedStopped.hasFeature(Superblock.MD_FEATURE_RESHAPE_ACTIVE), "md stopped mid-way: " + said);
         String slot1 = mdDegraded.get(1).getFileName().toString();
         assertTrue(
-                mdDegradedStaleRefusal.contains(slot1) && mdDegradedStaleRefusal.contains("events behind"),
-                "given too, the member md failed is refused, named: " + mdDegradedStaleRefusal);
+                mdDegradedStaleRefusal.contains(slot1)
+                        && mdDegradedStaleRefusal.contains("events behind")
+                        && mdDegradedStaleRefusal.contains("leave it out"),
+                "given too, the member md failed is refused, named, to be left out as mdadm does: "
+                        + mdDegradedStaleRefusal);
         assertEquals("slot 1", mdDegradedMissing, "raidfive resumes without the member md failed");
         long size = mdDegradedReadByRaidfive.length;
         assertTrue(size > data.length, "grown: " + size);

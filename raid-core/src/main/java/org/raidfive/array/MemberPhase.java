@@ -66,6 +66,8 @@ final class MemberPhase implements IoCallback {
     private volatile Thread waiter;
     /** In a phase begun by {@link #beginThen}: what the last completion runs instead of waking a waiter. */
     private Runnable then;
+    /** {@link #then} goes to {@link IoThreads#runContinuation}, not run on the completing thread. */
+    private boolean thenHandedOff;
 
     MemberPhase(int capacity) {
         members = new Member[capacity];
@@ -100,14 +102,17 @@ final class MemberPhase implements IoCallback {
     /**
      * Starts a phase that no thread waits for: every I/O is issued at once as it is added, and
      * when the issuer has {@link #launch}ed the phase and every I/O has completed, {@code next}
-     * runs on the thread of the last completion (the io_uring's loop), or on the issuer's if all
-     * completed before the launch. Only for members that complete on the ring or inline.
+     * runs on the thread of the last completion (the io_uring's loop), or, when {@code handOff}
+     * (members on a connection, whose reader must not wait), on {@link IoThreads#runContinuation};
+     * on the issuer's if all completed before the launch. Only for members that complete on the
+     * ring, on a connection or inline.
      */
-    void beginThen(Runnable next) {
+    void beginThen(Runnable next, boolean handOff) {
         begin();
         runSerially = false;
         waiter = null;
         then = next;
+        thenHandedOff = handOff;
     }
 
     /** Ends the issuing of a phase begun by {@link #beginThen}. */
@@ -236,7 +241,9 @@ final class MemberPhase implements IoCallback {
         m.nrPending.put();
         if (outstanding.decrementAndGet() == 0) {
             Runnable next = then; // written before the phase's first I/O was issued
-            if (next != null) {
+            if (next != null && thenHandedOff) {
+                IoThreads.runContinuation(next);
+            } else if (next != null) {
                 next.run();
             } else {
                 LockSupport.unpark(waiter);

@@ -20,10 +20,17 @@ final class MemberTable {
     /** Every member in a slot completes its I/O inline (memory): callers then run I/O on their own threads. */
     final boolean completesInline;
     /**
-     * Every member, replacements too, takes its completion-based I/O on the io_uring: a write may
-     * then run as continuations on the ring's thread ({@link StripeOp#startWriteWithoutThread}).
+     * Every member, replacements too, takes its completion-based I/O on the io_uring or pipelined on
+     * a connection (NBD): a write may then run as continuations, no thread waiting for its member
+     * I/O ({@link StripeOp#startWriteWithoutThread}).
      */
-    final boolean batchesOnRing;
+    final boolean writesWithoutThread;
+    /**
+     * Some member completes on a connection's reader thread, which must not wait: the continuations
+     * of a write without a thread then run on {@link org.raidfive.disk.IoThreads#runContinuation}
+     * rather than on the completing thread (the io_uring's loop, which never waits to submit).
+     */
+    final boolean continuesOffCompletionThread;
 
     private MemberTable(Member[] slots, Member[] replacements) {
         this.slots = slots;
@@ -33,14 +40,16 @@ final class MemberTable {
             inline &= m == null || m.async.completesInline();
         }
         this.completesInline = inline;
-        boolean ring = slots.length > 0;
-        for (Member m : slots) {
-            ring &= m == null || m.async.batchesOnRing();
+        boolean withoutThread = slots.length > 0;
+        boolean connection = false;
+        for (Member[] members : new Member[][] {slots, replacements}) {
+            for (Member m : members) {
+                withoutThread &= m == null || m.async.batchesOnRing() || m.async.pipelinesOnConnection();
+                connection |= m != null && m.async.pipelinesOnConnection();
+            }
         }
-        for (Member m : replacements) {
-            ring &= m == null || m.async.batchesOnRing();
-        }
-        this.batchesOnRing = ring;
+        this.writesWithoutThread = withoutThread;
+        this.continuesOffCompletionThread = connection;
     }
 
     static MemberTable of(Member[] slots, Member[] replacements) {

@@ -201,19 +201,21 @@ public final class Raid5Array implements AsyncDisk {
     }
 
     /**
-     * Completion-based write. On members that all take their I/O on the io_uring, a write inside
-     * one chunk of a healthy stripe runs without a thread (under the resync policy, or a bitmap
-     * whose bits for it are already on disk): its reads are issued from the calling thread, its
-     * parity computed and its writes issued on the ring's thread when the reads complete, and the
-     * callback runs there when the writes complete. Any other write (several chunks, a degraded
-     * stripe, a stripe another write holds, a bitmap bit to write first, the partial parity log, a
-     * reconfiguration waiting, other member kinds) runs the blocking write on the shared I/O
-     * threads, its member I/O issued a phase at a time, all of a phase at once. This call never
-     * blocks.
+     * Completion-based write. On members that all take their I/O on the io_uring or on NBD
+     * connections, a write inside one chunk of a healthy stripe runs without a thread (under the
+     * resync policy, or a bitmap whose bits for it are already on disk): its reads are issued from
+     * the calling thread, its parity computed and its writes issued when the reads complete, and the
+     * callback runs when the writes complete: on the ring's thread, or for NBD members on a
+     * continuation thread ({@link org.raidfive.disk.IoThreads#runContinuation}), since a
+     * connection's reader must never wait for a request slot. Any other write (several chunks, a
+     * degraded stripe, a stripe another write holds, a bitmap bit to write first, the partial parity
+     * log, a reconfiguration waiting, memory or member kinds on I/O threads, a call made on an NBD
+     * connection's reader) runs the blocking write on the shared I/O threads, its member I/O issued
+     * a phase at a time, all of a phase at once. This call never blocks.
      */
     @Override
     public void writeAsync(long offset, ByteBuffer src, int srcOffset, int length, IoCallback callback, int tag) {
-        if (readOnly || !core.table.batchesOnRing) {
+        if (readOnly || !core.table.writesWithoutThread) {
             blockingAsync.writeAsync(offset, src, srcOffset, length, callback, tag);
             return;
         }

@@ -332,7 +332,8 @@ final class StripeOp implements AutoCloseable {
     /**
      * Starts the piece set by {@link #pieceToWrite} as continuations, no thread waiting for it: the
      * reads of md's cheaper plan are issued now, and when the last completes (on the io_uring's
-     * thread) the parity is computed there and the writes of data and parity issued; when they
+     * thread; on NBD members the step goes to a continuation thread, since a connection's reader
+     * must not wait to submit) the parity is computed and the writes of data and parity issued; when they
      * complete, the operation is given back (the stripe unlocked), the configuration read side
      * released and {@code callback} called with the request's outcome. A member I/O that fails hands
      * the piece to an I/O thread, which fails the member and finishes the piece as the blocking path
@@ -365,7 +366,7 @@ final class StripeOp implements AutoCloseable {
         asyncSourceFailed = false;
         asyncWriting = false;
         release();
-        phase.beginThen(afterAsyncReads);
+        phase.beginThen(afterAsyncReads, table.continuesOffCompletionThread);
         try {
             asyncSourceFailed = !issueParityReads(plan);
         } catch (IOException | RuntimeException e) {
@@ -383,7 +384,7 @@ final class StripeOp implements AutoCloseable {
         }
         finishParity(asyncPlan);
         asyncWriting = true;
-        phase.beginThen(afterAsyncWrites);
+        phase.beginThen(afterAsyncWrites, table.continuesOffCompletionThread);
         asyncWrote = issueWrites(asyncPlan);
         phase.launch();
     }

@@ -2,6 +2,7 @@ package org.raidfive.array;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import org.raidfive.disk.CompletionThread;
 import org.raidfive.disk.IoCallback;
 import org.raidfive.layout.Raid5Layout;
 
@@ -43,7 +44,8 @@ final class WritePath {
 
     /**
      * Starts a write that runs without a thread ({@link StripeOp#startWriteWithoutThread}) when it
-     * can: inside one chunk and one piece, every member on the io_uring, no partial parity log (it
+     * can: inside one chunk and one piece, every member on the io_uring or an NBD connection (not
+     * called on a connection's reader then), no partial parity log (it
      * writes and waits per write), its stripe's lock free now, the stripe healthy and the bitmap's
      * bits (if any) already on disk. False, having done nothing, otherwise. The caller holds the configuration read side,
      * has checked the range and found the array marked dirty; on true the read side belongs to the
@@ -55,8 +57,10 @@ final class WritePath {
         int inChunk = (int) (offset & (chunkSize - 1));
         if (inChunk + length > chunkSize
                 || length > core.ops.pieceSize()
-                || !core.table.batchesOnRing
-                || core.consistency.logsPartialParity()) {
+                || !core.table.writesWithoutThread
+                || core.consistency.logsPartialParity()
+                // a connection's reader must not wait for a request slot, as the first reads might
+                || (core.table.continuesOffCompletionThread && CompletionThread.isCurrent())) {
             return false;
         }
         long stripe = layout.stripeOfChunk(chunk);

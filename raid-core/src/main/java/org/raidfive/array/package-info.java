@@ -55,9 +55,11 @@
  * straight into the parity member's memory); NBD members are pipelined on their connection; files
  * go to the process's io_uring, or where it is refused run on a pool of I/O threads that grows to
  * the I/O in flight ({@link org.raidfive.disk.IoBackend}), and a stripe makes its file calls itself
- * once that pool is saturated. On the io_uring a write inside one chunk of a healthy stripe runs as
- * continuations, each phase started by the last completion of the one before, and no thread waits
- * for it ({@code StripeOp.startWriteWithoutThread}); its configuration read side and stripe lock are
+ * once that pool is saturated. On the io_uring and on NBD members a write inside one chunk of a
+ * healthy stripe runs as continuations, each phase started by the last completion of the one before
+ * (on the ring's thread; for NBD on {@code IoThreads.runContinuation}, since a connection's reader
+ * must never wait for a request slot), and no thread waits for it
+ * ({@code StripeOp.startWriteWithoutThread}); its configuration read side and stripe lock are
  * given back by its last completion. Counters keep md's roles: {@code nr_pending} per member
  * around every member I/O, {@code activeAlignedReads} around reads that bypass the stripe locks.
  *

@@ -57,6 +57,17 @@ public interface AsyncDisk extends MemberDisk {
         return false;
     }
 
+    /**
+     * True if this disk's completion-based I/O is pipelined on a connection (NBD): a submission may
+     * wait (for a free request slot, for the socket to take the request), and the callback runs on
+     * the connection's reader thread ({@link CompletionThread}), which must never wait for either,
+     * since it alone frees the slots and drains the replies. A next step that submits I/O is handed
+     * from there to {@link IoThreads#runContinuation}.
+     */
+    default boolean pipelinesOnConnection() {
+        return false;
+    }
+
     /** True if this disk's completion-based I/O runs inline on the submitting thread (memory). */
     default boolean completesInline() {
         return false;

@@ -47,6 +47,11 @@ public abstract class ForwardingAsyncDisk extends ForwardingDisk implements Asyn
     }
 
     @Override
+    public boolean pipelinesOnConnection() {
+        return async.pipelinesOnConnection();
+    }
+
+    @Override
     public boolean bufferedByPageCache() {
         return async.bufferedByPageCache();
     }

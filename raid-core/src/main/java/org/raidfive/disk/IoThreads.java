@@ -31,6 +31,8 @@ public final class IoThreads {
     private static final long IDLE_NANOS = 30_000_000_000L;
     private static final int SPINS = 16;
     static final IoThreads SHARED = new IoThreads("member-io");
+    /** The pool of {@link #runContinuation}: apart from the blocking calls, so its threads are known by name. */
+    static final IoThreads CONTINUATIONS = new IoThreads("member-continuation");
 
     /** What a queued call does on its member. */
     enum Op {
@@ -206,6 +208,23 @@ public final class IoThreads {
         t.op = Op.RUN;
         t.job = job;
         SHARED.enqueue(t);
+    }
+
+    /**
+     * Runs {@code job}, the next step of a stripe operation, on a thread of a pool of its own: for a
+     * completion on a connection's reader thread ({@link AsyncDisk#pipelinesOnConnection}), which
+     * must never wait, while the step may (for a request slot, for a socket to take a request). The
+     * pool grows with the steps waiting at once; {@code job} must catch its own errors, and nothing
+     * is allocated when callers reuse their job objects.
+     */
+    public static void runContinuation(Runnable job) {
+        Task t = CONTINUATIONS.free.relaxedPoll();
+        if (t == null) {
+            t = new Task();
+        }
+        t.op = Op.RUN;
+        t.job = job;
+        CONTINUATIONS.enqueue(t);
     }
 
     private void run(Task t) {

@@ -24,6 +24,7 @@ import java.util.function.Consumer;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLParameters;
+import org.raidfive.disk.CompletionThread;
 import org.raidfive.disk.IoCallback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -91,8 +92,7 @@ public final class NbdClient implements AutoCloseable {
             slots[i] = new PendingRequest(i, finisher);
             freeSlots.add(slots[i]);
         }
-        this.reader = new Thread(this::readReplies, "nbd-client-reader " + where);
-        reader.setDaemon(true);
+        this.reader = new CompletionThread(this::readReplies, "nbd-client-reader " + where);
         long period = Math.max(10, Math.min(1000, config.requestTimeout().toMillis() / 4));
         this.watchdogTask = WATCHDOG.scheduleAtFixedRate(this::checkDeadlines, period, period, TimeUnit.MILLISECONDS);
         reader.start();

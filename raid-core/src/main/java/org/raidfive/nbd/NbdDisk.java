@@ -162,6 +162,12 @@ public final class NbdDisk implements AsyncDisk {
         client.writeAsync(position, src, srcOffset, length, callback, tag);
     }
 
+    /** Pipelined on the connection: callbacks run on its reader, which must not wait for a slot. */
+    @Override
+    public boolean pipelinesOnConnection() {
+        return true;
+    }
+
     @Override
     public void flushAsync(IoCallback callback, int tag) {
         AsyncDisk.of(new Blocking(this)).flushAsync(callback, tag);

@@ -21,12 +21,16 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.raidfive.disk.CompletionThread;
 import org.raidfive.disk.FileDisk;
 import org.raidfive.disk.ForwardingAsyncDisk;
 import org.raidfive.disk.IoBackend;
 import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.MemoryDisk;
+import org.raidfive.nbd.NbdDisk;
+import org.raidfive.nbd.NbdServer;
+import org.raidfive.nbd.NbdServerConfig;
 
 /**
  * Completion-based writes on members that take their I/O on the io_uring run as continuations:
@@ -110,6 +114,81 @@ class WritesWithoutThreadTest {
             List<MemberDisk> disks = ring.members(4);
             Run run = runChains(disks, policy, 16, 150, 1, () -> ring.failReadsOf(1, 200));
             assertTrue(run.threads.containsKey(FakeRing.THREAD), "callbacks ran on " + run.threads.keySet());
+        }
+    }
+
+    /**
+     * Real NBD members (raidfive's server over memory, on Unix sockets): the writes run without a
+     * thread, their next steps on the continuation pool, and the array matches the image and parity.
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = ConsistencyPolicy.class,
+            names = {"RESYNC", "BITMAP"})
+    void chainedWritesOnNbdMembersMatchAFlatImageAndParity(ConsistencyPolicy policy) throws Exception {
+        List<NbdServer> servers = new ArrayList<>();
+        List<MemberDisk> disks = new ArrayList<>();
+        try {
+            for (int i = 0; i < 4; i++) {
+                NbdServer server = NbdServer.start(
+                        new MemoryDisk(MEMBER),
+                        NbdServerConfig.builder()
+                                .unixSocket(dir.resolve("m" + i + ".sock"))
+                                .build());
+                servers.add(server);
+                disks.add(NbdDisk.open(server.uri()));
+            }
+            Run run = runChains(disks, policy, 32, 200, null, () -> {});
+            assertTrue(
+                    run.threads.keySet().stream().anyMatch(t -> t.startsWith("member-continuation")),
+                    "no write ended on the continuation pool: callbacks ran on " + run.threads.keySet());
+        } finally {
+            for (MemberDisk d : disks) {
+                d.close();
+            }
+            for (NbdServer s : servers) {
+                s.close();
+                s.disk().close();
+            }
+        }
+    }
+
+    /**
+     * Members on a connection (as NBD's): their callbacks run on a reader thread that must never
+     * submit (it alone would free the slots a submission waits for), so the next step of a write
+     * runs on the continuation pool, and still no thread waits for member I/O.
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = ConsistencyPolicy.class,
+            names = {"RESYNC", "BITMAP"})
+    void writesOnConnectionMembersRunWithoutAThreadAndNeverSubmitFromTheReader(ConsistencyPolicy policy)
+            throws Exception {
+        try (FakeRing connection = FakeRing.connection()) {
+            List<MemberDisk> disks = connection.members(4);
+            Run run = runChains(disks, policy, 32, 200, null, () -> {});
+            assertTrue(
+                    run.threads.keySet().stream().anyMatch(t -> t.startsWith("member-continuation")),
+                    "no write ended on the continuation pool: callbacks ran on " + run.threads.keySet());
+            assertFalse(run.threads.containsKey(FakeRing.READER), "a callback ran on the reader");
+            assertEquals(0, connection.submittedOnTheLoop.get(), "member I/O submitted on the reader thread");
+        }
+    }
+
+    /** {@link #aMemberWhoseWritesFailMidBatchIsFailedAndNoWriteIsLost} on members on a connection. */
+    @ParameterizedTest
+    @EnumSource(
+            value = ConsistencyPolicy.class,
+            names = {"RESYNC", "BITMAP"})
+    void aConnectionMemberWhoseWritesOrReadsFailMidBatchIsFailedAndNoWriteIsLost(ConsistencyPolicy policy)
+            throws Exception {
+        try (FakeRing connection = FakeRing.connection()) {
+            runChains(connection.members(4), policy, 16, 150, 2, () -> connection.failWritesOf(2, 300));
+            assertEquals(0, connection.submittedOnTheLoop.get(), "member I/O submitted on the reader thread");
+        }
+        try (FakeRing connection = FakeRing.connection()) {
+            runChains(connection.members(4), policy, 16, 150, 1, () -> connection.failReadsOf(1, 200));
+            assertEquals(0, connection.submittedOnTheLoop.get(), "member I/O submitted on the reader thread");
         }
     }
 
@@ -267,12 +346,33 @@ class WritesWithoutThreadTest {
      */
     private static final class FakeRing implements AutoCloseable {
         static final String THREAD = "fake-ring";
-        final ExecutorService loop = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, THREAD);
+        static final String READER = "fake-reader";
+        /** Pipelined on a connection ({@link MemberDisk} says so), its loop a reader: else the ring. */
+        final boolean onConnection;
+
+        final ExecutorService loop;
+        final List<RingMember> members = new ArrayList<>();
+        /** Member I/O submitted while on the loop's own thread. */
+        final AtomicInteger submittedOnTheLoop = new AtomicInteger();
+
+        FakeRing() {
+            this(false);
+        }
+
+        private FakeRing(boolean onConnection) {
+            this.onConnection = onConnection;
+            this.loop = Executors.newSingleThreadExecutor(
+                    r -> onConnection ? new CompletionThread(r, READER) : daemon(new Thread(r, THREAD)));
+        }
+
+        static FakeRing connection() {
+            return new FakeRing(true);
+        }
+
+        private static Thread daemon(Thread t) {
             t.setDaemon(true);
             return t;
-        });
-        final List<RingMember> members = new ArrayList<>();
+        }
 
         List<MemberDisk> members(int n) {
             List<MemberDisk> disks = new ArrayList<>();
@@ -321,6 +421,10 @@ class WritesWithoutThreadTest {
 
             /** Runs {@code transfer} on the ring's thread, or fails it there if it is the one to fail. */
             private void onLoop(AtomicInteger countdown, String what, Transfer transfer, IoCallback callback, int tag) {
+                String current = Thread.currentThread().getName();
+                if (current.equals(THREAD) || current.equals(READER)) {
+                    submittedOnTheLoop.incrementAndGet();
+                }
                 boolean fail = failsNow(countdown);
                 loop.execute(() -> {
                     IOException error = null;
@@ -356,7 +460,12 @@ class WritesWithoutThreadTest {
 
             @Override
             public boolean batchesOnRing() {
-                return true;
+                return !onConnection;
+            }
+
+            @Override
+            public boolean pipelinesOnConnection() {
+                return onConnection;
             }
         }
     }

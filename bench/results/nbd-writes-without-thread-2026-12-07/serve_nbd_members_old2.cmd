@@ -1,0 +1,1 @@
+fio --ioengine=nbd --bs=4k --iodepth=16 --numjobs=2 --runtime=8, randread then randwrite: raid serve (old2: /tmp/old.jar) of 5 nbdkit memory members with --filter=delay rdelay=wdelay=2ms, and one such member alone; 2 rounds

@@ -26,6 +26,7 @@ import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLParameters;
 import org.raidfive.disk.CompletionThread;
 import org.raidfive.disk.IoCallback;
+import org.raidfive.disk.IoThreads;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -333,7 +334,9 @@ public final class NbdClient implements AutoCloseable {
     /**
      * Completion-based read: sent now (pipelined with everything else on the connection), the
      * callback runs on the client's reader thread when the reply has arrived, or with the failure.
-     * Waits only for a free request slot.
+     * Waits only for a free request slot; called on a reader thread ({@link CompletionThread}, as
+     * from a callback) when none is free, it does not wait: the request is sent from a continuation
+     * thread once one is.
      */
     public void readAsync(long offset, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
         try {
@@ -373,7 +376,18 @@ public final class NbdClient implements AutoCloseable {
         PendingRequest slot;
         try {
             checkOpen();
-            slot = freeSlots.poll(timeout, TimeUnit.NANOSECONDS);
+            slot = freeSlots.poll();
+            if (slot == null && CompletionThread.isCurrent()) {
+                // A callback on a reader (this connection's or another's) that found every slot
+                // taken must not wait here: the reply that frees one may be its own to read. The
+                // submission waits on a continuation thread instead (rare: allocates).
+                IoThreads.runContinuation(
+                        () -> submitAsync(type, flags, offset, length, buffer, bufferOffset, callback, tag));
+                return;
+            }
+            if (slot == null) {
+                slot = freeSlots.poll(timeout, TimeUnit.NANOSECONDS);
+            }
             if (slot == null) {
                 checkOpen();
                 throw new NbdTimeoutException(

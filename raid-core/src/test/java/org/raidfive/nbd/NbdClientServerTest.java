@@ -21,6 +21,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.MemoryDisk;
 
 /** Our client against our server: pipelining, durability commands, errors, shutdown, timeouts. */
@@ -129,6 +131,43 @@ class NbdClientServerTest {
         // Oracle through another path: the server's disk itself.
         assertArrayEquals(reference, readAll(disk.inner()), "seed " + seed);
         return disk;
+    }
+
+    /**
+     * A callback that starts two reads where its own ended, on a client with two request slots: the
+     * second finds none free while the other read's reply waits to be read by the very thread the
+     * callback runs on. It must not wait there (the reader would time out its own connection); it is
+     * sent once the slot frees.
+     */
+    @Test
+    void aCallbackOnTheReaderThatFindsNoFreeSlotDoesNotStallTheConnection() throws Exception {
+        NbdServer server = serve(disk(SIZE), NbdServerConfig.builder());
+        NbdClient client = closeLater(NbdClient.connect(
+                server.uri(),
+                NbdClientConfig.builder()
+                        .maxInFlight(2)
+                        .requestTimeout(Duration.ofSeconds(3))
+                        .build()));
+        int reads = 200;
+        CountDownLatch done = new CountDownLatch(reads);
+        List<IOException> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.atomic.AtomicInteger started = new java.util.concurrent.atomic.AtomicInteger();
+        IoCallback[] chain = new IoCallback[1];
+        chain[0] = (tag, error) -> {
+            if (error != null) {
+                errors.add(error);
+            }
+            done.countDown();
+            for (int k = 0; k < 2 && started.incrementAndGet() <= reads; k++) { // two where one ended
+                client.readAsync(4096L * (tag + k), ByteBuffer.allocate(4096), 0, 4096, chain[0], tag + 1);
+            }
+        };
+        started.set(2);
+        client.readAsync(0, ByteBuffer.allocate(4096), 0, 4096, chain[0], 0);
+        client.readAsync(4096, ByteBuffer.allocate(4096), 0, 4096, chain[0], 0);
+        assertTrue(done.await(20, TimeUnit.SECONDS), "every read completed");
+        assertTrue(errors.isEmpty(), () -> errors.size() + " reads failed, the first: " + errors.get(0));
+        assertTrue(client.isOpen(), "the connection is still open: " + client.failure());
     }
 
     @Test

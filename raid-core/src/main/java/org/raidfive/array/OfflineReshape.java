@@ -257,6 +257,41 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     /** Per lane, room for the other chunks of an old stripe when one is rebuilt. */
     private ByteBuffer[] degradedScratch;
 
+    /** Per lane of the running {@link #run} (set before its lanes start): what a stripe reuses. */
+    private LaneScratch[] laneScratch;
+
+    /**
+     * What one lane of a run uses stripe after stripe, so that moving a stripe allocates nothing: a
+     * view of the run's batch buffer (a disk may move a buffer's position and limit: one view per
+     * lane, cleared before each use, and a lane makes one call at a time) and the XOR's sources.
+     */
+    private static final class LaneScratch {
+        private final ByteBuffer view;
+        final ByteBuffer[] sources;
+        final int[] at;
+        private ByteBuffer degradedOf;
+        private ByteBuffer degradedView;
+
+        LaneScratch(ByteBuffer batch, int width) {
+            view = batch.duplicate();
+            sources = new ByteBuffer[width];
+            at = new int[width];
+        }
+
+        ByteBuffer view() {
+            return view.clear();
+        }
+
+        /** A view of {@code room}, this lane's room for a rebuild, made once. */
+        ByteBuffer degradedView(ByteBuffer room) {
+            if (degradedOf != room) {
+                degradedOf = room;
+                degradedView = room.duplicate();
+            }
+            return degradedView.clear();
+        }
+    }
+
     private long lastCheckpoint = System.nanoTime();
     /** The flushes {@link #startWriteBack} started, or null; and the first member one of them failed. */
     private AtOnce writeBack;
@@ -1021,6 +1056,10 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         // (a run that starts streaming never sends at once: a member left out stays out)
         int held = submitsAtOnce() ? batch : Math.min(batch, LANES);
         ByteBuffer buf = AlignedBuffers.allocate((int) (held * stripeBytes));
+        laneScratch = new LaneScratch[LANES];
+        for (int i = 0; i < LANES; i++) {
+            laneScratch[i] = new LaneScratch(buf, Math.max(oldLayout.disks(), newLayout.disks()));
+        }
         try (Lanes lanes = new Lanes(LANES)) {
             return runBatches(stop, progressListener, buf, lanes, batch);
         }
@@ -1244,7 +1283,8 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                 alone(() -> leaveOut(e));
             }
         }
-        phase(lanes, n, k -> parity(k, buf));
+        int width = lanes.width(n);
+        phase(lanes, n, k -> parity(k, laneScratch[k % width]));
         hook.at(Point.BATCH_READ, progress);
         // after a failed write the batch, whole in memory, is written again to the members left
         while (true) {
@@ -1503,14 +1543,14 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         writes.settle(memberStats, IoStats.WRITES, IoStats.WRITE_BYTES);
     }
 
-    /** The parity of the batch's {@code k}-th new stripe, from its data read into {@code batch}. */
-    private void parity(int k, ByteBuffer batch) {
-        ByteBuffer buf = batch.duplicate();
+    /** The parity of the batch's {@code k}-th new stripe, from its data read into the run's batch buffer. */
+    private void parity(int k, LaneScratch lane) {
+        ByteBuffer buf = lane.view();
         int chunk = newLayout.chunkSize();
         int newData = newLayout.dataDisks();
         int base = k * (newData + 1) * chunk;
-        ByteBuffer[] sources = new ByteBuffer[newData];
-        int[] at = new int[newData];
+        ByteBuffer[] sources = lane.sources;
+        int[] at = lane.at;
         for (int i = 0; i < newData; i++) {
             sources[i] = buf;
             at[i] = base + i * chunk;
@@ -1701,12 +1741,12 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     }
 
     private void readStripe(long stripe, int k, ByteBuffer batch) throws IOException {
-        ByteBuffer buf = batch.duplicate(); // a disk may move a buffer's position: one view per call
+        LaneScratch lane = laneScratch[k];
         int chunk = newLayout.chunkSize();
         int newData = newLayout.dataDisks();
         int base = k * (newData + 1) * chunk;
-        readOld(stripe * newData * (long) chunk, buf, base, newData * chunk, k, null);
-        parity(k, buf);
+        readOld(stripe * newData * (long) chunk, lane.view(), base, newData * chunk, k, null);
+        parity(k, lane);
     }
 
     /**
@@ -2149,7 +2189,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     }
 
     private void writeStripe(long stripe, int k, ByteBuffer batch) throws IOException {
-        ByteBuffer buf = batch.duplicate();
+        ByteBuffer buf = laneScratch[k].view();
         int chunk = newLayout.chunkSize();
         int newData = newLayout.dataDisks();
         int base = k * (newData + 1) * chunk;
@@ -2182,9 +2222,20 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         Raid5Layout layout = inNew ? newLayout : oldLayout;
         long[] offsets = inNew ? newOffset : oldOffset;
         int others = layout.disks() - 1;
-        ByteBuffer scratch = (k == READER ? readerScratch.get() : degradedScratch[k % LANES]).duplicate();
-        ByteBuffer[] sources = new ByteBuffer[others];
-        int[] from = new int[others];
+        ByteBuffer scratch;
+        ByteBuffer[] sources;
+        int[] from;
+        if (k == READER) {
+            scratch = readerScratch.get().duplicate();
+            sources = new ByteBuffer[others];
+            from = new int[others];
+        } else {
+            // a lane's: used between its stripe's reads and the parity, never beside them
+            LaneScratch lane = laneScratch[k % LANES];
+            scratch = lane.degradedView(degradedScratch[k % LANES]);
+            sources = lane.sources;
+            from = lane.at;
+        }
         for (int s = 0, i = 0; s < layout.disks(); s++) {
             if (s != missing) {
                 read(s, offsets[s] + offset, scratch, i * len, len);

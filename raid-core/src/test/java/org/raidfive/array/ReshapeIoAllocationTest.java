@@ -9,6 +9,7 @@ import static org.raidfive.array.RoomyArrays.make;
 import com.sun.management.ThreadMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -17,6 +18,9 @@ import org.junit.jupiter.api.Timeout;
 import org.raidfive.array.ReshapeTestDisks.Kept;
 import org.raidfive.array.RoomyArrays.Made;
 import org.raidfive.disk.AlignedBuffers;
+import org.raidfive.disk.ForwardingAsyncDisk;
+import org.raidfive.disk.MemberDisk;
+import org.raidfive.disk.MemoryDisk;
 
 /**
  * The I/O an array serves mid-reshape allocates nothing in steady state: 4 KiB reads on both sides
@@ -82,5 +86,87 @@ class ReshapeIoAllocationTest {
             assertTrue(allocated < ops, allocated + " bytes allocated over " + ops + " reads and writes");
             r.markClean();
         }
+    }
+
+    /**
+     * Moving stripes allocates nothing per stripe: a grow 4 -> 5 on memory members that complete
+     * inline (the lanes' path, stripe by stripe, as on page-cache files), its allocations counted per batch on every thread that moves stripes (the
+     * run's and its lanes'), in the middle of the run. Each batch still allocates a little of its own
+     * (its lanes' tasks), so the bound is per stripe: less than 32 bytes, where one view or one array
+     * per stripe would be 48 at least. The median of the batches leaves out a checkpoint's superblocks.
+     */
+    @Test
+    void movingStripesAllocatesNothingPerStripe() throws Exception {
+        int chunk = 16 << 10;
+        long member = 40L << 20;
+        List<MemberDisk> members = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            members.add(new KeptInline(member, "m" + i));
+        }
+        Raid5Array.create(
+                        ArraySpec.builder()
+                                .chunkSize(chunk)
+                                .memberDataBytes(32L << 20)
+                                .assumeClean(true)
+                                .build(),
+                        members)
+                .close();
+        ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
+        int batchBytes = 1 << 20;
+        int stripesPerBatch = batchBytes / chunk;
+        long[] perBatch = new long[64];
+        int[] batches = {0};
+        long[][] last = {null};
+        long[] ids = new long[8];
+        int[] idCount = {0};
+        try (OfflineReshape r = OfflineReshape.grow(members, List.of(new KeptInline(member, "new0")))) {
+            r.setBatchMemberBytes(batchBytes);
+            assertTrue(r.run(() -> false, p -> {
+                int b = batches[0]++;
+                if (b == 2) { // the lanes have started by now: find them once (this allocates)
+                    Thread[] all = new Thread[Thread.activeCount() + 8];
+                    int n = Thread.enumerate(all);
+                    ids[idCount[0]++] = Thread.currentThread().getId();
+                    for (int i = 0; i < n && idCount[0] < ids.length; i++) {
+                        if (all[i].getName().equals("reshape-lane")) {
+                            ids[idCount[0]++] = all[i].getId();
+                        }
+                    }
+                    last[0] = new long[idCount[0]];
+                }
+                if (b >= 2 && b - 2 < perBatch.length) {
+                    long sum = 0;
+                    for (int i = 0; i < idCount[0]; i++) {
+                        long now = threads.getThreadAllocatedBytes(ids[i]);
+                        sum += now - last[0][i];
+                        last[0][i] = now;
+                    }
+                    if (b > 2) {
+                        perBatch[b - 3] = sum;
+                    }
+                }
+            }));
+        }
+        int measured = Math.min(batches[0] - 4, perBatch.length);
+        assertTrue(measured >= 8, "batches measured: " + measured);
+        long[] sorted = Arrays.copyOf(perBatch, measured);
+        Arrays.sort(sorted);
+        long median = sorted[measured / 2];
+        System.out.println("reshape: " + median + " bytes allocated per batch of " + stripesPerBatch
+                + " stripes (median of " + measured + " batches, " + idCount[0] + " threads): "
+                + Arrays.toString(Arrays.copyOf(perBatch, measured)));
+        assertTrue(
+                median < 32L * stripesPerBatch,
+                median + " bytes allocated per batch of " + stripesPerBatch + " stripes");
+    }
+
+    /** A memory member that completes inline (as the lanes' path wants) and outlives the array's close. */
+    private static final class KeptInline extends ForwardingAsyncDisk {
+        KeptInline(long size, String name) {
+            super(new MemoryDisk(size, name));
+        }
+
+        @Override
+        public void close() {}
     }
 }

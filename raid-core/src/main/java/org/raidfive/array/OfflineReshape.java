@@ -257,6 +257,45 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     /** Per lane, room for the other chunks of an old stripe when one is rebuilt. */
     private ByteBuffer[] degradedScratch;
 
+    /** The views of a batch's buffer and of its rebuilds' room that a phase sent at once gives its I/Os. */
+    private final Views batchViews = new Views();
+
+    private final Views roomViews = new Views();
+
+    /**
+     * Views of one buffer for the member I/Os of a phase sent at once, one per I/O (a disk may move
+     * a view's position and limit while the I/O runs), handed out again from the first by the next
+     * phase, which starts once every I/O of the last has ended: the views are made in the first
+     * batches, then reused.
+     */
+    private static final class Views {
+        private ByteBuffer of;
+        private ByteBuffer[] views = new ByteBuffer[0];
+        private int used;
+
+        /** Hands out views of {@code buffer} from the first again. */
+        void reset(ByteBuffer buffer) {
+            if (of != buffer) {
+                of = buffer;
+                Arrays.fill(views, null);
+            }
+            used = 0;
+        }
+
+        ByteBuffer next() {
+            if (used == views.length) {
+                views = Arrays.copyOf(views, Math.max(64, 2 * used));
+            }
+            ByteBuffer v = views[used];
+            if (v == null) {
+                v = of.duplicate();
+                views[used] = v;
+            }
+            used++;
+            return v.clear();
+        }
+    }
+
     /** Per lane of the running {@link #run} (set before its lanes start): what a stripe reuses. */
     private LaneScratch[] laneScratch;
 
@@ -1402,8 +1441,9 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         int chunk = newLayout.chunkSize();
         int newData = newLayout.dataDisks();
         if (missing >= 0) {
-            sentRebuilds(n * newData * (long) chunk).clear();
+            roomViews.reset(sentRebuilds(n * newData * (long) chunk).clear().room);
         }
+        batchViews.reset(buf);
         AtOnce reads = new AtOnce(slots.length);
         try {
             for (int k = 0; k < n; k++) {
@@ -1453,7 +1493,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         for (int s = 0, i = 0; s < oldLayout.disks(); s++) {
             if (s != missing) {
                 sent.submitted(s, len);
-                asyncSlots[s].readAsync(oldOffset[s] + offset, r.room.duplicate(), roomAt + i * len, len, sent, s);
+                asyncSlots[s].readAsync(oldOffset[s] + offset, roomViews.next(), roomAt + i * len, len, sent, s);
                 i++;
             }
         }
@@ -1520,6 +1560,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
     private void writeBatchAtOnce(long firstStripe, int n, ByteBuffer buf) throws IOException {
         int chunk = newLayout.chunkSize();
         int newData = newLayout.dataDisks();
+        batchViews.reset(buf);
         AtOnce writes = new AtOnce(slots.length);
         try {
             for (int k = 0; k < n; k++) {
@@ -1533,7 +1574,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                     }
                     writes.submitted(slot, chunk);
                     asyncSlots[slot].writeAsync(
-                            newOffset[slot] + at, buf.duplicate(), base + i * chunk, chunk, writes, slot);
+                            newOffset[slot] + at, batchViews.next(), base + i * chunk, chunk, writes, slot);
                     hook.at(Point.MEMBER_WRITTEN, progress);
                 }
             }
@@ -1778,7 +1819,7 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
                     rebuildOld(oldStripe, within, buf, at + done, n, k);
                 } else if (sent != null) {
                     sent.submitted(slot, n);
-                    asyncSlots[slot].readAsync(position, buf.duplicate(), at + done, n, sent, slot);
+                    asyncSlots[slot].readAsync(position, batchViews.next(), at + done, n, sent, slot);
                 } else {
                     read(slot, position, buf, at + done, n);
                 }

@@ -1,0 +1,1 @@
+raid bench --rw randread --bs 4k --target raw,array --numjobs 2 --disks 4 --runtime 3 --ramp 1 --warmup 2 --repeat 1 (array percpu / raw)

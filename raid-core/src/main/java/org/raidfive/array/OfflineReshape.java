@@ -223,8 +223,18 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         final int[] from = new int[sources.length];
     }
 
-    /** Per reading thread, room for the other chunks of a stripe when one is rebuilt. */
-    private final ThreadLocal<ByteBuffer> readerScratch = ThreadLocal.withInitial(this::newScratch);
+    /**
+     * Per client thread (a read, or a write that reads a stripe), what rebuilding a missing member's
+     * chunk takes: room for the stripe's other chunks, seen through one view, and the XOR's sources.
+     */
+    private final ThreadLocal<RebuildScratch> readerScratch = ThreadLocal.withInitial(RebuildScratch::new);
+
+    /** {@link #readerScratch}: made on a thread's first rebuild, then reused. */
+    private final class RebuildScratch {
+        final ByteBuffer view = newScratch().duplicate();
+        final ByteBuffer[] sources = new ByteBuffer[Math.max(oldLayout.disks(), newLayout.disks())];
+        final int[] from = new int[sources.length];
+    }
 
     private long events;
     /**
@@ -2267,9 +2277,10 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         ByteBuffer[] sources;
         int[] from;
         if (k == READER) {
-            scratch = readerScratch.get().duplicate();
-            sources = new ByteBuffer[others];
-            from = new int[others];
+            RebuildScratch reader = readerScratch.get();
+            scratch = reader.view.clear();
+            sources = reader.sources;
+            from = reader.from;
         } else {
             // a lane's: used between its stripe's reads and the parity, never beside them
             LaneScratch lane = laneScratch[k % LANES];

@@ -13,13 +13,13 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.raidfive.array.ReshapeTestDisks.Kept;
 import org.raidfive.array.RoomyArrays.Made;
 import org.raidfive.disk.AlignedBuffers;
+import org.raidfive.disk.FaultyDisk;
 import org.raidfive.disk.ForwardingAsyncDisk;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.disk.MemoryDisk;
@@ -28,22 +28,31 @@ import org.raidfive.disk.MemoryDisk;
  * The I/O an array serves mid-reshape allocates nothing in steady state: 4 KiB reads on both sides
  * of the reshape's position and 4 KiB writes (md's read-modify-write in one chunk, in either
  * geometry) through {@link OfflineReshape#read} and {@link OfflineReshape#write}, counted by the
- * JVM's per-thread allocation counter. The reads are checked against a flat reference image that
- * the writes update, so the path measured is the one that serves the right bytes.
+ * JVM's per-thread allocation counter, healthy and with a member the reshape left out (its chunks
+ * rebuilt from the others of their stripe). The reads are checked against a flat reference image
+ * that the writes update, so the path measured is the one that serves the right bytes. The reshape's
+ * own batches move stripes without allocating per stripe either.
  */
 @Timeout(120)
 class ReshapeIoAllocationTest {
-    @Test
-    void readsAndWritesMidReshapeAllocateNothing() throws Exception {
+    @ParameterizedTest(name = "degraded: {0}")
+    @ValueSource(booleans = {false, true})
+    void readsAndWritesMidReshapeAllocateNothing(boolean degraded) throws Exception {
         long seed = System.nanoTime();
         System.out.println("ReshapeIoAllocationTest seed " + seed);
         Made m = make(3, seed);
         Kept added = new Kept(MEMBER, "new0");
-        try (OfflineReshape r = OfflineReshape.grow(m.members(), List.of(added))) {
+        List<MemberDisk> given = new ArrayList<>(m.members());
+        if (degraded) { // its first read fails: the reshape leaves it out, and the I/O below rebuilds its chunks
+            long dataOffset = SuperblockIo.read(given.get(1)).dataOffset() * 512;
+            given.set(1, new FaultyDisk(given.get(1)).failReads(dataOffset, dataOffset + 4096));
+        }
+        try (OfflineReshape r = OfflineReshape.grow(given, List.of(added))) {
             r.setBatchMemberBytes(64 << 10);
             int[] batches = {0};
             assertFalse(r.run(() -> batches[0]++ == 8, p -> {}));
             assertTrue(r.position() > 0 && r.position() < r.endPosition(), "mid-way: " + r.position());
+            assertEquals(degraded, r.missingMember() != null, "the member left out: " + r.missingMember());
             int size = (int) r.reshapingArrayBytes();
             byte[] image = Arrays.copyOf(m.image(), size);
             SplittableRandom random = new SplittableRandom(seed);
@@ -78,7 +87,8 @@ class ReshapeIoAllocationTest {
                     }
                 }
             }
-            System.out.println("mid-reshape I/O: " + allocated + " bytes allocated over " + ops + " reads and writes");
+            System.out.println("mid-reshape I/O (degraded " + degraded + "): " + allocated + " bytes allocated over "
+                    + ops + " reads and writes");
             for (int at = 0; at < size; at += 4096) {
                 r.read(at, dst, 0, 4096);
                 dst.get(0, got);

@@ -8,6 +8,7 @@ import org.raidfive.array.ConsistencyPolicy;
 import org.raidfive.array.Raid5Array;
 import org.raidfive.array.SyncProgress;
 import org.raidfive.bench.Sizes;
+import org.raidfive.disk.MemberInUseException;
 import org.raidfive.layout.Raid5Algorithm;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -293,8 +294,22 @@ final class GrowCommand extends Verb {
             throw CliException.usage("--start-only starts a reshape: give --raid-devices, --chunk or --layout");
         }
         if (reshapes()) {
-            return new ReshapeRun(this, source, members, startOnly)
-                    .run(raidDevices, arraySize(), add, speed.limits(), newChunk(), newLayout());
+            try {
+                return new ReshapeRun(this, source, members, startOnly)
+                        .run(raidDevices, arraySize(), add, speed.limits(), newChunk(), newLayout());
+            } catch (MemberInUseException held) {
+                if (held.holderPid() <= 0) {
+                    throw held;
+                }
+                // md reshapes a running array; raidfive's server has no channel for it yet, but
+                // continues a reshape whose start the members record
+                throw new MemberInUseException(
+                        held.member(),
+                        held.getMessage() + "; to reshape an array raid serve holds: raid stop " + source.again(members)
+                                + ", then raid grow --start-only with these options (it records the start), then "
+                                + "raid serve again, which continues the reshape while it serves",
+                        held.holderPid());
+            }
         }
         if (size != null) {
             return growSize();

@@ -506,6 +506,42 @@ class ReshapeIT {
     }
 
     /**
+     * {@code raid grow} of an array that {@code raid serve} holds is refused (exit 2), writes nothing
+     * and creates no file, and says how to reshape a served array: stop it, start the reshape with
+     * {@code --start-only}, serve it again (which {@link #aReshapeStartedOnlyIsRunByRaidServe} runs).
+     */
+    @Test
+    void growOfAServedArrayIsRefusedWithTheWayToDoIt() throws Exception {
+        createAndFill("32M", 4 << 20, 53);
+        List<String> serve =
+                new ArrayList<>(List.of("--socket", dir.resolve("raid.sock").toString()));
+        serve.addAll(OLD);
+        try (Served s = Served.start(dir, serve.toArray(new String[0]))) {
+            List<byte[]> before = new ArrayList<>();
+            for (String m : OLD) {
+                before.add(Files.readAllBytes(dir.resolve(m)));
+            }
+            List<String> grow = new ArrayList<>(List.of("grow", "--raid-devices", "4", "--add", "d.img"));
+            grow.addAll(OLD);
+            RaidLauncher.Result refused = RaidLauncher.run(dir, grow.toArray(new String[0]));
+            assertEquals(2, refused.exit(), refused.stderr());
+            String said = refused.stderr();
+            assertTrue(said.contains("is in use by another process"), said);
+            assertTrue(
+                    said.contains("raid stop a.img b.img c.img")
+                            && said.contains("raid grow --start-only")
+                            && said.contains("raid serve again"),
+                    said);
+            assertEquals(1, said.strip().lines().count(), "one line: " + said);
+            assertFalse(Files.exists(dir.resolve("d.img")), "no member file created");
+            for (int i = 0; i < OLD.size(); i++) {
+                assertArrayEquals(before.get(i), Files.readAllBytes(dir.resolve(OLD.get(i))), OLD.get(i) + " changed");
+            }
+            assertEquals(0, s.stop("TERM"), s.stderr());
+        }
+    }
+
+    /**
      * A {@code raid serve} that continues a reshape is seen and stopped as any served array is: it
      * publishes live counters, {@code raid monitor} prints the reshape's 20% steps, {@code raid stat}
      * shows its progress, and {@code raid stop}

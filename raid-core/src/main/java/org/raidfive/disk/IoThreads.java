@@ -201,13 +201,7 @@ public final class IoThreads {
      * errors; nothing is allocated when callers reuse their job objects.
      */
     public static void runBlocking(Runnable job) {
-        Task t = SHARED.free.relaxedPoll();
-        if (t == null) {
-            t = new Task();
-        }
-        t.op = Op.RUN;
-        t.job = job;
-        SHARED.enqueue(t);
+        SHARED.runJob(job);
     }
 
     /**
@@ -218,13 +212,17 @@ public final class IoThreads {
      * is allocated when callers reuse their job objects.
      */
     public static void runContinuation(Runnable job) {
-        Task t = CONTINUATIONS.free.relaxedPoll();
+        CONTINUATIONS.runJob(job);
+    }
+
+    private void runJob(Runnable job) {
+        Task t = free.relaxedPoll();
         if (t == null) {
             t = new Task();
         }
         t.op = Op.RUN;
         t.job = job;
-        CONTINUATIONS.enqueue(t);
+        enqueue(t);
     }
 
     private void run(Task t) {

@@ -182,13 +182,14 @@ class WritesWithoutThreadTest {
             names = {"RESYNC", "BITMAP"})
     void aConnectionMemberWhoseWritesOrReadsFailMidBatchIsFailedAndNoWriteIsLost(ConsistencyPolicy policy)
             throws Exception {
-        try (FakeRing connection = FakeRing.connection()) {
-            runChains(connection.members(4), policy, 16, 150, 2, () -> connection.failWritesOf(2, 300));
-            assertEquals(0, connection.submittedOnTheLoop.get(), "member I/O submitted on the reader thread");
-        }
-        try (FakeRing connection = FakeRing.connection()) {
-            runChains(connection.members(4), policy, 16, 150, 1, () -> connection.failReadsOf(1, 200));
-            assertEquals(0, connection.submittedOnTheLoop.get(), "member I/O submitted on the reader thread");
+        for (boolean writes : new boolean[] {true, false}) {
+            try (FakeRing connection = FakeRing.connection()) {
+                int slot = writes ? 2 : 1;
+                Runnable fail =
+                        writes ? () -> connection.failWritesOf(slot, 300) : () -> connection.failReadsOf(slot, 200);
+                runChains(connection.members(4), policy, 16, 150, slot, fail);
+                assertEquals(0, connection.submittedOnTheLoop.get(), "member I/O submitted on the reader thread");
+            }
         }
     }
 

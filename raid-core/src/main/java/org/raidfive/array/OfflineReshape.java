@@ -225,15 +225,13 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
 
     /**
      * Per client thread (a read, or a write that reads a stripe), what rebuilding a missing member's
-     * chunk takes: room for the stripe's other chunks, seen through one view, and the XOR's sources.
+     * chunk takes, made on its first rebuild: room for the stripe's other chunks, seen through the
+     * scratch's one view, and the XOR's sources.
      */
-    private final ThreadLocal<RebuildScratch> readerScratch = ThreadLocal.withInitial(RebuildScratch::new);
+    private final ThreadLocal<LaneScratch> readerScratch = ThreadLocal.withInitial(this::newReaderScratch);
 
-    /** {@link #readerScratch}: made on a thread's first rebuild, then reused. */
-    private final class RebuildScratch {
-        final ByteBuffer view = newScratch().duplicate();
-        final ByteBuffer[] sources = new ByteBuffer[Math.max(oldLayout.disks(), newLayout.disks())];
-        final int[] from = new int[sources.length];
+    private LaneScratch newReaderScratch() {
+        return new LaneScratch(newScratch(), Math.max(oldLayout.disks(), newLayout.disks()));
     }
 
     private long events;
@@ -2277,10 +2275,10 @@ public final class OfflineReshape implements ReshapeState, AutoCloseable {
         ByteBuffer[] sources;
         int[] from;
         if (k == READER) {
-            RebuildScratch reader = readerScratch.get();
-            scratch = reader.view.clear();
+            LaneScratch reader = readerScratch.get();
+            scratch = reader.view();
             sources = reader.sources;
-            from = reader.from;
+            from = reader.at;
         } else {
             // a lane's: used between its stripe's reads and the parity, never beside them
             LaneScratch lane = laneScratch[k % LANES];

@@ -7,8 +7,9 @@ import java.io.IOException;
  * each, {@link #RESYNC} (nothing to do per write: a dirty start resyncs everything),
  * {@link WriteIntentBitmap} and {@link PartialParityLog}. A stripe write is bracketed by
  * {@link #startWrite} and {@link #endWrite}; in between, when {@link #logsPartialParity}, it logs its
- * partial parity through {@link #log} before any of its data or parity reaches a member. Nothing else
- * in the data path names the policy.
+ * partial parity through {@link #log} before any of its data or parity reaches a member. A write
+ * that runs without a thread uses {@link #tryStartWrite}, {@link #logThen} and {@link #endWriteThen}
+ * instead, which never wait. Nothing else in the data path names the policy.
  *
  * <p>The array holds one port at a time ({@link ArrayCore#consistency}), replaced only while it is
  * quiesced (a policy change), so a write sees one policy from its start to its end.
@@ -32,8 +33,8 @@ interface ConsistencyPort {
     /**
      * {@link #startWrite} if it needs no I/O and no wait (and {@link #endWrite} never waits for this
      * write), for a write that runs on a completion's thread; false, having done nothing, when it
-     * would wait (a bitmap bit not yet on disk) or when the policy logs. The resync policy always
-     * starts at once; the log never does.
+     * would wait (a bitmap bit not yet on disk). The resync policy and the log always start at
+     * once (the log's wait comes later, in {@link #logThen}).
      */
     default boolean tryStartWrite(long memberOffset, int len) {
         return false;
@@ -53,6 +54,18 @@ interface ConsistencyPort {
     }
 
     /**
+     * {@link #log} for a write that runs without a thread ({@link #tryStartWrite} took it): never
+     * waits. The entry's partial parity is computed now; {@code waiter} is told the io_unit the
+     * entry joined ({@link LogWaiter#joined}, under the log's lock, before that unit can be durable)
+     * and is run once the unit is durable: on the thread that learns it, or handed to
+     * {@link org.raidfive.disk.IoThreads#runContinuation} when {@code handOff} (members on a
+     * connection, whose reader must not wait). Only when {@link #logsPartialParity}.
+     */
+    default void logThen(Member parity, int paritySlot, PartialParityEntry entry, LogWaiter waiter, boolean handOff) {
+        throw new UnsupportedOperationException(policy() + " logs no partial parity");
+    }
+
+    /**
      * Whether {@link #endWrite} reads its {@code whole} argument (the bitmap); the engine then looks at
      * every member's state after a write, others pass false without looking.
      */
@@ -68,6 +81,19 @@ interface ConsistencyPort {
      */
     default void endWrite(long memberOffset, int len, boolean whole, Logged logged, long wroteSlots)
             throws IOException {}
+
+    /**
+     * {@link #endWrite} for a write started by {@link #tryStartWrite}, on a completion's thread: never
+     * waits, and runs {@code then} once the write's bracket is over (now, or later on another thread
+     * when the policy still has I/O to finish for it: the log's flushes of the members an io_unit
+     * wrote, which md makes before the log's next io_unit). Throws, without running {@code then},
+     * only as {@link #endWrite} does.
+     */
+    default void endWriteThen(long memberOffset, int len, boolean whole, Logged logged, long wroteSlots, Runnable then)
+            throws IOException {
+        endWrite(memberOffset, len, whole, logged, wroteSlots);
+        then.run();
+    }
 
     /**
      * Whether a resync or bitmap recovery must visit member data {@code [memberOffset, +len)}: false
@@ -91,6 +117,12 @@ interface ConsistencyPort {
 
     /** What {@link #log} hands back for {@link #endWrite}: the io_unit the stripe's entry went into. */
     interface Logged {}
+
+    /** A write logging without a thread ({@link #logThen}): {@link #run} when its io_unit is durable. */
+    interface LogWaiter extends Runnable {
+        /** The entry joined {@code unit}, which the write hands to {@link #endWriteThen} or {@link #endWrite}. */
+        void joined(Logged unit);
+    }
 
     /** md's resync policy: no per-write work; a dirty start resyncs the whole array. */
     ConsistencyPort RESYNC = new ConsistencyPort() {

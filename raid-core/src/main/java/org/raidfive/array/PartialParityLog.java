@@ -3,9 +3,13 @@ package org.raidfive.array;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 import org.raidfive.disk.AlignedBuffers;
+import org.raidfive.disk.CompletionThread;
+import org.raidfive.disk.IoCallback;
+import org.raidfive.disk.IoThreads;
 import org.raidfive.disk.MemberDisk;
 import org.raidfive.md.PplHeader;
 import org.raidfive.md.Superblock;
@@ -26,6 +30,13 @@ import org.raidfive.md.Superblock;
  * thread that finishes the in-flight unit's last stripe submits it, or, when none is in flight, the
  * thread that logs. With an area of at least two io_units (mdadm's 1 MiB) io_units go one after
  * another through the area and wrap (md's MULTIPLE_PPLS); else each overwrites the area's start.
+ *
+ * <p>A write running without a thread ({@link #logThen}, {@link #endWriteThen}) waits for nothing:
+ * its entry joins a unit (or, when the gathering unit is full, the log's queue, which the next
+ * unit takes first), it is run when its unit is durable, and the last stripe of a unit flushes the
+ * members the unit wrote and submits the next unit with completion-based I/O; the write's callback
+ * comes after those flushes, as a blocking stripe returns after them. Blocking and thread-less stripes share
+ * the same units.
  *
  * <p>Each log's state is guarded by the log itself; a stripe holds its stripe lock while it waits,
  * which cannot deadlock: a unit's stripes wait only for the unit before, whose stripes are past
@@ -94,6 +105,12 @@ final class PartialParityLog implements ConsistencyPort {
 
     @Override
     public boolean logsPartialParity() {
+        return true;
+    }
+
+    /** A write starts at once; its wait for the log is in {@link #logThen}. */
+    @Override
+    public boolean tryStartWrite(long memberOffset, int len) {
         return true;
     }
 
@@ -211,6 +228,69 @@ final class PartialParityLog implements ConsistencyPort {
     }
 
     /**
+     * {@link #log} without waiting: the partial parity is computed into the entry's own buffer and
+     * copied into the unit it joins (the one going out now when the log has none in flight, else
+     * the one gathering); when that unit is full, the entry waits in the log's queue, which the
+     * next unit takes first.
+     */
+    @Override
+    public void logThen(Member parity, int paritySlot, PartialParityEntry entry, LogWaiter waiter, boolean handOff) {
+        int ppSize = entry.size;
+        int checksum = 0;
+        if (ppSize > 0) {
+            entry.fill(entry.partialParity, 0);
+            checksum = PplHeader.checksum(entry.crc, entry.partialParity, 0, ppSize);
+        }
+        MemberLog log = logs[paritySlot];
+        Unit submit = null;
+        synchronized (log) {
+            Unit unit;
+            if (log.inFlight == null) {
+                unit = log.take(parity);
+                log.inFlight = unit;
+                submit = unit;
+            } else if (log.current == null || log.current.fits(ppSize)) {
+                if (log.current == null) {
+                    log.current = log.take(parity);
+                }
+                unit = log.current;
+            } else {
+                log.enqueue(entry, parity, paritySlot, checksum, waiter, handOff);
+                return;
+            }
+            unit.join(entry, paritySlot, checksum, waiter, handOff);
+        }
+        if (submit != null) {
+            submitWithoutThread(log, submit);
+        }
+    }
+
+    /**
+     * {@link #endWrite} without waiting: the unit's last stripe starts the flushes of the members
+     * the unit wrote and runs {@code then} when they are done (the next unit, if one gathered,
+     * submitted first); any other stripe runs {@code then} at once.
+     */
+    @Override
+    public void endWriteThen(long memberOffset, int len, boolean whole, Logged logged, long wroteSlots, Runnable then) {
+        if (logged == null) {
+            then.run();
+            return;
+        }
+        Unit unit = (Unit) logged;
+        synchronized (unit.log) {
+            unit.wrote |= wroteSlots;
+            if (--unit.pending > 0) {
+                unit = null;
+            }
+        }
+        if (unit == null) {
+            then.run();
+            return;
+        }
+        unit.flushWrittenThen(then);
+    }
+
+    /**
      * A stripe of {@code unit} wrote its data and parity (or gave up): {@code wroteSlots} is a mask of
      * the slots it wrote. The unit's last stripe flushes the members the unit wrote and submits the
      * next unit of the log, if one gathered.
@@ -238,19 +318,41 @@ final class PartialParityLog implements ConsistencyPort {
                 flush(s[i]);
             }
         }
-        Unit next = null;
+        Unit next = ended(unit);
+        if (next != null) {
+            submit(log, next);
+        }
+    }
+
+    /**
+     * {@code unit} is done (its stripes written, the members they wrote flushed): the log's next
+     * unit, now in flight and to be submitted by the caller, is the one that gathered, topped up
+     * from the queue (or made from the queue alone); null when nothing waits.
+     */
+    private Unit ended(Unit unit) {
+        MemberLog log = unit.log;
         synchronized (log) {
             log.inFlight = null;
             log.recycle(unit);
-            if (log.current != null && log.current.entries > 0) {
-                next = log.current;
+            Unit next = log.current;
+            log.current = null;
+            if (next == null || next.entries == 0) {
+                next = null;
+                if (log.waitingHead != null) {
+                    next = log.take(log.waitingHead.parity);
+                }
+            }
+            if (next != null) {
                 log.inFlight = next;
-                log.current = null;
+                log.joinWaiting(next);
+                if (log.waitingHead != null) {
+                    // the rest of the queue gathers in the unit after it, ahead of any newcomer
+                    log.current = log.take(next.member);
+                    log.joinWaiting(log.current);
+                }
             }
             log.wakeWaiters();
-        }
-        if (next != null) {
-            submit(log, next);
+            return next;
         }
     }
 
@@ -261,20 +363,10 @@ final class PartialParityLog implements ConsistencyPort {
             if (m.state != MemberState.FAULTY) {
                 unit.generation = generation.incrementAndGet();
                 unit.seal();
-                int bytes = PplHeader.SIZE + unit.ppBytes;
-                long start = areaStart(m);
-                long at = start;
-                if (multiple(m.pplSize)) {
-                    if (log.nextIn != m || start + areaBytes(m) - log.next < bytes) {
-                        log.next = start; // a new member's area, or the rest of it cannot hold the unit: rewind
-                        log.nextIn = m;
-                    }
-                    at = log.next;
-                    log.next += bytes;
-                }
+                long at = placeUnit(log, unit);
                 m.nrPending.get();
                 try {
-                    m.disk.write(at, unit.buffer, 0, bytes);
+                    m.disk.write(at, unit.buffer, 0, PplHeader.SIZE + unit.ppBytes);
                     m.disk.flush();
                 } catch (IOException e) {
                     // md_error; the stripes go on (their parity member is faulty now, so their
@@ -285,11 +377,41 @@ final class PartialParityLog implements ConsistencyPort {
                 }
             }
         } finally {
-            synchronized (log) {
-                unit.durable = true;
-                log.wakeWaiters();
-            }
+            unit.markDurable();
         }
+    }
+
+    /**
+     * {@link #submit} with completion-based I/O, no thread waiting: the write, then the flush, then
+     * the unit is durable ({@link Unit#ioDone}).
+     */
+    private void submitWithoutThread(MemberLog log, Unit unit) {
+        Member m = unit.member;
+        if (m.state == MemberState.FAULTY) {
+            unit.markDurable();
+            return;
+        }
+        unit.generation = generation.incrementAndGet();
+        unit.seal();
+        m.nrPending.get();
+        m.async.writeAsync(placeUnit(log, unit), unit.buffer, 0, PplHeader.SIZE + unit.ppBytes, unit, Unit.LOG_WRITE);
+    }
+
+    /** Where {@code unit} goes in its member's area; advances the log's place (MULTIPLE_PPLS). */
+    private static long placeUnit(MemberLog log, Unit unit) {
+        Member m = unit.member;
+        int bytes = PplHeader.SIZE + unit.ppBytes;
+        long start = areaStart(m);
+        if (!multiple(m.pplSize)) {
+            return start;
+        }
+        if (log.nextIn != m || start + areaBytes(m) - log.next < bytes) {
+            log.next = start; // a new member's area, or the rest of it cannot hold the unit: rewind
+            log.nextIn = m;
+        }
+        long at = log.next;
+        log.next += bytes;
+        return at;
     }
 
     private void flush(Member m) throws IOException {
@@ -354,6 +476,57 @@ final class PartialParityLog implements ConsistencyPort {
         long next;
 
         Member nextIn;
+        /** Entries of writes without a thread that found the gathering unit full, oldest first. */
+        Waiting waitingHead;
+
+        private Waiting waitingTail;
+        /** Queue nodes given back, reused (made only when more wait at once than ever before). */
+        private Waiting spareNodes;
+
+        void enqueue(
+                PartialParityEntry entry,
+                Member parity,
+                int paritySlot,
+                int checksum,
+                LogWaiter waiter,
+                boolean handOff) {
+            Waiting w = spareNodes;
+            if (w == null) {
+                w = new Waiting();
+            } else {
+                spareNodes = w.next;
+            }
+            w.entry = entry;
+            w.parity = parity;
+            w.paritySlot = paritySlot;
+            w.checksum = checksum;
+            w.waiter = waiter;
+            w.handOff = handOff;
+            w.next = null;
+            if (waitingTail == null) {
+                waitingHead = w;
+            } else {
+                waitingTail.next = w;
+            }
+            waitingTail = w;
+        }
+
+        /** Moves queued entries into {@code unit}, oldest first, while they fit. */
+        void joinWaiting(Unit unit) {
+            Waiting w;
+            while ((w = waitingHead) != null && unit.fits(w.entry.size)) {
+                waitingHead = w.next;
+                if (waitingHead == null) {
+                    waitingTail = null;
+                }
+                unit.join(w.entry, w.paritySlot, w.checksum, w.waiter, w.handOff);
+                w.entry = null;
+                w.parity = null;
+                w.waiter = null;
+                w.next = spareNodes;
+                spareNodes = w;
+            }
+        }
 
         Unit take(Member member) {
             Unit u = freeCount > 0 ? free[--freeCount] : new Unit(this);
@@ -376,8 +549,21 @@ final class PartialParityLog implements ConsistencyPort {
         }
     }
 
+    /** A write without a thread waiting in its log's queue for room in an io_unit (guarded by the log). */
+    private static final class Waiting {
+        PartialParityEntry entry;
+        Member parity;
+        int paritySlot;
+        int checksum;
+        LogWaiter waiter;
+        boolean handOff;
+        Waiting next;
+    }
+
     /** md's {@code ppl_io_unit}: a header, the partial parity of its entries, its stripes in flight. */
-    final class Unit implements Logged {
+    final class Unit implements Logged, IoCallback {
+        static final int LOG_WRITE = -1;
+        static final int LOG_FLUSH = -2;
         final MemberLog log;
         final ByteBuffer buffer = AlignedBuffers.allocate(PplHeader.SIZE + entrySpace);
         /** Used by the unit's submitter, for the header's checksum. */
@@ -395,6 +581,20 @@ final class PartialParityLog implements ConsistencyPort {
         volatile boolean durable;
         /** How long a stripe waiting for the unit spins before it blocks: see {@link #log}. */
         int spins;
+        /** The writes without a thread in the unit, run when it is durable (each handed off or not). */
+        private final LogWaiter[] waiting = new LogWaiter[PplHeader.MAX_ENTRIES];
+
+        private final boolean[] handOff = new boolean[PplHeader.MAX_ENTRIES];
+        private int waitingCount;
+        /** The members the last stripe's {@link #flushWrittenThen} flushes, by slot, and their errors. */
+        private final Member[] flushing = new Member[core.layout.disks()];
+
+        private final IOException[] flushErrors = new IOException[core.layout.disks()];
+        private final AtomicInteger flushesLeft = new AtomicInteger();
+        private Runnable afterFlushes;
+        // The steps that submit, for a completion on a connection's reader, which must not.
+        private final Runnable flushLog = this::flushLog;
+        private final Runnable endFlushed = this::endFlushed;
 
         Unit(MemberLog log) {
             this.log = log;
@@ -410,6 +610,149 @@ final class PartialParityLog implements ConsistencyPort {
             pending = 0;
             wrote = 0;
             durable = false;
+            waitingCount = 0;
+        }
+
+        /** Adds a write without a thread's entry (under the log's lock) and tells it so. */
+        void join(PartialParityEntry entry, int paritySlot, int checksum, LogWaiter waiter, boolean handOff) {
+            addCopy(entry, paritySlot, checksum);
+            pending++;
+            this.waiting[waitingCount] = waiter;
+            this.handOff[waitingCount] = handOff;
+            waitingCount++;
+            waiter.joined(this);
+        }
+
+        /**
+         * The unit is on disk: its blocking stripes woken, its writes without a thread run. Its
+         * pending count holds those until each has ended, so the unit is not reused meanwhile.
+         */
+        void markDurable() {
+            int n;
+            synchronized (log) {
+                durable = true;
+                log.wakeWaiters();
+                n = waitingCount;
+            }
+            for (int i = 0; i < n; i++) {
+                LogWaiter w = waiting[i];
+                waiting[i] = null;
+                if (handOff[i]) {
+                    IoThreads.runContinuation(w);
+                } else {
+                    w.run();
+                }
+            }
+        }
+
+        /**
+         * The unit's last stripe has ended: flushes the members the unit wrote, all at once; when
+         * they are done the next unit goes and {@code then} runs.
+         */
+        void flushWrittenThen(Runnable then) {
+            afterFlushes = then;
+            Member[] s = core.table.slots;
+            int n = 0;
+            for (int i = 0; i < s.length; i++) {
+                Member m = (wrote & (1L << i)) != 0 ? s[i] : null;
+                if (m != null && m.state != MemberState.FAULTY) {
+                    flushing[i] = m;
+                    n++;
+                }
+            }
+            flushesLeft.set(n + 1); // one for this issuer, so that a flush completing inline cannot end the unit early
+            for (int i = 0; i < s.length; i++) {
+                Member m = flushing[i];
+                if (m != null) {
+                    m.nrPending.get();
+                    m.async.flushAsync(this, i);
+                }
+            }
+            if (flushesLeft.decrementAndGet() == 0) {
+                flushed();
+            }
+        }
+
+        @Override
+        public void ioDone(int tag, IOException error) {
+            if (tag >= 0) {
+                flushing[tag].nrPending.put();
+                flushErrors[tag] = error;
+                if (flushesLeft.decrementAndGet() == 0) {
+                    flushed();
+                }
+                return;
+            }
+            Member m = member;
+            if (error == null && tag == LOG_WRITE) {
+                if (CompletionThread.isCurrent()) {
+                    IoThreads.runContinuation(flushLog);
+                } else {
+                    flushLog();
+                }
+                return;
+            }
+            m.nrPending.put();
+            if (error == null) {
+                markDurable();
+                return;
+            }
+            // md_error, which writes the others' superblocks: on an I/O thread, never on a completion's.
+            // The stripes go on (their parity member is faulty now: no parity written, nothing torn).
+            IoThreads.runBlocking(() -> {
+                try {
+                    core.memberFailedQuietly(m, error);
+                } catch (IOException | RuntimeException e) {
+                    // recorded in the array's failure, which the stripes check
+                } finally {
+                    markDurable();
+                }
+            });
+        }
+
+        /** Every flush of {@link #flushWrittenThen} is done: a member whose flush failed is failed (on an I/O thread). */
+        private void flushed() {
+            boolean failed = false;
+            for (IOException e : flushErrors) {
+                failed |= e != null;
+            }
+            if (!failed) {
+                if (CompletionThread.isCurrent()) {
+                    IoThreads.runContinuation(endFlushed);
+                } else {
+                    endFlushed();
+                }
+                return;
+            }
+            IoThreads.runBlocking(() -> {
+                try {
+                    for (int i = 0; i < flushErrors.length; i++) {
+                        if (flushErrors[i] != null) {
+                            core.memberFailedQuietly(flushing[i], flushErrors[i]);
+                        }
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // recorded in the array's failure, which the stripes check
+                } finally {
+                    endFlushed();
+                }
+            });
+        }
+
+        private void flushLog() {
+            member.async.flushAsync(this, LOG_FLUSH);
+        }
+
+        private void endFlushed() {
+            Runnable then = afterFlushes;
+            afterFlushes = null;
+            java.util.Arrays.fill(flushing, null);
+            java.util.Arrays.fill(flushErrors, null);
+            Unit next = ended(this); // this unit is another's from here on
+            if (next != null) {
+                submitWithoutThread(log, next);
+            }
+            then.run();
         }
 
         boolean fits(int ppSize) {

@@ -287,6 +287,9 @@ final class StripeOp implements AutoCloseable {
                 // The partial parity is durable before any of the stripe's data or parity is written;
                 // only then is the new parity made, in the parity member's memory where it can be.
                 unit = consistency.log(table.slots[paritySlot], paritySlot, entry);
+                // The log's write may have failed its member and with it the array (md_error): a
+                // write that can no longer reach the members is refused, never acknowledged.
+                core.checkUsable();
                 finishLoggedParity(memberOffset, len);
             }
             phase.begin();
@@ -319,10 +322,26 @@ final class StripeOp implements AutoCloseable {
     private boolean asyncWriting;
     /** The slots its write phase wrote, for the consistency policy. */
     private long asyncWrote;
+    /** The write without a thread logs its partial parity first (the policy logs, parity in sync). */
+    private boolean asyncLogged;
+    /** The io_unit its entry joined, once it has: for the end of its bracket. */
+    private ConsistencyPort.Logged asyncUnit;
 
     private final Runnable afterAsyncReads = this::afterAsyncReads;
     private final Runnable afterAsyncWrites = this::afterAsyncWrites;
     private final Runnable recoverAsyncWrite = this::recoverAsyncWrite;
+    private final Runnable endedWithoutThread = () -> finishWithoutThread(null);
+    private final ConsistencyPort.LogWaiter afterAsyncLog = new ConsistencyPort.LogWaiter() {
+        @Override
+        public void joined(ConsistencyPort.Logged unit) {
+            asyncUnit = unit;
+        }
+
+        @Override
+        public void run() {
+            afterAsyncLog();
+        }
+    };
 
     /** Sets the piece {@link #startWriteWithoutThread} writes: {@code len} bytes at {@code column} of one data index. */
     void pieceToWrite(int dataIndex, int column, int len, ByteBuffer src, int srcAt) {
@@ -339,9 +358,14 @@ final class StripeOp implements AutoCloseable {
      * the piece to an I/O thread, which fails the member and finishes the piece as the blocking path
      * does (a degraded re-plan after a read, the survivors' write after a write).
      *
+     * <p>With a partial parity log the reads are those of its partial parity, which then goes to
+     * the log ({@link ConsistencyPort#logThen}); the parity and the writes follow when the log's
+     * io_unit is durable, and the write's end waits for the log's flushes of the members that unit
+     * wrote ({@link ConsistencyPort#endWriteThen}), no thread waiting for any of it.
+     *
      * <p>Only on a stripe where every member can be read and no replacement is being built, and only
      * when the consistency policy starts the write without waiting
-     * ({@link ConsistencyPort#tryStartWrite}: resync, or a bitmap whose bits are on disk); else false,
+     * ({@link ConsistencyPort#tryStartWrite}: resync, the log, or a bitmap whose bits are on disk); else false,
      * having done nothing, and the caller takes the blocking path. The caller holds the configuration read side and this
      * operation; on true both belong to the write until its callback.
      */
@@ -365,10 +389,15 @@ final class StripeOp implements AutoCloseable {
         asyncPlan = plan;
         asyncSourceFailed = false;
         asyncWriting = false;
+        // md logs a stripe when its parity member is in sync and written; not without one.
+        asyncLogged = !core.readOnly
+                && core.consistency.logsPartialParity()
+                && table.slots[paritySlot].state == MemberState.IN_SYNC;
+        asyncUnit = null;
         release();
         phase.beginThen(afterAsyncReads, table.continuesOffCompletionThread);
         try {
-            asyncSourceFailed = !issueParityReads(plan);
+            asyncSourceFailed = !(asyncLogged ? issueLoggedReads(plan) : issueParityReads(plan));
         } catch (IOException | RuntimeException e) {
             asyncSourceFailed = true; // failing the member threw (the array is lost): the re-plan reports it
         }
@@ -376,13 +405,42 @@ final class StripeOp implements AutoCloseable {
         return true;
     }
 
-    /** Every read of the write without a thread has completed: parity, then the writes, issued at once. */
+    /**
+     * Every read of the write without a thread has completed: parity, then the writes, issued at
+     * once; or, when it logs, its partial parity to the log first ({@link #afterAsyncLog} goes on).
+     */
     private void afterAsyncReads() {
         if (asyncSourceFailed || !phase.succeeded()) {
             IoThreads.runBlocking(recoverAsyncWrite);
             return;
         }
+        if (asyncLogged) {
+            core.consistency.logThen(
+                    table.slots[paritySlot], paritySlot, entry, afterAsyncLog, table.continuesOffCompletionThread);
+            return;
+        }
         finishParity(asyncPlan);
+        writeWithoutThread();
+    }
+
+    /** The io_unit holding the write's partial parity is durable: the new parity, then the writes. */
+    private void afterAsyncLog() {
+        try {
+            core.checkUsable(); // as in writePiece: the log's write may have failed the array
+        } catch (ArrayFailedException e) {
+            try {
+                core.consistency.endWriteThen(
+                        stripeOffset + piece.x, piece.len, false, asyncUnit, 0, () -> finishWithoutThread(e));
+            } catch (IOException notEnded) {
+                finishWithoutThread(e);
+            }
+            return;
+        }
+        finishLoggedParity(stripeOffset + piece.x, piece.len);
+        writeWithoutThread();
+    }
+
+    private void writeWithoutThread() {
         asyncWriting = true;
         phase.beginThen(afterAsyncWrites, table.continuesOffCompletionThread);
         asyncWrote = issueWrites(asyncPlan);
@@ -394,15 +452,18 @@ final class StripeOp implements AutoCloseable {
             IoThreads.runBlocking(recoverAsyncWrite);
             return;
         }
-        IOException error = null;
         try {
             ConsistencyPort consistency = core.consistency;
-            consistency.endWrite(
-                    stripeOffset + piece.x, piece.len, consistency.asksWhole() && allInSync(), null, asyncWrote);
+            consistency.endWriteThen(
+                    stripeOffset + piece.x,
+                    piece.len,
+                    consistency.asksWhole() && allInSync(),
+                    asyncUnit,
+                    asyncWrote,
+                    endedWithoutThread);
         } catch (IOException e) {
-            error = e;
+            finishWithoutThread(e);
         }
-        finishWithoutThread(error);
     }
 
     /**
@@ -419,7 +480,11 @@ final class StripeOp implements AutoCloseable {
             } finally {
                 // This write's bracket ends here, not whole: the bitmap keeps the bits.
                 core.consistency.endWrite(
-                        stripeOffset + piece.x, piece.len, false, null, asyncWriting ? asyncWrote : 0);
+                        stripeOffset + piece.x,
+                        piece.len,
+                        false,
+                        asyncWriting ? asyncUnit : null,
+                        asyncWriting ? asyncWrote : 0);
             }
             if (!asyncWriting) {
                 release();
@@ -440,6 +505,7 @@ final class StripeOp implements AutoCloseable {
         int len = piece.len;
         asyncCallback = null;
         asyncPlan = null;
+        asyncUnit = null;
         release();
         ArrayCore c = core;
         close(); // back to the pool, the stripe unlocked: this operation is another's from here on
@@ -533,6 +599,16 @@ final class StripeOp implements AutoCloseable {
      * change before the log is durable.
      */
     private boolean computeLoggedParity(Plan plan) throws IOException {
+        beginSources();
+        boolean ok = issueLoggedReads(plan);
+        return awaitSources() && ok; // waits for every read issued, also after a failure
+    }
+
+    /**
+     * The reads of {@link #computeLoggedParity}, issued on the current phase, their sources listed,
+     * and the entry set up; false (the member failed) when a member's memory cannot be reached.
+     */
+    private boolean issueLoggedReads(Plan plan) throws IOException {
         int lo = piece.lo;
         int hi = piece.hi;
         int x = piece.x;
@@ -550,11 +626,11 @@ final class StripeOp implements AutoCloseable {
         if (written == layout.dataDisks()) {
             entry.size = 0;
             entry.dataSector = arraySector(0, x4);
-            beginSources();
             addNewData();
             return true;
         }
-        beginSources();
+        entry.size = len4;
+        entry.dataSector = arraySector(lo, x4);
         boolean ok = true;
         if (plan == Plan.READ_MODIFY_WRITE) {
             ok = addMemberSource(s[paritySlot], paritySlot, pageOffset, len4);
@@ -570,13 +646,7 @@ final class StripeOp implements AutoCloseable {
                 }
             }
         }
-        ok = awaitSources() && ok; // waits for every read issued, also after a failure
-        if (!ok) {
-            return false;
-        }
-        entry.size = len4;
-        entry.dataSector = arraySector(lo, x4);
-        return true;
+        return ok;
     }
 
     /**

@@ -44,10 +44,9 @@ final class WritePath {
 
     /**
      * Starts a write that runs without a thread ({@link StripeOp#startWriteWithoutThread}) when it
-     * can: inside one chunk and one piece, every member on the io_uring or an NBD connection (not
-     * called on a connection's reader then), no partial parity log (it
-     * writes and waits per write), its stripe's lock free now, the stripe healthy and the bitmap's
-     * bits (if any) already on disk. False, having done nothing, otherwise. The caller holds the configuration read side,
+     * can: inside one chunk and one piece (of the partial parity log's size, if any), every member
+     * on the io_uring or an NBD connection (not called on a connection's reader then), its stripe's
+     * lock free now, the stripe healthy and the bitmap's bits (if any) already on disk. False, having done nothing, otherwise. The caller holds the configuration read side,
      * has checked the range and found the array marked dirty; on true the read side belongs to the
      * write until its callback.
      */
@@ -57,8 +56,8 @@ final class WritePath {
         int inChunk = (int) (offset & (chunkSize - 1));
         if (inChunk + length > chunkSize
                 || length > core.ops.pieceSize()
+                || length > core.consistency.maxPiece()
                 || !core.table.writesWithoutThread
-                || core.consistency.logsPartialParity()
                 // a connection's reader must not wait for a request slot, as the first reads might
                 || (core.table.continuesOffCompletionThread && CompletionThread.isCurrent())) {
             return false;

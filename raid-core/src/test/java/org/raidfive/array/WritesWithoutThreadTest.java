@@ -1,5 +1,6 @@
 package org.raidfive.array;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -17,6 +18,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -63,7 +66,7 @@ class WritesWithoutThreadTest {
             disks.add(FileDisk.createOrExtend(dir.resolve("m" + i + ".img"), MEMBER, true));
         }
         Run run = runChains(disks, policy, 32, 200, null, () -> {});
-        if (IoBackend.active() == IoBackend.IO_URING && policy != ConsistencyPolicy.PPL) {
+        if (IoBackend.active() == IoBackend.IO_URING) {
             assertTrue(
                     run.threads.keySet().stream().anyMatch(t -> t.startsWith("member-io-uring")),
                     "write callbacks ran on " + run.threads.keySet());
@@ -76,7 +79,7 @@ class WritesWithoutThreadTest {
     @ParameterizedTest
     @EnumSource(
             value = ConsistencyPolicy.class,
-            names = {"RESYNC", "BITMAP"})
+            names = {"RESYNC", "BITMAP", "PPL"})
     void writesOnRingMembersRunWithoutAThreadAndMatchAFlatImage(ConsistencyPolicy policy) throws Exception {
         try (FakeRing ring = new FakeRing()) {
             List<MemberDisk> disks = ring.members(4);
@@ -95,7 +98,7 @@ class WritesWithoutThreadTest {
     @ParameterizedTest
     @EnumSource(
             value = ConsistencyPolicy.class,
-            names = {"RESYNC", "BITMAP"})
+            names = {"RESYNC", "BITMAP", "PPL"})
     void aMemberWhoseWritesFailMidBatchIsFailedAndNoWriteIsLost(ConsistencyPolicy policy) throws Exception {
         try (FakeRing ring = new FakeRing()) {
             List<MemberDisk> disks = ring.members(4);
@@ -108,7 +111,7 @@ class WritesWithoutThreadTest {
     @ParameterizedTest
     @EnumSource(
             value = ConsistencyPolicy.class,
-            names = {"RESYNC", "BITMAP"})
+            names = {"RESYNC", "BITMAP", "PPL"})
     void aMemberWhoseReadsFailMidBatchIsFailedAndNoWriteIsLost(ConsistencyPolicy policy) throws Exception {
         try (FakeRing ring = new FakeRing()) {
             List<MemberDisk> disks = ring.members(4);
@@ -124,7 +127,7 @@ class WritesWithoutThreadTest {
     @ParameterizedTest
     @EnumSource(
             value = ConsistencyPolicy.class,
-            names = {"RESYNC", "BITMAP"})
+            names = {"RESYNC", "BITMAP", "PPL"})
     void chainedWritesOnNbdMembersMatchAFlatImageAndParity(ConsistencyPolicy policy) throws Exception {
         List<NbdServer> servers = new ArrayList<>();
         List<MemberDisk> disks = new ArrayList<>();
@@ -161,7 +164,7 @@ class WritesWithoutThreadTest {
     @ParameterizedTest
     @EnumSource(
             value = ConsistencyPolicy.class,
-            names = {"RESYNC", "BITMAP"})
+            names = {"RESYNC", "BITMAP", "PPL"})
     void writesOnConnectionMembersRunWithoutAThreadAndNeverSubmitFromTheReader(ConsistencyPolicy policy)
             throws Exception {
         try (FakeRing connection = FakeRing.connection()) {
@@ -179,7 +182,7 @@ class WritesWithoutThreadTest {
     @ParameterizedTest
     @EnumSource(
             value = ConsistencyPolicy.class,
-            names = {"RESYNC", "BITMAP"})
+            names = {"RESYNC", "BITMAP", "PPL"})
     void aConnectionMemberWhoseWritesOrReadsFailMidBatchIsFailedAndNoWriteIsLost(ConsistencyPolicy policy)
             throws Exception {
         for (boolean writes : new boolean[] {true, false}) {
@@ -189,6 +192,86 @@ class WritesWithoutThreadTest {
                         writes ? () -> connection.failWritesOf(slot, 300) : () -> connection.failReadsOf(slot, 200);
                 runChains(connection.members(4), policy, 16, 150, slot, fail);
                 assertEquals(0, connection.submittedOnTheLoop.get(), "member I/O submitted on the reader thread");
+            }
+        }
+    }
+
+    /**
+     * md's rule for the partial parity log, on writes without a thread: a stripe's data and parity
+     * reach no member before the io_unit holding its partial parity is written. The members stop at
+     * a random member I/O (a power cut: from there nothing lands and every I/O fails), the members
+     * as they are then are assembled again, and the log's recovery must leave every stripe's parity
+     * the XOR of its data, every write that was acknowledged in place, and each write still in
+     * flight wholly old or wholly new. Running the writes' continuation before their unit is
+     * durable fails it.
+     */
+    @Test
+    void aPowerCutAtAnyMemberIoLeavesLogsThatRepairEveryStripe() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("aPowerCutAtAnyMemberIoLeavesLogsThatRepairEveryStripe seed " + seed);
+        Random random = new Random(seed);
+        int chains = 12;
+        int writes = 40;
+        for (int round = 0; round < 12; round++) {
+            long cutAfter = 1 + random.nextInt(chains * writes * 4);
+            try (FakeRing ring = new FakeRing()) {
+                List<MemberDisk> disks = ring.members(4);
+                byte[] image;
+                List<WriteChain> started = new ArrayList<>();
+                try (Raid5Array array = Raid5Array.create(
+                        ArraySpec.builder()
+                                .chunkSize(CHUNK)
+                                .assumeClean(true)
+                                .consistencyPolicy(ConsistencyPolicy.PPL)
+                                .build(),
+                        disks)) {
+                    image = LoadGenerator.fillRandom(array, seed + round);
+                    ring.cutPowerAfter(cutAfter);
+                    ConcurrentHashMap<String, Boolean> threads = new ConcurrentHashMap<>();
+                    ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+                    CountDownLatch done = new CountDownLatch(chains);
+                    for (int c = 0; c < chains; c++) {
+                        WriteChain chain = new WriteChain(
+                                array,
+                                image,
+                                c,
+                                chains,
+                                new Random(seed * 31 + round * 97 + c),
+                                writes,
+                                threads,
+                                errors,
+                                done);
+                        started.add(chain);
+                        chain.next();
+                    }
+                    assertTrue(done.await(60, TimeUnit.SECONDS), "every write chain ended (round " + round + ")");
+                    Crash.of(array); // nothing more is written
+                }
+                List<MemoryDisk> after = ring.snapshot();
+                try (Raid5Array again = Raid5Array.assemble(new ArrayList<>(after))) {
+                    ArrayOracle.assertParityConsistent(
+                            new ArrayList<>(after),
+                            again.core.table.slots[0].dataOffsetBytes,
+                            again.layout().memberBytesUsed());
+                    byte[] read = new byte[image.length];
+                    again.read(0, ByteBuffer.wrap(read), 0, read.length);
+                    for (WriteChain chain : started) {
+                        if (chain.unfinished) {
+                            byte[] now = java.util.Arrays.copyOfRange(read, chain.at, chain.at + chain.length);
+                            byte[] newer = java.util.Arrays.copyOfRange(image, chain.at, chain.at + chain.length);
+                            if (java.util.Arrays.equals(now, chain.before)) {
+                                System.arraycopy(chain.before, 0, image, chain.at, chain.length);
+                            } else {
+                                assertArrayEquals(
+                                        newer,
+                                        now,
+                                        "round " + round + " (cut after " + cutAfter + "): a write in flight at "
+                                                + chain.at + " is neither old nor new");
+                            }
+                        }
+                    }
+                    assertArrayEquals(image, read, "round " + round + " (cut after " + cutAfter + "): the data");
+                }
             }
         }
     }
@@ -281,6 +364,10 @@ class WritesWithoutThreadTest {
         int left;
         int at;
         int length;
+        /** The bytes the write in hand replaces, and whether it has not ended well (yet). */
+        byte[] before;
+
+        volatile boolean unfinished;
 
         WriteChain(
                 Raid5Array array,
@@ -317,7 +404,9 @@ class WritesWithoutThreadTest {
             random.nextBytes(data);
             buffer.clear();
             buffer.put(data).flip();
+            before = java.util.Arrays.copyOfRange(image, at, at + length);
             System.arraycopy(data, 0, image, at, length); // this chain alone writes these bytes
+            unfinished = true;
             array.writeAsync(at, buffer, 0, length, this, 0);
         }
 
@@ -329,6 +418,7 @@ class WritesWithoutThreadTest {
                 done.countDown();
                 return;
             }
+            unfinished = false;
             try {
                 next();
             } catch (RuntimeException e) {
@@ -385,6 +475,33 @@ class WritesWithoutThreadTest {
             return disks;
         }
 
+        /** Member I/Os left to land before the power is cut (every member's, in the order they run). */
+        final AtomicLong powerLeft = new AtomicLong(Long.MAX_VALUE);
+
+        void cutPowerAfter(long ios) {
+            powerLeft.set(ios);
+        }
+
+        /** Whether the I/O about to run finds the power cut (it then neither lands nor succeeds). */
+        boolean powerCut() {
+            return powerLeft.getAndDecrement() <= 0;
+        }
+
+        /** Copies of the members' bytes as they are now. */
+        List<MemoryDisk> snapshot() throws IOException {
+            List<MemoryDisk> copies = new ArrayList<>();
+            ByteBuffer buf = ByteBuffer.allocate(1 << 20);
+            for (RingMember m : members) {
+                MemoryDisk copy = new MemoryDisk(MEMBER, m.name() + "-after");
+                for (long at = 0; at < MEMBER; at += buf.capacity()) {
+                    m.inner.read(at, buf, 0, buf.capacity());
+                    copy.write(at, buf, 0, buf.capacity());
+                }
+                copies.add(copy);
+            }
+            return copies;
+        }
+
         void failWritesOf(int i, int after) {
             members.get(i).failWritesAfter.set(after);
         }
@@ -420,6 +537,30 @@ class WritesWithoutThreadTest {
                 onLoop(failWritesAfter, "write", () -> inner.write(position, src, srcOffset, length), callback, tag);
             }
 
+            @Override
+            public void read(long position, ByteBuffer dst, int dstOffset, int length) throws IOException {
+                if (powerCut()) {
+                    throw new IOException(name() + ": power cut");
+                }
+                inner.read(position, dst, dstOffset, length);
+            }
+
+            @Override
+            public void write(long position, ByteBuffer src, int srcOffset, int length) throws IOException {
+                if (powerCut()) {
+                    throw new IOException(name() + ": power cut");
+                }
+                inner.write(position, src, srcOffset, length);
+            }
+
+            @Override
+            public void flush() throws IOException {
+                if (powerCut()) {
+                    throw new IOException(name() + ": power cut");
+                }
+                inner.flush();
+            }
+
             /** Runs {@code transfer} on the ring's thread, or fails it there if it is the one to fail. */
             private void onLoop(AtomicInteger countdown, String what, Transfer transfer, IoCallback callback, int tag) {
                 String current = Thread.currentThread().getName();
@@ -432,6 +573,9 @@ class WritesWithoutThreadTest {
                     try {
                         if (fail) {
                             throw new IOException(name() + ": injected " + what + " error");
+                        }
+                        if (powerCut()) {
+                            throw new IOException(name() + ": power cut");
                         }
                         transfer.run();
                     } catch (IOException e) {
@@ -447,6 +591,11 @@ class WritesWithoutThreadTest {
              */
             private boolean failsNow(AtomicInteger countdown) {
                 return !Thread.currentThread().getName().startsWith("member-io") && countdown.getAndDecrement() == 0;
+            }
+
+            @Override
+            public void flushAsync(IoCallback callback, int tag) {
+                onLoop(new AtomicInteger(Integer.MAX_VALUE), "flush", inner::flush, callback, tag);
             }
 
             @Override

@@ -24,6 +24,7 @@ import java.util.function.Consumer;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLParameters;
+import org.jctools.queues.MpmcArrayQueue;
 import org.raidfive.disk.CompletionThread;
 import org.raidfive.disk.IoCallback;
 import org.raidfive.disk.IoThreads;
@@ -65,6 +66,16 @@ public final class NbdClient implements AutoCloseable {
     private final ReentrantLock sendLock = new ReentrantLock();
     private final PendingRequest[] slots;
     private final ArrayBlockingQueue<PendingRequest> freeSlots;
+    /**
+     * Requests started on a reader thread, sent by {@link #sendDeferred} on a continuation thread:
+     * a reader must never wait for the socket or for another sender (it alone reads the replies
+     * that let the server take more). Never more than the slots, so an offer always fits; two
+     * send tasks may drain it at once (one scheduled while the last is still draining).
+     */
+    private final MpmcArrayQueue<PendingRequest> deferred;
+
+    private final AtomicBoolean sendScheduled = new AtomicBoolean();
+    private final Runnable sendDeferred = this::sendDeferred;
     private final ChannelInput in;
     private final Thread reader;
     private final ScheduledFuture<?> watchdogTask;
@@ -88,6 +99,7 @@ public final class NbdClient implements AutoCloseable {
         this.maxRequestBytes = (int) Math.min(config.maxRequestBytes(), export.maximumBlockSize());
         this.slots = new PendingRequest[config.maxInFlight()];
         this.freeSlots = new ArrayBlockingQueue<>(slots.length);
+        this.deferred = new MpmcArrayQueue<>(Math.max(2, slots.length));
         Consumer<PendingRequest> finisher = this::finishAsync;
         for (int i = 0; i < slots.length; i++) {
             slots[i] = new PendingRequest(i, finisher);
@@ -334,9 +346,10 @@ public final class NbdClient implements AutoCloseable {
     /**
      * Completion-based read: sent now (pipelined with everything else on the connection), the
      * callback runs on the client's reader thread when the reply has arrived, or with the failure.
-     * Waits only for a free request slot; called on a reader thread ({@link CompletionThread}, as
-     * from a callback) when none is free, it does not wait: the request is sent from a continuation
-     * thread once one is.
+     * Waits only for a free request slot. Called on a reader thread ({@link CompletionThread}, as
+     * from a callback) it waits for nothing and sends nothing there: the request is sent from a
+     * continuation thread (once a slot is free, when none is), so that a reader never waits for the
+     * socket or for another thread's send while replies it alone can read are due.
      */
     public void readAsync(long offset, ByteBuffer dst, int dstOffset, int length, IoCallback callback, int tag) {
         try {
@@ -404,14 +417,38 @@ public final class NbdClient implements AutoCloseable {
         slot.prepare(type, flags, offset, length, type == NbdProtocol.CMD_READ ? buffer : null, bufferOffset, deadline);
         slot.callback = callback;
         slot.tag = tag;
+        slot.payload = type == NbdProtocol.CMD_WRITE ? buffer : null;
+        slot.payloadOffset = bufferOffset;
         slot.publishWaiting();
         // As in submit(): publish WAITING, then read failure; fail() sets failure, then sweeps WAITING.
         if (failure != null || closing) {
             if (slot.claim()) {
                 slot.complete(0, failure != null ? failure : new IOException(where + ": client is closed"));
             }
+        } else if (CompletionThread.isCurrent()) {
+            deferred.offer(slot);
+            // One send task per batch: the task clears the flag before it drains, so a request queued
+            // after that is either drained by it or finds the flag clear and schedules the next.
+            if (!sendScheduled.get() && !sendScheduled.getAndSet(true)) {
+                IoThreads.runContinuation(sendDeferred);
+            }
         } else {
-            send(slot, type == NbdProtocol.CMD_WRITE ? buffer : null, bufferOffset, length, deadline);
+            send(slot, slot.payload, bufferOffset, length, deadline);
+        }
+    }
+
+    /** Sends the requests callbacks on a reader started, in the order they were started. */
+    private void sendDeferred() {
+        sendScheduled.set(false);
+        PendingRequest slot;
+        while ((slot = deferred.relaxedPoll()) != null) {
+            if (failure != null || closing) {
+                if (slot.claim()) { // else fail()'s sweep of WAITING slots has it
+                    slot.complete(0, failure != null ? failure : new IOException(where + ": client is closed"));
+                }
+                continue;
+            }
+            send(slot, slot.payload, slot.payloadOffset, slot.length, slot.deadlineNanos);
         }
     }
 

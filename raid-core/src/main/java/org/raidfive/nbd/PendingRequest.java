@@ -56,6 +56,10 @@ final class PendingRequest {
     IOException failure;
     /** Completion-based request: who is told, and with what tag; null for a caller that waits. */
     IoCallback callback;
+    /** A completion-based write's data and where it starts, kept until the request is sent. */
+    ByteBuffer payload;
+
+    int payloadOffset;
 
     int tag;
     long offset;
@@ -124,6 +128,7 @@ final class PendingRequest {
     /** By the caller, after DONE. */
     void reset() {
         dst = null;
+        payload = null;
         waiter = null;
         failure = null;
         callback = null;

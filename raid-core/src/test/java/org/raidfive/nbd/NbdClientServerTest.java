@@ -3,6 +3,7 @@ package org.raidfive.nbd;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -439,6 +440,171 @@ class NbdClientServerTest {
                 assertEquals(0x5A, buffer.get(0));
             }
             assertEquals(List.of(NbdProtocol.OPT_GO, NbdProtocol.OPT_EXPORT_NAME), options.get(10, TimeUnit.SECONDS));
+        }
+    }
+
+    /**
+     * A callback on the connection's reader that starts a request while another thread is stuck
+     * sending (a large write the server has not read yet) must not wait for that sender: the reader
+     * alone reads the replies, and a server that stops reading requests until its replies are read
+     * would never take the write. A scripted server holds a 4 MiB write half-read, replies to a read,
+     * and checks how long the callback that starts the next read holds the reader; then it reads
+     * everything and replies, and every request completes.
+     */
+    @Test
+    void aCallbackOnTheReaderNeverWaitsForAnotherSender() throws Exception {
+        Path socket = tmp.resolve("scripted.sock");
+        try (ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            listener.bind(UnixDomainSocketAddress.of(socket));
+            CompletableFuture<RawPeer> accepted = CompletableFuture.supplyAsync(() -> {
+                try {
+                    RawPeer peer = new RawPeer(listener.accept());
+                    exportNameHandshake(peer, 64L << 20);
+                    return peer;
+                } catch (IOException e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            NbdClient client = closeLater(NbdClient.connect(
+                    "nbd+unix:///legacy?socket=" + socket,
+                    NbdClientConfig.builder()
+                            .requestTimeout(Duration.ofSeconds(10))
+                            .build()));
+            try (RawPeer server = accepted.get(10, TimeUnit.SECONDS)) {
+                CompletableFuture<Long> callbackNanos = new CompletableFuture<>();
+                CompletableFuture<IOException> secondRead = new CompletableFuture<>();
+                client.readAsync(
+                        0,
+                        ByteBuffer.allocate(4096),
+                        0,
+                        4096,
+                        (tag, error) -> {
+                            long start = System.nanoTime();
+                            client.readAsync(
+                                    8192, ByteBuffer.allocate(4096), 0, 4096, (t2, e2) -> secondRead.complete(e2), 0);
+                            callbackNanos.complete(System.nanoTime() - start);
+                        },
+                        0);
+                ByteBuffer first = server.read(28);
+                long firstCookie = first.getLong(8);
+
+                int big = 4 << 20;
+                CompletableFuture<IOException> write = new CompletableFuture<>();
+                Thread writer = new Thread(() -> client.writeAsync(
+                        4L << 20, ByteBuffer.allocateDirect(big), 0, big, (tag, error) -> write.complete(error), 0));
+                writer.start();
+                ByteBuffer writeHeader = server.read(28);
+                long writeCookie = writeHeader.getLong(8);
+                server.read(64 * 1024); // some of the payload: the socket fills, the writer stays in its send
+                Thread.sleep(200);
+
+                server.write(ByteBuffer.allocate(16 + 4096)
+                        .putInt(NbdProtocol.SIMPLE_REPLY_MAGIC)
+                        .putInt(0)
+                        .putLong(firstCookie)
+                        .clear());
+                long held = TimeUnit.NANOSECONDS.toMillis(callbackNanos.get(20, TimeUnit.SECONDS));
+                assertTrue(held < 1000, "the callback held the reader " + held + " ms, waiting for the writer");
+
+                server.read(big - 64 * 1024); // the rest of the write, then the read the callback started
+                ByteBuffer second = server.read(28);
+                assertEquals(NbdProtocol.CMD_READ, second.getShort(6), "the callback's read follows the write");
+                server.write(ByteBuffer.allocate(16)
+                        .putInt(NbdProtocol.SIMPLE_REPLY_MAGIC)
+                        .putInt(0)
+                        .putLong(writeCookie)
+                        .flip());
+                server.write(ByteBuffer.allocate(16 + 4096)
+                        .putInt(NbdProtocol.SIMPLE_REPLY_MAGIC)
+                        .putInt(0)
+                        .putLong(second.getLong(8))
+                        .clear());
+                assertNull(write.get(10, TimeUnit.SECONDS), "the write completed");
+                assertNull(secondRead.get(10, TimeUnit.SECONDS), "the callback's read completed");
+                writer.join();
+            }
+        }
+    }
+
+    /**
+     * Many chains of reads, each started by the callback of the one before (on the reader): the
+     * requests the reader hands on are sent from other threads, sometimes two draining at once,
+     * and every read must come back with its own bytes, none lost, none sent twice.
+     */
+    @Test
+    void chainsOfReadsStartedOnTheReaderEachGetTheirOwnBytes() throws Exception {
+        int size = 16 << 20;
+        byte[] pattern = new byte[size];
+        long seed = seed();
+        System.out.println("chainsOfReadsStartedOnTheReaderEachGetTheirOwnBytes seed " + seed);
+        new Random(seed).nextBytes(pattern);
+        InstrumentedDisk disk = disk(size);
+        disk.write(0, ByteBuffer.wrap(pattern), 0, size);
+        NbdClient client = client(serve(disk, NbdServerConfig.builder()));
+        int chains = 32;
+        int each = 400;
+        CountDownLatch done = new CountDownLatch(chains);
+        List<String> wrong = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int c = 0; c < chains; c++) {
+            Random random = new Random(seed + c);
+            ByteBuffer buffer = ByteBuffer.allocateDirect(4096);
+            int[] left = {each};
+            long[] at = {0};
+            IoCallback[] chain = new IoCallback[1];
+            chain[0] = (tag, error) -> {
+                if (error != null) {
+                    wrong.add(error.toString());
+                    done.countDown();
+                    return;
+                }
+                for (int i = 0; i < 4096; i += 512) {
+                    if (buffer.get(i) != pattern[(int) at[0] + i]) {
+                        wrong.add("chain " + tag + " at " + at[0] + " byte " + i);
+                        break;
+                    }
+                }
+                if (--left[0] == 0) {
+                    done.countDown();
+                    return;
+                }
+                at[0] = 4096L * random.nextInt(size / 4096);
+                client.readAsync(at[0], buffer, 0, 4096, chain[0], tag);
+            };
+            at[0] = 4096L * random.nextInt(size / 4096);
+            client.readAsync(at[0], buffer, 0, 4096, chain[0], c);
+        }
+        assertTrue(done.await(40, TimeUnit.SECONDS), "every chain ended");
+        assertTrue(wrong.isEmpty(), () -> wrong.size() + " reads wrong, the first: " + wrong.get(0));
+        assertTrue(client.isOpen(), "the connection is still open: " + client.failure());
+    }
+
+    /** The server half of an NBD_OPT_EXPORT_NAME handshake (after refusing NBD_OPT_GO): an export of {@code size}. */
+    private static void exportNameHandshake(RawPeer peer, long size) throws IOException {
+        peer.write(ByteBuffer.allocate(18)
+                .putLong(NbdProtocol.NBDMAGIC)
+                .putLong(NbdProtocol.IHAVEOPT)
+                .putShort((short) NbdProtocol.FLAG_FIXED_NEWSTYLE)
+                .flip());
+        peer.read(4);
+        while (true) {
+            ByteBuffer header = peer.read(16);
+            header.getLong();
+            int option = header.getInt();
+            int length = header.getInt();
+            peer.read(length);
+            if (option == NbdProtocol.OPT_EXPORT_NAME) {
+                peer.write(ByteBuffer.allocate(134)
+                        .putLong(size)
+                        .putShort((short) (NbdProtocol.FLAG_HAS_FLAGS | NbdProtocol.FLAG_SEND_FLUSH))
+                        .clear());
+                return;
+            }
+            peer.write(ByteBuffer.allocate(20)
+                    .putLong(NbdProtocol.OPTION_REPLY_MAGIC)
+                    .putInt(option)
+                    .putInt(NbdProtocol.REP_ERR_UNSUP)
+                    .putInt(0)
+                    .flip());
         }
     }
 

@@ -12,6 +12,7 @@ import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.GatheringByteChannel;
 import java.nio.channels.SocketChannel;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ScheduledFuture;
@@ -76,6 +77,11 @@ public final class NbdClient implements AutoCloseable {
 
     private final AtomicBoolean sendScheduled = new AtomicBoolean();
     private final Runnable sendDeferred = this::sendDeferred;
+    /** The buffers of one gathered write of deferred requests; guarded by the send lock. */
+    private final ByteBuffer[] deferredGather = new ByteBuffer[16];
+
+    private final int[] deferredSizes = new int[16];
+
     private final ChannelInput in;
     private final Thread reader;
     private final ScheduledFuture<?> watchdogTask;
@@ -437,18 +443,101 @@ public final class NbdClient implements AutoCloseable {
         }
     }
 
-    /** Sends the requests callbacks on a reader started, in the order they were started. */
+    /**
+     * Sends the requests callbacks on a reader started, in the order they were started: under one
+     * hold of the send lock, the headers of requests without data (reads) gathered into one write,
+     * a write's header and data alone.
+     */
     private void sendDeferred() {
         sendScheduled.set(false);
+        while (!deferred.isEmpty()) {
+            long wait = Math.max(0, config.requestTimeout().toNanos());
+            try {
+                if (!sendLock.tryLock(wait, TimeUnit.NANOSECONDS)) {
+                    fail(new NbdTimeoutException(where + ": could not send a request within " + config.requestTimeout()
+                            + " (another sender is blocked)"));
+                    return; // fail() sweeps the waiting requests, these among them
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                IoThreads.runContinuation(sendDeferred); // another thread sends them
+                return;
+            }
+            try {
+                sendDeferredLocked();
+            } catch (IOException e) {
+                fail(
+                        failure != null
+                                ? failure
+                                : new IOException(where + ": sending a request failed: " + e.getMessage(), e));
+                return;
+            } finally {
+                sendLock.unlock();
+            }
+        }
+    }
+
+    /** Under the send lock: up to a batch of the deferred requests. */
+    private void sendDeferredLocked() throws IOException {
+        ByteBuffer[] gather = deferredGather;
+        int[] sizes = deferredSizes;
+        int n = 0;
         PendingRequest slot;
-        while ((slot = deferred.relaxedPoll()) != null) {
+        while (n < gather.length && (slot = deferred.relaxedPoll()) != null) {
             if (failure != null || closing) {
                 if (slot.claim()) { // else fail()'s sweep of WAITING slots has it
                     slot.complete(0, failure != null ? failure : new IOException(where + ": client is closed"));
                 }
                 continue;
             }
-            send(slot, slot.payload, slot.payloadOffset, slot.length, slot.deadlineNanos);
+            ByteBuffer header = slot.header;
+            header.position(0).limit(NbdProtocol.REQUEST_HEADER_BYTES);
+            if (slot.payload == null || slot.length == 0) {
+                gather[n] = header;
+                sizes[n++] = NbdProtocol.REQUEST_HEADER_BYTES;
+                continue;
+            }
+            writeFully(gather, sizes, n); // the reads before it first, in order
+            n = 0;
+            ByteBuffer payload = slot.payload;
+            int savedPosition = payload.position();
+            int savedLimit = payload.limit();
+            try {
+                payload.limit(slot.payloadOffset + slot.length).position(slot.payloadOffset);
+                gather[0] = header;
+                sizes[0] = NbdProtocol.REQUEST_HEADER_BYTES;
+                gather[1] = payload;
+                sizes[1] = slot.length;
+                writeFully(gather, sizes, 2);
+            } finally {
+                payload.limit(savedLimit).position(savedPosition);
+            }
+        }
+        writeFully(gather, sizes, n);
+    }
+
+    /**
+     * Writes {@code buffers[0..n)}, of {@code sizes} bytes each, and forgets them. Progress is
+     * counted, never read back from a buffer that is wholly out: its request may already have
+     * been answered and its slot prepared again, header refilled, by another thread.
+     */
+    private void writeFully(ByteBuffer[] buffers, int[] sizes, int n) throws IOException {
+        long total = 0;
+        for (int i = 0; i < n; i++) {
+            total += sizes[i];
+        }
+        long written = 0;
+        long before = 0; // bytes of the buffers before 'first'
+        int first = 0;
+        try {
+            while (written < total) {
+                written += out.write(buffers, first, n - first);
+                while (first < n && before + sizes[first] <= written) {
+                    before += sizes[first++];
+                }
+            }
+        } finally {
+            Arrays.fill(buffers, 0, n, null);
         }
     }
 
@@ -553,8 +642,12 @@ public final class NbdClient implements AutoCloseable {
             ByteBuffer header = slot.header;
             header.position(0).limit(NbdProtocol.REQUEST_HEADER_BYTES);
             if (payload == null || length == 0) {
-                while (header.hasRemaining()) {
-                    out.write(header);
+                // Counted, not "while the header has bytes left": once the last byte is out, the
+                // reply may come and the slot be prepared again (its header refilled) before this
+                // thread looks, and the request would go twice.
+                int left = NbdProtocol.REQUEST_HEADER_BYTES;
+                while (left > 0) {
+                    left -= out.write(header);
                 }
             } else {
                 int savedPosition = payload.position();

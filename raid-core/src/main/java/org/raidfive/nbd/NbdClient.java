@@ -77,10 +77,10 @@ public final class NbdClient implements AutoCloseable {
 
     private final AtomicBoolean sendScheduled = new AtomicBoolean();
     private final Runnable sendDeferred = this::sendDeferred;
-    /** The buffers of one gathered write of deferred requests; guarded by the send lock. */
-    private final ByteBuffer[] deferredGather = new ByteBuffer[16];
+    /** The buffers of one gathered write of requests, and their sizes; guarded by the send lock. */
+    private final ByteBuffer[] sendGather = new ByteBuffer[16];
 
-    private final int[] deferredSizes = new int[16];
+    private final int[] sendSizes = new int[16];
 
     private final ChannelInput in;
     private final Thread reader;
@@ -479,8 +479,8 @@ public final class NbdClient implements AutoCloseable {
 
     /** Under the send lock: up to a batch of the deferred requests. */
     private void sendDeferredLocked() throws IOException {
-        ByteBuffer[] gather = deferredGather;
-        int[] sizes = deferredSizes;
+        ByteBuffer[] gather = sendGather;
+        int[] sizes = sendSizes;
         int n = 0;
         PendingRequest slot;
         while (n < gather.length && (slot = deferred.relaxedPoll()) != null) {
@@ -490,30 +490,38 @@ public final class NbdClient implements AutoCloseable {
                 }
                 continue;
             }
-            ByteBuffer header = slot.header;
-            header.position(0).limit(NbdProtocol.REQUEST_HEADER_BYTES);
             if (slot.payload == null || slot.length == 0) {
-                gather[n] = header;
+                gather[n] = slot.header.position(0).limit(NbdProtocol.REQUEST_HEADER_BYTES);
                 sizes[n++] = NbdProtocol.REQUEST_HEADER_BYTES;
                 continue;
             }
             writeFully(gather, sizes, n); // the reads before it first, in order
             n = 0;
-            ByteBuffer payload = slot.payload;
-            int savedPosition = payload.position();
-            int savedLimit = payload.limit();
-            try {
-                payload.limit(slot.payloadOffset + slot.length).position(slot.payloadOffset);
-                gather[0] = header;
-                sizes[0] = NbdProtocol.REQUEST_HEADER_BYTES;
-                gather[1] = payload;
-                sizes[1] = slot.length;
-                writeFully(gather, sizes, 2);
-            } finally {
-                payload.limit(savedLimit).position(savedPosition);
-            }
+            writeRequestLocked(slot, slot.payload, slot.payloadOffset, slot.length);
         }
         writeFully(gather, sizes, n);
+    }
+
+    /** Under the send lock: {@code slot}'s header, and {@code length} bytes of {@code payload} after it for a write. */
+    private void writeRequestLocked(PendingRequest slot, ByteBuffer payload, int payloadOffset, int length)
+            throws IOException {
+        ByteBuffer[] gather = sendGather;
+        int[] sizes = sendSizes;
+        gather[0] = slot.header.position(0).limit(NbdProtocol.REQUEST_HEADER_BYTES);
+        sizes[0] = NbdProtocol.REQUEST_HEADER_BYTES;
+        if (payload == null || length == 0) {
+            writeFully(gather, sizes, 1);
+            return;
+        }
+        int savedPosition = payload.position();
+        int savedLimit = payload.limit();
+        try {
+            gather[1] = payload.limit(payloadOffset + length).position(payloadOffset);
+            sizes[1] = length;
+            writeFully(gather, sizes, 2);
+        } finally {
+            payload.limit(savedLimit).position(savedPosition);
+        }
     }
 
     /**
@@ -639,35 +647,7 @@ public final class NbdClient implements AutoCloseable {
             return;
         }
         try {
-            ByteBuffer header = slot.header;
-            header.position(0).limit(NbdProtocol.REQUEST_HEADER_BYTES);
-            if (payload == null || length == 0) {
-                // Counted, not "while the header has bytes left": once the last byte is out, the
-                // reply may come and the slot be prepared again (its header refilled) before this
-                // thread looks, and the request would go twice.
-                int left = NbdProtocol.REQUEST_HEADER_BYTES;
-                while (left > 0) {
-                    left -= out.write(header);
-                }
-            } else {
-                int savedPosition = payload.position();
-                int savedLimit = payload.limit();
-                try {
-                    payload.limit(payloadOffset + length).position(payloadOffset);
-                    ByteBuffer[] gather = slot.gather;
-                    gather[0] = header;
-                    gather[1] = payload;
-                    try {
-                        while (payload.hasRemaining()) {
-                            out.write(gather);
-                        }
-                    } finally {
-                        gather[1] = null;
-                    }
-                } finally {
-                    payload.limit(savedLimit).position(savedPosition);
-                }
-            }
+            writeRequestLocked(slot, payload, payloadOffset, length);
         } catch (IOException e) {
             fail(
                     failure != null

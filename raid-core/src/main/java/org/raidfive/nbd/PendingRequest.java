@@ -38,8 +38,6 @@ final class PendingRequest {
     final int index;
     /** Request header (28 bytes, direct), written by the caller before sending. */
     final ByteBuffer header = ByteBuffer.allocateDirect(NbdProtocol.REQUEST_HEADER_BYTES);
-    /** Scratch for the gathering write of header and payload, used under the client's send lock. */
-    final ByteBuffer[] gather = new ByteBuffer[2];
 
     private int generation;
 

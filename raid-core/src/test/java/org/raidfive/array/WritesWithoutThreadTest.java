@@ -217,34 +217,15 @@ class WritesWithoutThreadTest {
             try (FakeRing ring = new FakeRing()) {
                 List<MemberDisk> disks = ring.members(4);
                 byte[] image;
-                List<WriteChain> started = new ArrayList<>();
-                try (Raid5Array array = Raid5Array.create(
-                        ArraySpec.builder()
-                                .chunkSize(CHUNK)
-                                .assumeClean(true)
-                                .consistencyPolicy(ConsistencyPolicy.PPL)
-                                .build(),
-                        disks)) {
+                List<WriteChain> started;
+                try (Raid5Array array = create(disks, ConsistencyPolicy.PPL)) {
                     image = LoadGenerator.fillRandom(array, seed + round);
                     ring.cutPowerAfter(cutAfter);
-                    ConcurrentHashMap<String, Boolean> threads = new ConcurrentHashMap<>();
-                    ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
-                    CountDownLatch done = new CountDownLatch(chains);
-                    for (int c = 0; c < chains; c++) {
-                        WriteChain chain = new WriteChain(
-                                array,
-                                image,
-                                c,
-                                chains,
-                                new Random(seed * 31 + round * 97 + c),
-                                writes,
-                                threads,
-                                errors,
-                                done);
-                        started.add(chain);
-                        chain.next();
-                    }
-                    assertTrue(done.await(60, TimeUnit.SECONDS), "every write chain ended (round " + round + ")");
+                    Chains running = startChains(array, image, chains, writes, seed * 31 + round * 97);
+                    started = running.chains();
+                    assertTrue(
+                            running.done().await(60, TimeUnit.SECONDS),
+                            "every write chain ended (round " + round + ")");
                     Crash.of(array); // nothing more is written
                 }
                 List<MemoryDisk> after = ring.snapshot();
@@ -281,6 +262,48 @@ class WritesWithoutThreadTest {
         void run() throws IOException;
     }
 
+    /** A 4-member array of 64 KiB chunks under {@code policy}, created clean over {@code disks}. */
+    private static Raid5Array create(List<MemberDisk> disks, ConsistencyPolicy policy) throws IOException {
+        return Raid5Array.create(
+                ArraySpec.builder()
+                        .chunkSize(CHUNK)
+                        .assumeClean(true)
+                        .consistencyPolicy(policy)
+                        .build(),
+                disks);
+    }
+
+    /** Chains of writes started at once on {@code array}, and what they report when they end. */
+    private record Chains(
+            List<WriteChain> chains,
+            ConcurrentHashMap<String, Boolean> threads,
+            ConcurrentLinkedQueue<Throwable> errors,
+            CountDownLatch done) {}
+
+    /** Starts {@code chains} chains of {@code writes} writes each, chain {@code c} drawing from {@code seed + c}. */
+    private static Chains startChains(Raid5Array array, byte[] image, int chains, int writes, long seed) {
+        Chains started = new Chains(
+                new ArrayList<>(),
+                new ConcurrentHashMap<>(),
+                new ConcurrentLinkedQueue<>(),
+                new CountDownLatch(chains));
+        for (int c = 0; c < chains; c++) {
+            WriteChain chain = new WriteChain(
+                    array,
+                    image,
+                    c,
+                    chains,
+                    new Random(seed + c),
+                    writes,
+                    started.threads(),
+                    started.errors(),
+                    started.done());
+            started.chains().add(chain);
+            chain.next();
+        }
+        return started;
+    }
+
     /** What a run of chains saw. */
     private record Run(ConcurrentHashMap<String, Boolean> threads) {}
 
@@ -296,25 +319,14 @@ class WritesWithoutThreadTest {
             Integer failingSlot,
             Runnable afterFill)
             throws Exception {
-        try (Raid5Array array = Raid5Array.create(
-                ArraySpec.builder()
-                        .chunkSize(CHUNK)
-                        .assumeClean(true)
-                        .consistencyPolicy(policy)
-                        .build(),
-                disks)) {
+        try (Raid5Array array = create(disks, policy)) {
             long seed = System.nanoTime();
             System.out.println("WritesWithoutThreadTest seed " + seed);
             byte[] image = LoadGenerator.fillRandom(array, seed); // also marks the array dirty
             afterFill.run();
-            ConcurrentHashMap<String, Boolean> threads = new ConcurrentHashMap<>();
-            ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
-            CountDownLatch done = new CountDownLatch(chains);
-            for (int c = 0; c < chains; c++) {
-                new WriteChain(array, image, c, chains, new Random(seed + c), writes, threads, errors, done).next();
-            }
-            assertTrue(done.await(120, TimeUnit.SECONDS), "every write chain finished");
-            assertTrue(errors.isEmpty(), "errors: " + errors);
+            Chains started = startChains(array, image, chains, writes, seed);
+            assertTrue(started.done().await(120, TimeUnit.SECONDS), "every write chain finished");
+            assertTrue(started.errors().isEmpty(), "errors: " + started.errors());
             if (failingSlot == null) {
                 assertFalse(array.isDegraded(), "no member failed");
             } else {
@@ -341,7 +353,7 @@ class WritesWithoutThreadTest {
                         array.core.table.slots[0].dataOffsetBytes,
                         array.layout().memberBytesUsed());
             }
-            return new Run(threads);
+            return new Run(started.threads());
         }
     }
 

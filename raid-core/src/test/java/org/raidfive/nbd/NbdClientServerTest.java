@@ -578,26 +578,35 @@ class NbdClientServerTest {
         assertTrue(client.isOpen(), "the connection is still open: " + client.failure());
     }
 
-    /** The server half of an NBD_OPT_EXPORT_NAME handshake (after refusing NBD_OPT_GO): an export of {@code size}. */
-    private static void exportNameHandshake(RawPeer peer, long size) throws IOException {
+    /** What a client said in {@link #exportNameHandshake}: its flags, the options it tried, the export it named. */
+    private record Handshake(int clientFlags, List<Integer> options, String exportName) {}
+
+    /**
+     * The server half of a handshake that knows only NBD_OPT_EXPORT_NAME (every other option is
+     * refused as unsupported, and the reply carries the 124 zero bytes): an export of {@code size}.
+     */
+    private static Handshake exportNameHandshake(RawPeer peer, long size) throws IOException {
         peer.write(ByteBuffer.allocate(18)
                 .putLong(NbdProtocol.NBDMAGIC)
                 .putLong(NbdProtocol.IHAVEOPT)
                 .putShort((short) NbdProtocol.FLAG_FIXED_NEWSTYLE)
                 .flip());
-        peer.read(4);
+        int clientFlags = peer.read(4).getInt();
+        List<Integer> options = new ArrayList<>();
         while (true) {
             ByteBuffer header = peer.read(16);
             header.getLong();
             int option = header.getInt();
             int length = header.getInt();
-            peer.read(length);
+            byte[] data = new byte[length];
+            peer.read(length).get(data);
+            options.add(option);
             if (option == NbdProtocol.OPT_EXPORT_NAME) {
                 peer.write(ByteBuffer.allocate(134)
                         .putLong(size)
                         .putShort((short) (NbdProtocol.FLAG_HAS_FLAGS | NbdProtocol.FLAG_SEND_FLUSH))
                         .clear());
-                return;
+                return new Handshake(clientFlags, options, new String(data, java.nio.charset.StandardCharsets.UTF_8));
             }
             peer.write(ByteBuffer.allocate(20)
                     .putLong(NbdProtocol.OPTION_REPLY_MAGIC)
@@ -610,37 +619,10 @@ class NbdClientServerTest {
 
     /** A server that knows only NBD_OPT_EXPORT_NAME (and sends the 124 zero bytes). */
     private static List<Integer> oldServer(ServerSocketChannel listener) {
-        List<Integer> seen = new ArrayList<>();
         try (RawPeer peer = new RawPeer(listener.accept())) {
-            peer.write(ByteBuffer.allocate(18)
-                    .putLong(NbdProtocol.NBDMAGIC)
-                    .putLong(NbdProtocol.IHAVEOPT)
-                    .putShort((short) NbdProtocol.FLAG_FIXED_NEWSTYLE)
-                    .flip());
-            assertEquals(NbdProtocol.FLAG_C_FIXED_NEWSTYLE, peer.read(4).getInt(), "no NO_ZEROES: not offered");
-            while (true) {
-                ByteBuffer header = peer.read(16);
-                header.getLong();
-                int option = header.getInt();
-                int length = header.getInt();
-                byte[] data = new byte[length];
-                peer.read(length).get(data);
-                seen.add(option);
-                if (option == NbdProtocol.OPT_EXPORT_NAME) {
-                    assertEquals("legacy", new String(data, java.nio.charset.StandardCharsets.UTF_8));
-                    peer.write(ByteBuffer.allocate(134)
-                            .putLong(1 << 20)
-                            .putShort((short) (NbdProtocol.FLAG_HAS_FLAGS | NbdProtocol.FLAG_SEND_FLUSH))
-                            .clear());
-                    break;
-                }
-                peer.write(ByteBuffer.allocate(20)
-                        .putLong(NbdProtocol.OPTION_REPLY_MAGIC)
-                        .putInt(option)
-                        .putInt(NbdProtocol.REP_ERR_UNSUP)
-                        .putInt(0)
-                        .flip());
-            }
+            Handshake handshake = exportNameHandshake(peer, 1 << 20);
+            assertEquals(NbdProtocol.FLAG_C_FIXED_NEWSTYLE, handshake.clientFlags(), "no NO_ZEROES: not offered");
+            assertEquals("legacy", handshake.exportName());
             ByteBuffer request = peer.read(28);
             request.position(8);
             long cookie = request.getLong();
@@ -651,7 +633,7 @@ class NbdClientServerTest {
             reply.put(16, (byte) 0x5A);
             peer.write(reply.clear());
             peer.read(28); // NBD_CMD_DISC
-            return seen;
+            return handshake.options();
         } catch (IOException e) {
             throw new RuntimeException(e);
         }
